@@ -1,0 +1,3 @@
+from plancc.cli import main
+
+main()

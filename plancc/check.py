@@ -1,0 +1,73 @@
+"""Stage 4, check: run every registered rule over the resolved plan and apply silencing.
+
+A warning is silenced for one warm by its `allow` (with a `reason`) or for the
+whole plan by `lint.ignore`. Errors are never silenced: an `allow` or
+`ignore` that names an error, or an id that does not exist, is PC004 and has
+no effect. Silenced diagnostics are kept apart, with their reasons, for
+``--show-allowed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from plancc import ir
+from plancc.codes import lookup
+from plancc.diagnostics import Diagnostic, Pos, Severity, diag
+from plancc.rules import RULES
+
+
+@dataclass(frozen=True)
+class Allowed:
+    diagnostic: Diagnostic
+    reason: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    diagnostics: tuple[Diagnostic, ...]
+    allowed: tuple[Allowed, ...]
+
+
+def check(plan: ir.Plan) -> Checked:
+    from plancc.codes import all_codes
+
+    all_codes()  # imports every rule module
+    shown: list[Diagnostic] = list(_bad_silences(plan))
+    allowed: list[Allowed] = []
+    for r in RULES:
+        for f in r.check(plan):
+            d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
+            if r.severity is Severity.WARNING and f.warm is not None and r.id in f.warm.allow:
+                allowed.append(Allowed(d, f"allow on warm '{f.warm.name}': {f.warm.reason}"))
+            elif r.severity is Severity.WARNING and r.id in plan.lint_ignore:
+                allowed.append(Allowed(d, "lint.ignore"))
+            else:
+                shown.append(d)
+    return Checked(tuple(shown), tuple(allowed))
+
+
+def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
+    named: list[tuple[str, Pos, str]] = [
+        (rid, pos, f"allow on warm '{w.name}'") for w in plan.warms for rid, pos in w.allow.items()
+    ]
+    named += [(rid, pos, "lint.ignore") for rid, pos in plan.lint_ignore.items()]
+    for rid, pos, where in named:
+        code = lookup(rid)
+        if code is None:
+            yield diag(
+                plan.file,
+                pos,
+                "PC004",
+                f"{where} names '{rid}', which is not a rule id; it silences nothing",
+                "`plancc rules` lists every id",
+            )
+        elif code.severity is Severity.ERROR:
+            yield diag(
+                plan.file,
+                pos,
+                "PC004",
+                f"{where} names {rid}, an error; errors cannot be silenced",
+                f"fix the {rid} error instead",
+            )

@@ -1,0 +1,191 @@
+"""The catalog of diagnostic codes: id, short name, severity and documentation.
+
+Codes PC001-PC042 are raised by the pipeline stages and declared here. The
+placement rules PC101-PC107 declare themselves with ``@rule`` in
+``plancc.rules``; they are imported on first use of the catalog, so the
+catalog is always complete and no list is kept by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass
+
+from plancc.diagnostics import Severity
+
+ERROR = Severity.ERROR
+WARNING = Severity.WARNING
+
+
+@dataclass(frozen=True)
+class Code:
+    id: str
+    name: str
+    severity: Severity
+    doc: str
+
+
+_CODES: dict[str, Code] = {}
+_rules_loaded = False
+
+
+def declare(id: str, name: str, severity: Severity, doc: str) -> Code:
+    if id in _CODES:
+        raise ValueError(f"code {id} declared twice")
+    code = Code(id, name, severity, inspect.cleandoc(doc))
+    _CODES[id] = code
+    return code
+
+
+def _load_rules() -> None:
+    global _rules_loaded
+    if _rules_loaded:
+        return
+    _rules_loaded = True
+    import plancc.rules as pkg
+
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+
+def all_codes() -> list[Code]:
+    _load_rules()
+    return [_CODES[k] for k in sorted(_CODES)]
+
+
+def lookup(id: str) -> Code | None:
+    _load_rules()
+    return _CODES.get(id)
+
+
+def severity_of(id: str) -> Severity:
+    code = lookup(id)
+    if code is None:
+        raise KeyError(id)
+    return code.severity
+
+
+declare(
+    "PC001",
+    "yaml-syntax",
+    ERROR,
+    """
+The file cannot be read as a plan document: it is not UTF-8, is larger than
+4 MiB, is not well-formed YAML, has a duplicate mapping key (reported at the
+second occurrence), nests deeper than 64 levels, or uses aliases that would
+expand to more than 100,000 nodes (an "alias bomb"; it is rejected without
+being expanded).
+
+Fix: correct the YAML at the reported position.
+""",
+)
+declare(
+    "PC002",
+    "structure",
+    ERROR,
+    """
+The plan does not have the structure of format version 1: an unknown key
+(reported at the key), a missing required key (reported at the mapping that
+lacks it), a value of the wrong YAML type (reported at the value), a platform
+that is not in the platform table, or `allow` without a `reason`.
+
+Fix: compare with `plancc schema` or the example in docs/plan-format.md;
+editors complete keys when the plan starts with
+`# yaml-language-server: $schema=../schemas/warm-plan.schema.json`.
+""",
+)
+declare(
+    "PC003",
+    "version",
+    ERROR,
+    """
+`plancc:` is not the integer 1. Version 1 is the only plan format; the string
+"1" is not accepted either, so that a future version can never be misread.
+""",
+)
+declare(
+    "PC004",
+    "bad-silence",
+    WARNING,
+    """
+`allow:` on a warm or `lint.ignore:` names an error code or a code that does
+not exist. Errors cannot be silenced, so the entry silences nothing.
+
+Fix: remove the entry, or fix the error it tried to hide.
+""",
+)
+declare(
+    "PC005",
+    "config-file",
+    ERROR,
+    """
+The `config:` file cannot be used: it is missing or unreadable, is not JSON,
+its top level is not an object, or a key the plan uses is not an integer.
+Reported at the `config` node.
+""",
+)
+declare(
+    "PC010",
+    "unknown-name",
+    ERROR,
+    """
+A name refers to nothing: a dim or config key in an expression, a tensor in
+`reads` or a warm, a stage in `after`, a layer kind in `forward`. The message
+suggests the closest defined name.
+""",
+)
+declare(
+    "PC011",
+    "duplicate-name",
+    ERROR,
+    """
+A name is defined twice where it must be unique. Dims, the config keys a plan
+uses, tensors and warms share one namespace (they all become names in the
+generated module); warm names are unique across the plan; stage names within
+a layer kind; a tensor may appear once per warm; two plans of one build may
+not have the same `model`.
+""",
+)
+declare(
+    "PC012",
+    "bad-expression",
+    ERROR,
+    """
+A dim expression does not parse, uses something other than decimal integers,
+names, `+ - * // %` and parentheses, contains a literal 0, divides by zero,
+depends on itself (the message names the cycle), or evaluates to less than 1.
+""",
+)
+declare(
+    "PC013",
+    "bad-identifier",
+    ERROR,
+    """
+A name that reaches generated code is not usable there: it must match
+`[A-Za-z][A-Za-z0-9_]*` (ASCII, not starting with `_`) and must not be a
+Python keyword. Dims, tensors and warms also must not be `pl`, `after` or
+`warm_ctx`, or end in `_flat`: the generated module uses those names.
+""",
+)
+declare(
+    "PC014",
+    "bad-forward",
+    ERROR,
+    """
+`forward` cannot be expanded: a `from_config` key that is not a list of
+integers, a list value with no entry in `kinds`, or `layers` larger than the
+list. The message names the value and the layer index.
+""",
+)
+declare(
+    "PC023",
+    "unknown-dtype",
+    ERROR,
+    """
+The dtype is not a PyPTO dtype name (lower case): bf16 fp16 fp32 fp8e4m3fn
+fp8e5m2 fp8e8m0 hf8 fp4 hf4 int4 uint4 int8 uint8 int16 uint16 int32 uint32
+int64 uint64 bool.
+""",
+)

@@ -1,0 +1,41 @@
+"""Diagnostics: the one value every stage returns for a problem in a plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A 1-based line and column in a plan file."""
+
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str
+    line: int
+    col: int
+    severity: Severity
+    code: str
+    message: str
+    hint: str | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.col, self.code, self.message)
+
+
+def diag(file: str, pos: Pos, code: str, message: str, hint: str | None = None) -> Diagnostic:
+    """A diagnostic whose severity comes from the code's catalog entry."""
+    from plancc.codes import severity_of
+
+    return Diagnostic(file, pos.line, pos.col, severity_of(code), code, message, hint)

@@ -1,0 +1,162 @@
+"""Dim expressions: a whitelist parser and evaluator (never ``eval``).
+
+Grammar: ``expr := term (('+'|'-') term)*``, ``term := atom (('*'|'//'|'%') atom)*``,
+``atom := INT | NAME | '(' expr ')'``. Integers are plain decimal literals
+(no sign, no ``0x``, no ``_``, no leading zeros); a literal 0 is rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*%()]))")
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+
+
+class ExprError(Exception):
+    """The text is not a dim expression; the message says why."""
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str
+    left: Expr
+    right: Expr
+
+
+Expr = Num | Name | BinOp
+
+
+def parse(source: int | str) -> Expr:
+    if isinstance(source, int):
+        if source < 1:
+            raise ExprError(f"{source} is not a positive integer")
+        return Num(source)
+    tokens = list(_tokenize(source))
+    if not tokens:
+        raise ExprError("empty expression")
+    parser = _Parser(tokens)
+    expr = parser.expr()
+    if parser.pos != len(tokens):
+        raise ExprError(f"unexpected '{tokens[parser.pos]}' in '{source}'")
+    return expr
+
+
+def _tokenize(text: str) -> Iterator[str]:
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            bad = text[pos:].strip()[:1]
+            raise ExprError(
+                f"'{bad}' is not allowed in a dim expression "
+                "(integers, names, + - * // % and parentheses)"
+            )
+        tok = m.group(m.lastgroup or "op")
+        if m.lastgroup == "int":
+            end = m.end()
+            if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                raise ExprError(f"'{text[m.start(1) :].split()[0]}' is not a decimal integer")
+            if tok == "0":
+                raise ExprError("a literal 0 is not a dimension")
+            if tok.startswith("0"):
+                raise ExprError(f"'{tok}': write integers without leading zeros")
+        yield tok
+        pos = m.end()
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str:
+        tok = self.peek()
+        if tok is None:
+            raise ExprError("the expression ends too early")
+        self.pos += 1
+        return tok
+
+    def expr(self, min_prec: int = 1) -> Expr:
+        left = self.atom()
+        while (op := self.peek()) in _PRECEDENCE and _PRECEDENCE[op] >= min_prec:
+            self.take()
+            right = self.expr(_PRECEDENCE[op] + 1)
+            left = BinOp(op, left, right)
+        return left
+
+    def atom(self) -> Expr:
+        tok = self.take()
+        if tok == "(":
+            inner = self.expr()
+            if self.take() != ")":
+                raise ExprError("missing ')'")
+            return inner
+        if tok.isdigit():
+            return Num(int(tok))
+        if tok[0].isalpha() or tok[0] == "_":
+            return Name(tok)
+        raise ExprError(f"unexpected '{tok}'")
+
+
+def names(expr: Expr) -> Iterator[str]:
+    if isinstance(expr, Name):
+        yield expr.id
+    elif isinstance(expr, BinOp):
+        yield from names(expr.left)
+        yield from names(expr.right)
+
+
+def evaluate(expr: Expr, lookup: Callable[[str], int | None]) -> int | None:
+    """The value, or None when a name is dynamic. Raises ExprError on x // 0 and x % 0."""
+    if isinstance(expr, Num):
+        return expr.value
+    if isinstance(expr, Name):
+        return lookup(expr.id)
+    left = evaluate(expr.left, lookup)
+    right = evaluate(expr.right, lookup)
+    if left is None or right is None:
+        return None
+    if expr.op in ("//", "%") and right == 0:
+        raise ExprError("division by zero")
+    ops: dict[str, Callable[[int, int], int]] = {
+        "+": lambda a, b: a + b,
+        "-": lambda a, b: a - b,
+        "*": lambda a, b: a * b,
+        "//": lambda a, b: a // b,
+        "%": lambda a, b: a % b,
+    }
+    return ops[expr.op](left, right)
+
+
+def render(expr: Expr, parent_prec: int = 0, right_side: bool = False) -> str:
+    """Python source for the expression, with only the parentheses it needs."""
+    if isinstance(expr, Num):
+        return str(expr.value)
+    if isinstance(expr, Name):
+        return expr.id
+    prec = _PRECEDENCE[expr.op]
+    text = f"{render(expr.left, prec)} {expr.op} {render(expr.right, prec, True)}"
+    if prec < parent_prec or (right_side and prec == parent_prec):
+        return f"({text})"
+    return text
+
+
+def is_compound(expr: Expr) -> bool:
+    return isinstance(expr, BinOp)

@@ -1,0 +1,149 @@
+"""The resolved plan: frozen values that the check, render and write stages consume.
+
+Every number here is exact (integers of bytes and elements); every name has
+passed the identifier checks; every position points into the plan file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from plancc.diagnostics import Pos
+from plancc.names import DType
+from plancc.platforms import Platform
+
+
+@dataclass(frozen=True)
+class Dim:
+    name: str
+    value: int | None  # None: dynamic
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class FlatView:
+    """A flat view: its entries as Python source, their values, and the names they use."""
+
+    source: tuple[str, ...]
+    values: tuple[int, ...]
+    names: frozenset[str]
+    pos: Pos
+    declared: bool
+
+    @property
+    def elements(self) -> int:
+        n = 1
+        for v in self.values:
+            n *= v
+        return n
+
+    @property
+    def is_flat(self) -> bool:
+        return len(self.values) <= 3 and all(v == 1 for v in self.values[:-1])
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dtype: DType
+    shape_source: tuple[str, ...]
+    shape: tuple[int | None, ...]  # None: a dynamic dim
+    names: frozenset[str]  # dims and config keys the shape uses
+    flat: FlatView | None  # None for a tensor with a dynamic dim
+    pos: Pos
+
+    @property
+    def static(self) -> bool:
+        return all(d is not None for d in self.shape)
+
+    @property
+    def elements(self) -> int | None:
+        n = 1
+        for d in self.shape:
+            if d is None:
+                return None
+            n *= d
+        return n
+
+    @property
+    def bytes(self) -> int | None:
+        n = self.elements
+        return None if n is None else -(-n * self.dtype.bits // 8)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    index: int
+    task: str | None
+    reads: tuple[str, ...]
+    streams: int
+    sdma: bool
+    group: str
+    duration_us: float | None
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class WarmEntry:
+    tensor: Tensor
+    flat: FlatView | None  # the view this warm uses (entry override, else the tensor's)
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Warm:
+    name: str
+    name_hint: str
+    layer: str
+    anchor: int  # index of the `after` stage
+    entries: tuple[WarmEntry, ...]
+    live: tuple[int, int]  # first and last stage index during which it holds L2
+    allow: dict[str, Pos]  # rule ids this warm accepts, with where each is named
+    reason: str | None
+    name_pos: Pos
+    after_pos: Pos
+    tensors_pos: Pos
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.tensor.bytes or 0 for e in self.entries)
+
+    def alive_at(self, stage: int) -> bool:
+        return self.live[0] <= stage <= self.live[1]
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    stages: tuple[Stage, ...]
+    warms: tuple[Warm, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Forward:
+    kinds: tuple[str, ...]  # the layer kind of each layer, in order
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Plan:
+    file: str
+    sha256: str
+    model: str
+    model_pos: Pos
+    platform: Platform | None  # None when the platform key was invalid
+    platform_pos: Pos
+    l2_fraction: Fraction
+    dims: tuple[Dim, ...]
+    config: dict[str, int]  # the config keys the plan uses, with their values
+    tensors: dict[str, Tensor]
+    layers: dict[str, Layer]
+    forward: Forward | None
+    lint_ignore: dict[str, Pos]  # rule ids ignored plan-wide, with where each is named
+
+    @property
+    def warms(self) -> tuple[Warm, ...]:
+        return tuple(w for layer in self.layers.values() for w in layer.warms)

@@ -1,0 +1,53 @@
+"""When warms hold L2, and how much they hold at once: an interval sweep per layer kind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plancc import ir
+
+
+@dataclass(frozen=True)
+class Peak:
+    bytes: int
+    stage: int | None  # the first stage at which the peak is reached
+    warms: tuple[ir.Warm, ...]  # the warms alive then, in plan order
+
+
+def layer_peak(layer: ir.Layer) -> Peak:
+    """The largest sum of distinct warmed tensors' bytes held during any one stage.
+
+    Warms hold L2 from the stage after their anchor through their last consumer;
+    a sweep over those interval endpoints finds the peak in O(n log n).
+    """
+    events: list[tuple[int, int, int]] = []  # (stage, +1 start / -1 end after, warm index)
+    for i, warm in enumerate(layer.warms):
+        start, end = warm.live
+        if start <= end:
+            events += [(start, 1, i), (end + 1, -1, i)]
+    events.sort(key=lambda e: (e[0], e[1]))  # ends before starts at the same stage
+    held: dict[str, int] = {}  # tensor -> number of alive warms holding it
+    alive: set[int] = set()
+    total = 0
+    best = Peak(0, None, ())
+    for stage, kind, i in events:
+        warm = layer.warms[i]
+        for entry in warm.entries:
+            size = entry.tensor.bytes or 0
+            name = entry.tensor.name
+            if kind > 0:
+                held[name] = held.get(name, 0) + 1
+                total += size if held[name] == 1 else 0
+            else:
+                held[name] -= 1
+                total -= size if held[name] == 0 else 0
+        (alive.add if kind > 0 else alive.discard)(i)
+        if kind > 0 and total > best.bytes:
+            best = Peak(total, stage, tuple(layer.warms[j] for j in sorted(alive)))
+    return best
+
+
+def plan_peak(plan: ir.Plan) -> int:
+    """The peak over the forward when the plan has one, else over every layer kind."""
+    kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
+    return max((layer_peak(plan.layers[k]).bytes for k in kinds if k in plan.layers), default=0)

@@ -1,0 +1,156 @@
+"""The plan format, version 1, as pydantic models: the one source of the JSON Schema.
+
+``schemas/warm-plan.schema.json`` is generated from these models (``plancc
+schema``; a test fails when the committed file drifts). Constraints that have
+their own diagnostic code (the version, a name's form, a dtype) live in the
+schema for editors but not in the models: ``names`` and ``resolve`` report
+them as PC003, PC013 and PC023, so the models stay lenient there.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic.json_schema import SkipJsonSchema
+
+from plancc.names import DTYPES, KEYWORDS, PLATFORMS
+
+SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
+_NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
+NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]*$"
+SIZE_PATTERN = r"^\s*[0-9]+(\.[0-9]+)?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
+
+Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
+DimExpr = Annotated[
+    StrictInt | str,
+    Field(description="an integer, a dim or config key name, or an expression over them"),
+]
+FlatView = Annotated[
+    list[DimExpr],
+    Field(min_length=1, description="[N], [1, N] or [1, 1, N]"),
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Budget(_Strict):
+    l2_fraction: Annotated[
+        float, Field(strict=True, gt=0, le=1, description="warn (PC032) above this share of L2")
+    ] = 0.75
+
+
+class Tensor(_Strict):
+    shape: Annotated[list[DimExpr], Field(min_length=1)]
+    dtype: Annotated[str, Field(json_schema_extra={"enum": list(DTYPES)})]
+    flat: FlatView | SkipJsonSchema[None] = None
+
+
+class Stage(_Strict):
+    name: Name
+    task: Name | SkipJsonSchema[None] = None
+    reads: list[str] = []
+    streams: (
+        Annotated[StrictInt, Field(ge=0)]
+        | Annotated[str, Field(pattern=SIZE_PATTERN)]
+        | SkipJsonSchema[None]
+    ) = None
+    sdma: StrictBool = False
+    group: str | SkipJsonSchema[None] = None
+    duration_us: Annotated[float, Field(strict=True, ge=0)] | SkipJsonSchema[None] = None
+
+
+class WarmTensor(_Strict):
+    tensor: str
+    flat: FlatView | SkipJsonSchema[None] = None
+
+
+class Warm(_Strict):
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"allow": ["reason"]}})
+
+    name: Name
+    name_hint: Name | SkipJsonSchema[None] = None
+    after: str
+    tensors: Annotated[list[str | WarmTensor], Field(min_length=1)]
+    allow: list[str] | SkipJsonSchema[None] = None
+    reason: Annotated[str, Field(min_length=1)] | SkipJsonSchema[None] = None
+
+
+class Layer(_Strict):
+    stages: Annotated[list[Stage], Field(min_length=1)]
+    warms: list[Warm] = []
+
+
+class ForwardEntry(_Strict):
+    layer: str
+    repeat: DimExpr = 1
+
+
+class ForwardFromConfig(_Strict):
+    from_config: str
+    kinds: Annotated[
+        dict[str, str],
+        Field(json_schema_extra={"propertyNames": {"pattern": "^-?[0-9]+$"}}),
+    ]
+    layers: DimExpr | SkipJsonSchema[None] = None
+
+
+class Lint(_Strict):
+    ignore: list[str] = []
+
+
+class Plan(_Strict):
+    model_config = ConfigDict(
+        title="plancc warm plan, format version 1",
+        json_schema_extra={"additionalProperties": False},
+    )
+
+    plancc: Annotated[int, Field(json_schema_extra={"const": 1})]
+    model: Name
+    platform: Annotated[str, Field(json_schema_extra={"enum": list(PLATFORMS)})]
+    budget: Budget = Budget()
+    config: str | SkipJsonSchema[None] = None
+    dims: Annotated[
+        dict[str, StrictInt | str],
+        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}}),
+    ] = {}
+    tensors: Annotated[
+        dict[str, Tensor],
+        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}}),
+    ]
+    layers: Annotated[
+        dict[str, Layer],
+        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}, "minProperties": 1}),
+    ]
+    forward: list[str | ForwardEntry] | ForwardFromConfig | SkipJsonSchema[None] = None
+    lint: Lint = Lint()
+
+
+def _without_null_defaults(node: Any) -> Any:
+    # Optional keys default to "absent", not to null: a null default would
+    # tell editors to write `task: null`, which the format does not accept.
+    if isinstance(node, dict):
+        return {
+            k: _without_null_defaults(v)
+            for k, v in node.items()
+            if not (k == "default" and v is None)
+        }
+    if isinstance(node, list):
+        return [_without_null_defaults(v) for v in node]
+    return node
+
+
+def json_schema() -> dict[str, Any]:
+    schema = _without_null_defaults(Plan.model_json_schema())
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        **schema,
+    }
+
+
+def json_schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"

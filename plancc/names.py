@@ -1,0 +1,81 @@
+"""Names and dtypes: what may reach generated code, and "did you mean" suggestions."""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
+
+KEYWORDS = frozenset(keyword.kwlist)
+PLATFORMS = tuple(_PLATFORM_TABLE)
+# Names the generated module defines itself (see docs/pypto-facts): a dim,
+# tensor or warm so named would shadow or be shadowed by them.
+RESERVED = frozenset({"pl", "after", "warm_ctx"})
+RESERVED_SUFFIX = "_flat"
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    pl_name: str
+    bits: int
+
+
+def _dtype(name: str, bits: int) -> DType:
+    return DType(name, name.upper(), bits)
+
+
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in (
+        _dtype("bf16", 16),
+        _dtype("fp16", 16),
+        _dtype("fp32", 32),
+        _dtype("fp8e4m3fn", 8),
+        _dtype("fp8e5m2", 8),
+        _dtype("fp8e8m0", 8),
+        _dtype("hf8", 8),
+        _dtype("fp4", 4),
+        _dtype("hf4", 4),
+        _dtype("int4", 4),
+        _dtype("uint4", 4),
+        _dtype("int8", 8),
+        _dtype("uint8", 8),
+        _dtype("int16", 16),
+        _dtype("uint16", 16),
+        _dtype("int32", 32),
+        _dtype("uint32", 32),
+        _dtype("int64", 64),
+        _dtype("uint64", 64),
+        _dtype("bool", 8),
+    )
+}
+
+
+def identifier_problem(name: str, *, reserved: bool) -> str | None:
+    """Why ``name`` cannot be a name in generated code, or None when it can."""
+    if name.startswith("_"):
+        return f"'{name}' starts with '_'"
+    if not _IDENT.fullmatch(name):
+        return f"'{name}' is not an identifier (letters, digits and '_', starting with a letter)"
+    if name in KEYWORDS:
+        return f"'{name}' is a Python keyword"
+    if reserved and (name in RESERVED or name.endswith(RESERVED_SUFFIX)):
+        return f"'{name}' is reserved by the generated module (pl, after, warm_ctx, *_flat)"
+    return None
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest candidate, if any is close."""
+    pool = sorted(set(candidates))
+    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in pool}
+        if name.lower() in lowered:
+            close = [lowered[name.lower()]]
+    return f"did you mean '{close[0]}'?" if close else None

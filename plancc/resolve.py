@@ -1,0 +1,555 @@
+"""Stage 3, resolve: a validated plan -> the frozen IR of ``plancc.ir``.
+
+Resolution is where names meet: it reports what stops a name or a number
+from resolving (PC005, PC010-PC014, PC023) and leaves out of the IR whatever
+did not resolve, remembering it so that nothing downstream reports it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from plancc import expr as ex
+from plancc import ir, model
+from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.load import PathT
+from plancc.names import DTYPES, identifier_problem, suggest
+from plancc.platforms import PLATFORMS
+from plancc.validate import Validated
+
+_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
+_UNITS |= {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+class _Unresolved(Exception):
+    """A name in an expression is already known to be broken: stay silent."""
+
+
+def resolve(v: Validated) -> tuple[ir.Plan | None, list[Diagnostic]]:
+    if v.plan is None:
+        return None, []
+    r = _Resolver(v, v.plan)
+    return r.run(), r.diagnostics
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in a `streams` value (``427.8 MB``); fractional bytes round up."""
+    if isinstance(text, int):
+        return text
+    number, unit = text.split()[0], text.split()[-1]
+    if len(text.split()) == 1:
+        i = next(i for i, c in enumerate(text) if c.isalpha())
+        number, unit = text[:i], text[i:]
+    exact = Decimal(number.strip()) * _UNITS[unit.strip()]
+    return int(-(-exact // 1))
+
+
+@dataclass
+class _Resolver:
+    v: Validated
+    plan: model.Plan
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    dim_values: dict[str, int | None] = field(default_factory=dict)
+    broken_dims: set[str] = field(default_factory=set)
+    config: dict[str, Any] | None = None
+    config_broken: bool = False
+    config_used: dict[str, int] = field(default_factory=dict)
+    broken_tensors: set[str] = field(default_factory=set)
+
+    @property
+    def file(self) -> str:
+        return self.v.doc.file
+
+    def report(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
+        self.diagnostics.append(diag(self.file, pos, code, message, hint))
+
+    def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
+        problem = identifier_problem(name, reserved=reserved)
+        if problem:
+            self.report(pos, "PC013", f"{what} {problem}", "names reach generated code")
+        return problem is None
+
+    # -- top level -------------------------------------------------------------------------
+
+    def run(self) -> ir.Plan:
+        p = self.plan
+        self.name_check(p.model, self.v.at("model"), "model", reserved=False)
+        platform = None if self.v.broken.platform else PLATFORMS[p.platform]
+        self.load_config()
+        dims = self.resolve_dims()
+        tensors = self.resolve_tensors()
+        layers = {
+            kind: self.resolve_layer(kind, layer, tensors) for kind, layer in p.layers.items()
+        }
+        self.check_namespace(tensors, layers)
+        forward = self.resolve_forward(layers)
+        ignore = {rid: self.v.at("lint", "ignore", i) for i, rid in enumerate(p.lint.ignore)}
+        return ir.Plan(
+            file=self.file,
+            sha256=hashlib.sha256(self.v.doc.raw).hexdigest(),
+            model=p.model,
+            model_pos=self.v.at("model"),
+            platform=platform,
+            platform_pos=self.v.at("platform"),
+            l2_fraction=Fraction(str(p.budget.l2_fraction)),
+            dims=dims,
+            config=dict(sorted(self.config_used.items())),
+            tensors=tensors,
+            layers=layers,
+            forward=forward,
+            lint_ignore=ignore,
+        )
+
+    def load_config(self) -> None:
+        if self.plan.config is None:
+            return
+        pos = self.v.at("config")
+        path = Path(self.file).parent / self.plan.config
+        try:
+            data = json.loads(path.read_bytes())
+        except OSError as exc:
+            self.config_broken = True
+            reason = exc.strerror or type(exc).__name__
+            self.report(pos, "PC005", f"cannot read config '{self.plan.config}': {reason}")
+            return
+        except ValueError as exc:
+            self.config_broken = True
+            self.report(pos, "PC005", f"config '{self.plan.config}' is not JSON: {exc}")
+            return
+        if not isinstance(data, dict):
+            self.config_broken = True
+            self.report(pos, "PC005", f"config '{self.plan.config}' is not a JSON object")
+            return
+        self.config = data
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def names_known(self) -> list[str]:
+        config = [k for k, v in (self.config or {}).items() if _is_int(v)]
+        return [*self.plan.dims, *config]
+
+    def lookup(self, name: str, pos: Pos, stack: tuple[str, ...] = ()) -> int | None:
+        if name in self.plan.dims:
+            return self.dim(name, stack)
+        if name in self.v.broken.dims or name in self.broken_dims or self.v.broken.all_dims:
+            raise _Unresolved
+        if self.config is not None and name in self.config:
+            value = self.config[name]
+            if not _is_int(value):
+                self.report(
+                    self.v.at("config"),
+                    "PC005",
+                    f"config key '{name}' is used as a dim but is {json.dumps(value)[:40]}, "
+                    "not an integer",
+                )
+                raise _Unresolved
+            if not self.name_check(name, pos, "config key", reserved=True):
+                raise _Unresolved
+            self.config_used[name] = value
+            return int(value)
+        if self.config_broken or self.v.broken.all_dims:
+            raise _Unresolved
+        self.report(pos, "PC010", f"unknown dim '{name}'", suggest(name, self.names_known()))
+        raise _Unresolved
+
+    def evaluate(
+        self, source: int | str, pos: Pos, what: str, stack: tuple[str, ...] = ()
+    ) -> tuple[ex.Expr, int | None]:
+        """Parse and evaluate one dim expression; _Unresolved after reporting why not."""
+        try:
+            parsed = ex.parse(source)
+            value = ex.evaluate(parsed, lambda n: self.lookup(n, pos, stack))
+        except ex.ExprError as exc:
+            self.report(pos, "PC012", f"{what}: {exc}")
+            raise _Unresolved from None
+        if value is not None and value < 1:
+            self.report(pos, "PC012", f"{what} '{source}' is {value}; a dimension must be ≥ 1")
+            raise _Unresolved
+        return parsed, value
+
+    def dim(self, name: str, stack: tuple[str, ...] = ()) -> int | None:
+        if name in self.dim_values:
+            return self.dim_values[name]
+        if name in self.broken_dims:
+            raise _Unresolved
+        if name in stack:
+            cycle = [*stack[stack.index(name) :], name]
+            first = min(cycle[:-1], key=list(self.plan.dims).index)
+            start = cycle.index(first)
+            ordered = [*cycle[start:-1], *cycle[:start], first]
+            self.broken_dims.update(cycle)
+            self.report(
+                self.v.at("dims", first), "PC012", f"dims form a cycle: {' -> '.join(ordered)}"
+            )
+            raise _Unresolved
+        source = self.plan.dims[name]
+        if source == "dynamic":
+            self.dim_values[name] = None
+            return None
+        try:
+            _, value = self.evaluate(
+                source, self.v.at("dims", name), f"dim '{name}'", (*stack, name)
+            )
+        except _Unresolved:
+            self.broken_dims.add(name)
+            raise
+        self.dim_values[name] = value
+        return value
+
+    def resolve_dims(self) -> tuple[ir.Dim, ...]:
+        out = []
+        for name in self.plan.dims:
+            pos = self.v.key_at("dims", name)
+            self.name_check(name, pos, "dim", reserved=True)
+            try:
+                value = self.dim(name)
+            except _Unresolved:
+                continue
+            out.append(ir.Dim(name, value, pos))
+        return tuple(out)
+
+    def exprs(
+        self, sources: list[int | str], path: PathT, what: str
+    ) -> tuple[tuple[str, ...], tuple[int | None, ...], frozenset[str], list[ex.Expr]] | None:
+        texts: list[str] = []
+        values: list[int | None] = []
+        names: set[str] = set()
+        parsed: list[ex.Expr] = []
+        ok = True
+        for i, source in enumerate(sources):
+            try:
+                e, value = self.evaluate(source, self.v.at(*path, i), what)
+            except _Unresolved:
+                ok = False
+                continue
+            texts.append(ex.render(e))
+            values.append(value)
+            names.update(ex.names(e))
+            parsed.append(e)
+        if not ok:
+            return None
+        return tuple(texts), tuple(values), frozenset(names), parsed
+
+    # -- tensors -----------------------------------------------------------------------------
+
+    def resolve_tensors(self) -> dict[str, ir.Tensor]:
+        out: dict[str, ir.Tensor] = {}
+        for name, t in self.plan.tensors.items():
+            pos = self.v.key_at("tensors", name)
+            self.name_check(name, pos, "tensor", reserved=True)
+            dtype = DTYPES.get(t.dtype)
+            if dtype is None:
+                self.report(
+                    self.v.at("tensors", name, "dtype"),
+                    "PC023",
+                    f"unknown dtype '{t.dtype}' for tensor '{name}'",
+                    suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
+                )
+            shape = self.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
+            flat = self.flat_view(t.flat, ("tensors", name, "flat"), name)
+            if dtype is None or shape is None or (t.flat is not None and flat is None):
+                self.broken_tensors.add(name)
+                continue
+            texts, values, names, parsed = shape
+            if flat is None and all(v is not None for v in values):
+                flat = self.default_flat(parsed, values, pos)
+            out[name] = ir.Tensor(name, dtype, texts, values, names, flat, pos)
+        return out
+
+    def flat_view(
+        self, sources: list[int | str] | None, path: PathT, tensor: str
+    ) -> ir.FlatView | None:
+        if sources is None:
+            return None
+        got = self.exprs(sources, path, f"flat view of '{tensor}'")
+        if got is None:
+            return None
+        texts, values, names, _ = got
+        if any(v is None for v in values):
+            return None  # a dynamic tensor's view: PC020 says why it cannot be warmed
+        return ir.FlatView(
+            texts, tuple(v for v in values if v is not None), names, self.v.at(*path), declared=True
+        )
+
+    @staticmethod
+    def default_flat(
+        parsed: list[ex.Expr], values: tuple[int | None, ...], pos: Pos
+    ) -> ir.FlatView:
+        # The product of the shape's entries, each compound entry in parentheses.
+        text = " * ".join(
+            f"({ex.render(e)})" if ex.is_compound(e) else ex.render(e) for e in parsed
+        )
+        total = 1
+        for value in values:
+            total *= value or 1
+        names = frozenset(n for e in parsed for n in ex.names(e))
+        return ir.FlatView((text,), (total,), names, pos, declared=False)
+
+    # -- layers ------------------------------------------------------------------------------
+
+    def tensor_ref(self, name: str, pos: Pos, tensors: dict[str, ir.Tensor]) -> ir.Tensor | None:
+        if name in tensors:
+            return tensors[name]
+        broken = self.v.broken
+        if name in broken.tensors or name in self.broken_tensors or broken.all_tensors:
+            return None
+        self.report(pos, "PC010", f"unknown tensor '{name}'", suggest(name, self.plan.tensors))
+        return None
+
+    def resolve_layer(
+        self, kind: str, layer: model.Layer, tensors: dict[str, ir.Tensor]
+    ) -> ir.Layer:
+        self.name_check(kind, self.v.key_at("layers", kind), "layer kind", reserved=False)
+        stages: list[ir.Stage] = []
+        seen: dict[str, Pos] = {}
+        for i, s in enumerate(layer.stages):
+            path = ("layers", kind, "stages", i)
+            name_pos = self.v.at(*path, "name")
+            self.name_check(s.name, name_pos, "stage", reserved=False)
+            if s.task is not None:
+                self.name_check(s.task, self.v.at(*path, "task"), "task", reserved=False)
+            if s.name in seen:
+                first = seen[s.name]
+                self.report(
+                    name_pos,
+                    "PC011",
+                    f"stage '{s.name}' is defined twice in layer kind '{kind}' "
+                    f"(first at {first.line}:{first.col})",
+                )
+            seen.setdefault(s.name, name_pos)
+            reads = []
+            for j, t in enumerate(s.reads):
+                if self.tensor_ref(t, self.v.at(*path, "reads", j), tensors) is not None:
+                    reads.append(t)
+            stages.append(
+                ir.Stage(
+                    name=s.name,
+                    index=i,
+                    task=s.task,
+                    reads=tuple(reads),
+                    streams=parse_size(s.streams) if s.streams is not None else 0,
+                    sdma=s.sdma,
+                    group=s.group if s.group is not None else f"stage:{s.name}",
+                    duration_us=s.duration_us,
+                    pos=self.v.at(*path),
+                )
+            )
+        warms = [
+            w
+            for i, raw in enumerate(layer.warms)
+            if (w := self.resolve_warm(kind, i, raw, stages, tensors)) is not None
+        ]
+        return ir.Layer(kind, tuple(stages), tuple(warms), self.v.key_at("layers", kind))
+
+    def resolve_warm(
+        self,
+        kind: str,
+        i: int,
+        w: model.Warm,
+        stages: list[ir.Stage],
+        tensors: dict[str, ir.Tensor],
+    ) -> ir.Warm | None:
+        path = ("layers", kind, "warms", i)
+        name_pos = self.v.at(*path, "name")
+        self.name_check(w.name, name_pos, "warm", reserved=True)
+        if w.name_hint is not None:
+            self.name_check(w.name_hint, self.v.at(*path, "name_hint"), "name_hint", reserved=False)
+        after_pos = self.v.at(*path, "after")
+        by_name = {s.name: s for s in stages}
+        anchor = by_name.get(w.after)
+        if anchor is None and (kind, w.after) not in self.v.broken.stages:
+            self.report(
+                after_pos,
+                "PC010",
+                f"unknown stage '{w.after}' in layer kind '{kind}'",
+                suggest(w.after, by_name),
+            )
+        entries: list[ir.WarmEntry] = []
+        seen: dict[str, Pos] = {}
+        for j, item in enumerate(w.tensors):
+            item_path = (*path, "tensors", j)
+            name = item if isinstance(item, str) else item.tensor
+            pos = (
+                self.v.at(*item_path) if isinstance(item, str) else self.v.at(*item_path, "tensor")
+            )
+            if name in seen:
+                first = seen[name]
+                self.report(
+                    pos,
+                    "PC011",
+                    f"tensor '{name}' is listed twice in warm '{w.name}' "
+                    f"(first at {first.line}:{first.col})",
+                )
+                continue
+            seen[name] = pos
+            tensor = self.tensor_ref(name, pos, tensors)
+            if tensor is None:
+                continue
+            flat = tensor.flat
+            if not isinstance(item, str) and item.flat is not None:
+                flat = self.flat_view(item.flat, (*item_path, "flat"), name)
+                if flat is None and tensor.static:
+                    continue
+            entries.append(ir.WarmEntry(tensor, flat, pos))
+        if anchor is None:
+            return None
+        last = max(
+            (
+                s.index
+                for s in stages[anchor.index + 1 :]
+                if any(e.tensor.name in s.reads for e in entries)
+            ),
+            default=len(stages) - 1,
+        )
+        return ir.Warm(
+            name=w.name,
+            name_hint=w.name_hint or w.name,
+            layer=kind,
+            anchor=anchor.index,
+            entries=tuple(entries),
+            live=(anchor.index + 1, last),
+            allow={rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())},
+            reason=w.reason,
+            name_pos=name_pos,
+            after_pos=after_pos,
+            tensors_pos=self.v.at(*path, "tensors"),
+        )
+
+    # -- namespaces and forward --------------------------------------------------------------
+
+    def check_namespace(self, tensors: dict[str, ir.Tensor], layers: dict[str, ir.Layer]) -> None:
+        """Dims, used config keys, tensors and warms share one namespace (PC011)."""
+        defined: list[tuple[Pos, str, str]] = []
+        defined += [(self.v.key_at("dims", n), n, "dim") for n in self.plan.dims]
+        defined += [(self.v.key_at("tensors", n), n, "tensor") for n in self.plan.tensors]
+        for kind, layer in self.plan.layers.items():
+            defined += [
+                (self.v.at("layers", kind, "warms", i, "name"), w.name, "warm")
+                for i, w in enumerate(layer.warms)
+            ]
+        owner: dict[str, tuple[Pos, str]] = {n: (Pos(0, 0), "config key") for n in self.config_used}
+        for pos, name, what in sorted(defined, key=lambda d: (d[0].line, d[0].col)):
+            if name in owner:
+                first_pos, first_what = owner[name]
+                where = f" (at {first_pos.line}:{first_pos.col})" if first_pos.line else ""
+                self.report(
+                    pos,
+                    "PC011",
+                    f"{what} '{name}' has the same name as {first_what} '{name}'{where}",
+                    "dims, config keys, tensors and warms share one namespace",
+                )
+            else:
+                owner[name] = (pos, what)
+
+    def resolve_forward(self, layers: dict[str, ir.Layer]) -> ir.Forward | None:
+        fwd = self.plan.forward
+        if fwd is None:
+            return None
+        kinds: list[str] = []
+        ok = True
+
+        def kind_ref(name: str, pos: Pos) -> bool:
+            if name in layers:
+                return True
+            b = self.v.broken
+            if name not in b.kinds and not b.all_kinds:
+                self.report(pos, "PC010", f"unknown layer kind '{name}'", suggest(name, layers))
+            return False
+
+        if isinstance(fwd, list):
+            for i, entry in enumerate(fwd):
+                name = entry if isinstance(entry, str) else entry.layer
+                pos = (
+                    self.v.at("forward", i)
+                    if isinstance(entry, str)
+                    else self.v.at("forward", i, "layer")
+                )
+                repeat: int | None = 1
+                if not isinstance(entry, str):
+                    try:
+                        _, repeat = self.evaluate(
+                            entry.repeat, self.v.at("forward", i, "repeat"), "repeat"
+                        )
+                    except _Unresolved:
+                        ok = False
+                        continue
+                if not kind_ref(name, pos) or repeat is None:
+                    ok = False
+                    continue
+                kinds.extend([name] * repeat)
+            return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
+        return self.forward_from_config(fwd, kind_ref)
+
+    def forward_from_config(
+        self, fwd: model.ForwardFromConfig, kind_ref: Callable[[str, Pos], bool]
+    ) -> ir.Forward | None:
+        key_pos = self.v.at("forward", "from_config")
+        known = [kind_ref(k, self.v.at("forward", "kinds", v)) for v, k in fwd.kinds.items()]
+        ok = all(known)  # every unknown kind is reported, not just the first
+        values = None
+        if self.config is None:
+            if not self.config_broken:
+                self.report(
+                    key_pos,
+                    "PC010",
+                    f"unknown config key '{fwd.from_config}': the plan has no `config`",
+                )
+            return None
+        if fwd.from_config not in self.config:
+            self.report(
+                key_pos,
+                "PC010",
+                f"unknown config key '{fwd.from_config}'",
+                suggest(
+                    fwd.from_config, [k for k, v in self.config.items() if isinstance(v, list)]
+                ),
+            )
+            return None
+        values = self.config[fwd.from_config]
+        if not isinstance(values, list) or not all(_is_int(x) for x in values):
+            self.report(
+                key_pos, "PC014", f"config key '{fwd.from_config}' is not a list of integers"
+            )
+            return None
+        count = len(values)
+        if fwd.layers is not None:
+            layers_pos = self.v.at("forward", "layers")
+            try:
+                _, n = self.evaluate(fwd.layers, layers_pos, "forward.layers")
+            except _Unresolved:
+                return None
+            if n is None or n > len(values):
+                self.report(
+                    layers_pos,
+                    "PC014",
+                    f"forward.layers is {n}, but '{fwd.from_config}' has only "
+                    f"{len(values)} entries",
+                )
+                return None
+            count = n
+        kinds_by_value = {int(k): v for k, v in fwd.kinds.items()}
+        kinds = []
+        for index, value in enumerate(values[:count]):
+            kind = kinds_by_value.get(value)
+            if kind is None:
+                self.report(
+                    key_pos,
+                    "PC014",
+                    f"'{fwd.from_config}' value {value} (layer {index}) has no layer kind "
+                    "in forward.kinds",
+                    f"add `{value}: <layer kind>` to forward.kinds",
+                )
+                return None
+            kinds.append(kind)
+        return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,56 @@
+"""Check-stage rules. Each rule is one function decorated with ``@rule``.
+
+The decorator records the rule's id, short name and severity in the code
+catalog, with the function's docstring as its documentation (``plancc
+explain``). A rule takes the resolved plan and yields ``Finding`` values; it
+never raises for a user's mistake. Modules in this package are imported by
+``plancc.codes`` on first use, so a new rule module needs no registration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from plancc import ir
+from plancc.codes import declare
+from plancc.diagnostics import Pos, Severity
+
+
+@dataclass(frozen=True)
+class Finding:
+    pos: Pos
+    message: str
+    hint: str | None = None
+    warm: ir.Warm | None = None  # the warm whose `allow` may silence it
+
+
+RuleFn = Callable[[ir.Plan], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    severity: Severity
+    check: RuleFn
+
+
+RULES: list[Rule] = []
+
+
+def rule(id: str, name: str, severity: Severity) -> Callable[[RuleFn], RuleFn]:
+    def register(fn: RuleFn) -> RuleFn:
+        declare(id, name, severity, fn.__doc__ or "")
+        RULES.append(Rule(id, name, severity, fn))
+        return fn
+
+    return register
+
+
+def fmt_bytes(n: int, l2: int | None = None) -> str:
+    """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote."""
+    text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
+    if l2:
+        text += f" = {n / l2:.2f}× L2"
+    return text

@@ -1,0 +1,79 @@
+"""Whether a warm is issued before its consumers, and can be issued at all: PC040-PC042."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from plancc import ir
+from plancc.diagnostics import Severity
+from plancc.rules import Finding, rule
+
+
+def readers(layer: ir.Layer, tensor: str) -> list[ir.Stage]:
+    return [s for s in layer.stages if tensor in s.reads]
+
+
+@rule("PC040", "read-before-anchor", Severity.ERROR)
+def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
+    """A warmed tensor is read at or before the anchor stage.
+
+    A warm is issued when its anchor finishes, so it would start after its
+    consumer has already read the weights: pure overhead that competes with
+    the layer's own streams.
+
+    Fix: anchor the warm on a stage before the tensor's first reader, or
+    drop the tensor from the warm.
+    """
+    for warm in plan.warms:
+        layer = plan.layers[warm.layer]
+        anchor = layer.stages[warm.anchor].name
+        for entry in warm.entries:
+            if not entry.tensor.static:
+                continue
+            early = [s.name for s in readers(layer, entry.tensor.name) if s.index <= warm.anchor]
+            if early:
+                yield Finding(
+                    entry.pos,
+                    f"tensor '{entry.tensor.name}' is read by stage '{early[0]}' at or before the "
+                    f"anchor '{anchor}': the warm would be issued after its consumer started",
+                )
+
+
+@rule("PC041", "unread-warm", Severity.WARNING)
+def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
+    """A warmed tensor is read by no stage of the layer kind.
+
+    The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
+    the end of the layer kind.
+
+    Fix: add the reading stage's `reads`, or drop the tensor.
+    """
+    for warm in plan.warms:
+        layer = plan.layers[warm.layer]
+        for entry in warm.entries:
+            if entry.tensor.static and not readers(layer, entry.tensor.name):
+                yield Finding(
+                    entry.pos,
+                    f"tensor '{entry.tensor.name}' is read by no stage of layer kind "
+                    f"'{layer.name}': warming it is pure overhead",
+                    warm=warm,
+                )
+
+
+@rule("PC042", "anchor-without-task", Severity.ERROR)
+def anchor_without_task(plan: ir.Plan) -> Iterator[Finding]:
+    """The anchor stage has no `task`.
+
+    The generated warm takes the anchor's TaskId as its `after` parameter
+    (`deps=[after]`), so the plan must name the variable that holds it in the
+    model code (for example `q_rope_tid`).
+    """
+    for warm in plan.warms:
+        stage = plan.layers[warm.layer].stages[warm.anchor]
+        if stage.task is None:
+            yield Finding(
+                warm.after_pos,
+                f"anchor stage '{stage.name}' of warm '{warm.name}' has no `task`: the generated "
+                "call needs its TaskId",
+                f"add `task: <TaskId variable>` to stage '{stage.name}'",
+            )

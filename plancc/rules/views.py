@@ -1,0 +1,77 @@
+"""What can be warmed at all: static shapes and flat views (PC020-PC022)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from plancc import ir
+from plancc.diagnostics import Severity
+from plancc.rules import Finding, rule
+
+
+def _views(plan: ir.Plan) -> Iterator[tuple[str, ir.Tensor, ir.FlatView]]:
+    """Every declared flat view once: the tensors' own, then the warms' overrides."""
+    for tensor in plan.tensors.values():
+        if tensor.flat is not None and tensor.flat.declared:
+            yield tensor.name, tensor, tensor.flat
+    for warm in plan.warms:
+        for entry in warm.entries:
+            if entry.flat is not None and entry.flat is not entry.tensor.flat:
+                yield f"{entry.tensor.name} in warm {warm.name}", entry.tensor, entry.flat
+
+
+@rule("PC020", "dynamic-warm", Severity.ERROR)
+def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
+    """A warmed tensor has a dynamic dim.
+
+    Its addresses are data-dependent (like paged KV cache blocks) and its
+    shape is not static, so the prefetch verifier rejects it: it cannot be
+    warmed (seed: "KV cache pages, gathered blocks: impossible").
+
+    Fix: remove the tensor from the warm.
+    """
+    for warm in plan.warms:
+        for entry in warm.entries:
+            t = entry.tensor
+            if not t.static:
+                dyn = [s for s, v in zip(t.shape_source, t.shape, strict=True) if v is None]
+                yield Finding(
+                    entry.pos,
+                    f"tensor '{t.name}' has a dynamic dim ({', '.join(dyn)}): its addresses are "
+                    "data-dependent, like paged KV blocks, and it cannot be warmed",
+                    "warm only tensors whose every dim is static (weights)",
+                )
+
+
+@rule("PC021", "not-flat", Severity.ERROR)
+def not_flat(plan: ir.Plan) -> Iterator[Finding]:
+    """A flat view is not `[N]`, `[1, N]` or `[1, 1, N]`.
+
+    The prefetch source must be a flat, contiguous, logically 1-D GM region.
+    This mirrors the PTOAS TPrefetchAsyncOp::verify() check, which would
+    otherwise fail at PyPTO IR construction.
+    """
+    for what, _, view in _views(plan):
+        if not view.is_flat:
+            shown = ", ".join(f"{v:,}" for v in view.values)
+            yield Finding(
+                view.pos,
+                f"flat view [{shown}] of {what} is not [N], [1, N] or [1, 1, N]",
+                "every dimension but the last must be 1",
+            )
+
+
+@rule("PC022", "flat-size", Severity.ERROR)
+def flat_size(plan: ir.Plan) -> Iterator[Finding]:
+    """A flat view's element count differs from its tensor's.
+
+    The reshape would fail, or warm a region other than the tensor. The
+    message gives both counts.
+    """
+    for what, tensor, view in _views(plan):
+        if tensor.elements is not None and view.elements != tensor.elements:
+            yield Finding(
+                view.pos,
+                f"flat view of {what} has {view.elements:,} elements; the tensor has "
+                f"{tensor.elements:,} ({' x '.join(tensor.shape_source)})",
+            )

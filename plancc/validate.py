@@ -1,0 +1,391 @@
+"""Stage 2, validate: the YAML tree against the JSON Schema, then into pydantic models.
+
+Every schema violation becomes a diagnostic at the node at fault (PC002, or
+PC003 for the version). Checks with their own codes (a name's form: PC013, a
+dtype: PC023) are left to later stages, so they are not reported twice.
+
+So that one mistake does not hide the rest of the plan, a violation removes
+only what it spoils: an unknown or ill-typed optional key is dropped, an
+entity missing a required key (a dim, tensor, stage, warm, layer kind) is
+dropped whole and its name remembered in ``Broken``, so that references to it
+are not reported again as unknown names.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.load import Document, PathT
+from plancc.model import NAME_PATTERN, SIZE_PATTERN, Plan
+from plancc.names import suggest
+from plancc.resources import read_text
+
+# Keys that are required somewhere in the format: a bad value under one of
+# them spoils its whole entity; a bad optional key is simply dropped.
+_REQUIRED_KEYS = frozenset(
+    {"plancc", "model", "platform", "tensors", "layers", "shape", "dtype", "name", "stages"}
+    | {"after", "tensor", "layer", "from_config", "kinds"}
+)
+_STAND_INS: dict[str, Any] = {"plancc": 1, "model": "invalid_model", "platform": ""}
+_JSON_TYPES = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "empty",
+}
+
+
+@dataclass
+class Broken:
+    """Names whose definitions were dropped; references to them are not reported."""
+
+    dims: set[str] = field(default_factory=set)
+    tensors: set[str] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    stages: set[tuple[str, str]] = field(default_factory=set)
+    all_dims: bool = False
+    all_tensors: bool = False
+    all_kinds: bool = False
+    platform: bool = False
+
+
+@dataclass(frozen=True)
+class Validated:
+    doc: Document
+    plan: Plan | None
+    broken: Broken
+    diagnostics: tuple[Diagnostic, ...]
+    kept: dict[PathT, list[int]]  # lists that lost spoiled items: the indices that remain
+
+    def doc_path(self, path: PathT) -> PathT:
+        """The path in the document of a node at ``path`` in ``plan``."""
+        out: list[str | int] = []
+        for part in path:
+            kept = self.kept.get(tuple(out)) if isinstance(part, int) else None
+            out.append(kept[part] if kept is not None and isinstance(part, int) else part)
+        return tuple(out)
+
+    def at(self, *path: str | int) -> Pos:
+        return self.doc.at(self.doc_path(path))
+
+    def key_at(self, *path: str | int) -> Pos:
+        return self.doc.key_at(self.doc_path(path))
+
+
+@cache
+def plan_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(plan_schema_text())
+    return schema
+
+
+def plan_schema_text() -> str:
+    return read_text("schemas", "warm-plan.schema.json")
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(plan_schema())
+
+
+def validate(doc: Document) -> Validated:
+    if not isinstance(doc.data, dict):
+        got = _kind(doc.data)
+        d = diag(doc.file, doc.at(()), "PC002", f"a plan must be a mapping, not {got}")
+        return Validated(doc, None, Broken(), (d,), {})
+    tree = copy.deepcopy(doc.data)
+    broken = Broken()
+    found: list[tuple[Diagnostic, PathT | None]] = []
+    for err in _validator().iter_errors(doc.data):
+        found.extend(_explain(doc, err))
+    diagnostics = []
+    for d, spoiled in found:
+        diagnostics.append(d)
+        if spoiled is not None:
+            _spoil(tree, spoiled, broken)
+    kept: dict[PathT, list[int]] = {}
+    pruned = _drop_spoiled(tree, (), kept)
+    layers = pruned.get("layers")
+    if isinstance(layers, dict):
+        for kind in [k for k, v in layers.items() if isinstance(v, dict) and not v.get("stages")]:
+            del layers[kind]  # every stage was spoiled: nothing left to check in it
+            broken.kinds.add(kind)
+    plan = Plan.model_validate(pruned)
+    return Validated(doc, plan, broken, tuple(diagnostics), kept)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "empty"
+    return {dict: "a mapping", list: "a list", str: "a string", int: "an integer"}.get(
+        type(value), "a number"
+    )
+
+
+def _where(path: PathT) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "the plan"
+
+
+def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, PathT | None]]:
+    """Diagnostics for one schema error, each with the path it spoils (None: nothing)."""
+    path: PathT = tuple(err.absolute_path)
+    v = err.validator
+    where = _where(path)
+    file = doc.file
+
+    if path == ("plancc",) and v in ("const", "type"):
+        if v == "type" or err.instance != 1:
+            if v == "const" and not isinstance(err.instance, int):
+                return  # the type error says it
+            got = (
+                json.dumps(err.instance)
+                if not isinstance(err.instance, str)
+                else repr(err.instance)
+            )
+            yield (
+                diag(
+                    file,
+                    doc.at(path),
+                    "PC003",
+                    f"plancc must be the integer 1, not {got}",
+                    "1 is the only plan format version; write `plancc: 1`",
+                ),
+                path,
+            )
+        return
+    if "propertyNames" in err.schema_path:
+        if err.validator_value == NAME_PATTERN:
+            return  # PC013, reported by resolve
+        key_path = (*path, err.instance)
+        yield (
+            diag(
+                file,
+                doc.key_at(key_path),
+                "PC002",
+                f"{where} key '{err.instance}' must be an integer (a value of the config list)",
+            ),
+            key_path,
+        )
+        return
+    if v == "pattern" and err.validator_value == NAME_PATTERN:
+        return  # PC013, reported by resolve
+    if v == "enum" and path[-1:] == ("dtype",):
+        return  # PC023, reported by resolve
+    if v == "required":
+        for key in err.validator_value:
+            if key not in err.instance:
+                yield (
+                    diag(file, doc.at(path), "PC002", f"{where} is missing required key '{key}'"),
+                    path,
+                )
+        return
+    if v == "additionalProperties":
+        allowed = list(err.schema.get("properties", {}))
+        for key in err.instance:
+            if key not in allowed:
+                key_path = (*path, key)
+                hint = suggest(key, allowed) or f"allowed keys: {', '.join(sorted(allowed))}"
+                yield (
+                    diag(
+                        file, doc.key_at(key_path), "PC002", f"unknown key '{key}' in {where}", hint
+                    ),
+                    key_path,
+                )
+        return
+    if v == "dependentRequired":
+        for key, needs in err.validator_value.items():
+            if key in err.instance:
+                missing = [n for n in needs if n not in err.instance]
+                yield (
+                    diag(
+                        file,
+                        doc.key_at((*path, key)),
+                        "PC002",
+                        f"'{key}' in {where} needs '{missing[0]}': say why the warnings are "
+                        "accepted",
+                    ),
+                    None,
+                )
+        return
+    if v == "anyOf":
+        yield from _explain_any_of(doc, err, path)
+        return
+    if v == "type":
+        yield (
+            diag(
+                file,
+                doc.at(path),
+                "PC002",
+                f"{where} must be {_expected(err.validator_value)}, not {_kind(err.instance)}",
+            ),
+            path,
+        )
+        return
+    if v == "enum":
+        options = ", ".join(str(o) for o in err.validator_value)
+        closest = suggest(str(err.instance), [str(o) for o in err.validator_value])
+        yield (
+            diag(
+                file,
+                doc.at(path),
+                "PC002",
+                f"{where} '{err.instance}' is not one of: {options}",
+                closest,
+            ),
+            path,
+        )
+        return
+    if v == "pattern" and err.validator_value == SIZE_PATTERN:
+        yield (
+            diag(
+                file,
+                doc.at(path),
+                "PC002",
+                f"{where} '{err.instance}' is not a size: give an integer number of bytes or "
+                "a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
+            ),
+            path,
+        )
+        return
+    messages = {
+        "minItems": "must not be empty",
+        "minProperties": "must not be empty",
+        "minLength": "must not be empty",
+        "minimum": f"must be at least {err.validator_value}",
+        "exclusiveMinimum": f"must be greater than {err.validator_value}",
+        "maximum": f"must be at most {err.validator_value}",
+        "exclusiveMaximum": f"must be less than {err.validator_value}",
+    }
+    text = messages.get(v, err.message)
+    yield diag(file, doc.at(path), "PC002", f"{where} {text}"), path
+
+
+def _expected(types: str | list[str]) -> str:
+    names = [types] if isinstance(types, str) else types
+    return " or ".join(_JSON_TYPES.get(t, t) for t in names)
+
+
+def _explain_any_of(
+    doc: Document, err: Any, path: PathT
+) -> Iterator[tuple[Diagnostic, PathT | None]]:
+    """Explain the branch whose type matches the value; else list the types expected."""
+    by_branch: dict[int, list[Any]] = {}
+    for sub in err.context:
+        by_branch.setdefault(sub.schema_path[0], []).append(sub)
+    expected: list[str] = []
+    for _, subs in sorted(by_branch.items()):
+        type_errors = [s for s in subs if s.validator == "type" and not s.relative_path]
+        if type_errors:
+            expected.extend(_branch_types(type_errors[0].validator_value))
+            continue
+        for sub in subs:  # the value has this branch's type: its errors are the real ones
+            yield from _explain(doc, sub)
+        return
+    words = " or ".join(dict.fromkeys(_JSON_TYPES.get(t, t) for t in expected))
+    yield (
+        diag(
+            doc.file,
+            doc.at(path),
+            "PC002",
+            f"{_where(path)} must be {words}, not {_kind(err.instance)}",
+        ),
+        path,
+    )
+
+
+def _branch_types(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _entity(path: PathT) -> PathT:
+    """The smallest entity that a bad value at ``path`` spoils."""
+    if path[:1] in (("dims",), ("tensors",)):
+        return path[:2]
+    if path[:1] == ("layers",):
+        if len(path) >= 4 and path[2] in ("stages", "warms") and isinstance(path[3], int):
+            return path[:4]
+        return path[:2]
+    return path[:1]
+
+
+def _spoil(tree: dict[str, Any], path: PathT, broken: Broken) -> None:
+    """Mark what the error at ``path`` spoils, so the models can still be built."""
+    if not path:
+        return
+    last = path[-1]
+    if isinstance(last, str) and last not in _REQUIRED_KEYS and len(path) > 1:
+        parent = _get(tree, path[:-1])
+        if isinstance(parent, dict) and last in parent and _entity(path) != path:
+            parent[last] = _SPOILED  # an optional key: drop just it
+            return
+    target = _entity(path)
+    top = str(target[0])
+    if len(target) == 1:
+        if top in _STAND_INS:
+            tree[top] = _STAND_INS[top]
+            broken.platform = broken.platform or top == "platform"
+        elif top in ("dims", "tensors", "layers"):
+            tree[top] = {}
+            broken.all_dims |= top == "dims"
+            broken.all_tensors |= top == "tensors"
+            broken.all_kinds |= top == "layers"
+        else:
+            tree[top] = _SPOILED
+        return
+    node = _get(tree, target)
+    if top == "dims":
+        broken.dims.add(str(target[1]))
+    elif top == "tensors":
+        broken.tensors.add(str(target[1]))
+    elif len(target) == 2:
+        broken.kinds.add(str(target[1]))
+    elif target[2] == "stages" and isinstance(node, dict) and isinstance(node.get("name"), str):
+        broken.stages.add((str(target[1]), node["name"]))
+    parent = _get(tree, target[:-1])
+    if isinstance(parent, dict | list) and node is not _MISSING:
+        parent[target[-1]] = _SPOILED  # type: ignore[index]
+
+
+class _Spoiled:
+    pass
+
+
+_SPOILED = _Spoiled()
+_MISSING = object()
+
+
+def _get(tree: Any, path: Iterable[str | int]) -> Any:
+    node = tree
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return node
+
+
+def _drop_spoiled(node: Any, path: PathT, kept: dict[PathT, list[int]]) -> Any:
+    """The tree without its spoiled parts; ``kept`` maps each list to its surviving indices."""
+    if isinstance(node, dict):
+        return {k: _drop_spoiled(v, (*path, k), kept) for k, v in node.items() if v is not _SPOILED}
+    if isinstance(node, list):
+        indices = [i for i, v in enumerate(node) if v is not _SPOILED]
+        if len(indices) != len(node):
+            kept[path] = indices
+        return [_drop_spoiled(node[i], (*path, i), kept) for i in indices]
+    return node

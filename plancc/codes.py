@@ -76,7 +76,9 @@ The file cannot be read as a plan document: it is not UTF-8, is larger than
 4 MiB, is not well-formed YAML, has a duplicate mapping key (reported at the
 second occurrence), nests deeper than 64 levels, or uses aliases that would
 expand to more than 100,000 nodes (an "alias bomb"; it is rejected without
-being expanded).
+being expanded). Plans are plain data: a tag other than the standard
+scalar, list and mapping ones (`!!python/...`, `!!binary`, a date), a merge
+key (`<<`) or an integer that does not fit in 64 bits is PC001 too.
 
 Fix: correct the YAML at the reported position.
 """,
@@ -156,6 +158,8 @@ declare(
 A dim expression does not parse, uses something other than decimal integers,
 names, `+ - * // %` and parentheses, contains a literal 0, divides by zero,
 depends on itself (the message names the cycle), or evaluates to less than 1.
+Values stay within 64 bits (2**63 - 1, for every dim and for a tensor's or a
+flat view's element count) and an expression has at most 200 tokens.
 """,
 )
 declare(
@@ -176,7 +180,8 @@ declare(
     """
 `forward` cannot be expanded: a `from_config` key that is not a list of
 integers, a list value with no entry in `kinds`, or `layers` larger than the
-list. The message names the value and the layer index.
+list. The message names the value and the layer index. A `repeat` or `layers`
+over a `dynamic` dim, or a forward of more than 100,000 layers, is PC014 too.
 """,
 )
 declare(

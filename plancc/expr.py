@@ -3,6 +3,8 @@
 Grammar: ``expr := term (('+'|'-') term)*``, ``term := atom (('*'|'//'|'%') atom)*``,
 ``atom := INT | NAME | '(' expr ')'``. Integers are plain decimal literals
 (no sign, no ``0x``, no ``_``, no leading zeros); a literal 0 is rejected.
+Every value stays within int64 and an expression has at most ``MAX_TOKENS``
+tokens, so no input makes the compiler recurse or compute without bound.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>[0-9]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>//|[-+*%()]))")
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+MAX_VALUE = 2**63 - 1  # every value, literal and intermediate result fits in an int64
+MAX_TOKENS = 200  # bounds the tree's depth, so parsing and evaluating never recurse deeply
+_TOO_BIG = "is larger than 2**63 - 1"
 
 
 class ExprError(Exception):
@@ -43,10 +48,14 @@ def parse(source: int | str) -> Expr:
     if isinstance(source, int):
         if source < 1:
             raise ExprError(f"{source} is not a positive integer")
+        if source > MAX_VALUE:
+            raise ExprError(f"{source} {_TOO_BIG}")
         return Num(source)
     tokens = list(_tokenize(source))
     if not tokens:
         raise ExprError("empty expression")
+    if len(tokens) > MAX_TOKENS:
+        raise ExprError(f"the expression is longer than {MAX_TOKENS} tokens")
     parser = _Parser(tokens)
     expr = parser.expr()
     if parser.pos != len(tokens):
@@ -61,11 +70,18 @@ def _tokenize(text: str) -> Iterator[str]:
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             bad = text[pos:].strip()[:1]
+            why = "; use // for integer division" if bad == "/" else ""
             raise ExprError(
                 f"'{bad}' is not allowed in a dim expression "
-                "(integers, names, + - * // % and parentheses)"
+                f"(integers, names, + - * // % and parentheses){why}"
             )
         tok = m.group(m.lastgroup or "op")
+        after = text[m.end() :].lstrip()[:1]
+        if m.lastgroup == "name" and after in ("(", "."):
+            what = "calls are" if after == "(" else "attribute access is"
+            raise ExprError(f"'{tok}{after}': {what} not allowed in a dim expression")
+        if tok == "*" and text[m.end() : m.end() + 1] == "*":
+            raise ExprError("'**' is not allowed in a dim expression: write the product out")
         if m.lastgroup == "int":
             end = m.end()
             if end < len(text) and (text[end].isalnum() or text[end] == "_"):
@@ -74,6 +90,8 @@ def _tokenize(text: str) -> Iterator[str]:
                 raise ExprError("a literal 0 is not a dimension")
             if tok.startswith("0"):
                 raise ExprError(f"'{tok}': write integers without leading zeros")
+            if len(tok) > len(str(MAX_VALUE)) or int(tok) > MAX_VALUE:
+                raise ExprError(f"'{tok[:20]}' {_TOO_BIG}")
         yield tok
         pos = m.end()
 
@@ -124,7 +142,17 @@ def names(expr: Expr) -> Iterator[str]:
 
 
 def evaluate(expr: Expr, lookup: Callable[[str], int | None]) -> int | None:
-    """The value, or None when a name is dynamic. Raises ExprError on x // 0 and x % 0."""
+    """The value, or None when a name is dynamic.
+
+    Raises ExprError on x // 0 and x % 0, and when a value leaves the int64 range.
+    """
+    value = _evaluate(expr, lookup)
+    if value is not None and abs(value) > MAX_VALUE:
+        raise ExprError(f"the value {_TOO_BIG}")
+    return value
+
+
+def _evaluate(expr: Expr, lookup: Callable[[str], int | None]) -> int | None:
     if isinstance(expr, Num):
         return expr.value
     if isinstance(expr, Name):

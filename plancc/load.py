@@ -8,6 +8,7 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ MAX_BYTES = 4 * 1024 * 1024
 # rejected by counting the composed graph, never by expanding it.
 MAX_NODES = 100_000
 MAX_DEPTH = 64
+MAX_INT = 2**63 - 1  # no number in a plan needs more; bigger ones only make trouble later
 
 PathT = tuple[str | int, ...]
 
@@ -78,7 +80,9 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        root = YAML(typ="safe", pure=True).compose(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
+            root = YAML(typ="safe", pure=True).compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         pos = _pos(mark) if mark is not None else Pos(1, 1)
@@ -117,8 +121,10 @@ class _Builder:
             raise _Reject(_pos(node.start_mark), f"nesting deeper than {MAX_DEPTH} levels")
         active.add(key)
         total = 1
-        if node.tag in (_SEQ, _MAP) or isinstance(node.value, list):
-            children = node.value if node.tag != _MAP else [n for pair in node.value for n in pair]
+        if node.id != "scalar":  # a sequence's items, or a mapping's (key, value) pairs
+            children = [
+                n for item in node.value for n in (item if node.id == "mapping" else [item])
+            ]
             for child in children:
                 total += self.count(child, depth + 1, active)
                 if total > MAX_NODES:
@@ -135,7 +141,7 @@ class _Builder:
         if node.tag == _NULL and node.value == "" and key_pos is not None:
             start = key_pos  # an empty value has no text of its own: point at its key
         self.values[path] = start
-        if node.tag == _MAP:
+        if node.id == "mapping" and node.tag == _MAP:
             out: dict[str, Any] = {}
             for knode, vnode in node.value:
                 if not isinstance(knode.value, str):
@@ -152,9 +158,9 @@ class _Builder:
                 self.keys[(*path, name)] = kpos
                 out[name] = self.build(vnode, (*path, name), kpos)
             return out
-        if node.tag == _SEQ:
+        if node.id == "sequence" and node.tag == _SEQ:
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
-        if isinstance(node.value, list):
+        if node.id != "scalar":
             raise _Reject(start, f"unsupported tag {node.tag}")
         return _scalar(node, start)
 
@@ -164,14 +170,22 @@ def _scalar(node: Any, pos: Pos) -> Any:
     if tag == _NULL:
         return None
     if tag == _BOOL:
+        if text.lower() not in ("true", "false"):
+            raise _Reject(pos, f"invalid boolean {text[:40]!r}")
         return text.lower() == "true"
     if tag == _INT:
         try:
-            return _yaml_int(text)
+            value = _yaml_int(text)
         except ValueError:
-            raise _Reject(pos, f"invalid integer {text!r}") from None
+            raise _Reject(pos, f"invalid integer {text[:40]!r}") from None
+        if abs(value) > MAX_INT:
+            raise _Reject(pos, f"integer {text[:40]} does not fit in 64 bits")
+        return value
     if tag == _FLOAT:
-        return _yaml_float(text)
+        try:
+            return _yaml_float(text)
+        except ValueError:
+            raise _Reject(pos, f"invalid number {text[:40]!r}") from None
     if tag == _STR:
         return text
     raise _Reject(pos, f"unsupported tag {tag}")

@@ -20,7 +20,7 @@ from plancc.names import DTYPES, KEYWORDS, PLATFORMS
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 _NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
 NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]*$"
-SIZE_PATTERN = r"^\s*[0-9]+(\.[0-9]+)?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
+SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
 Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
 DimExpr = Annotated[
@@ -93,7 +93,7 @@ class ForwardFromConfig(_Strict):
     from_config: str
     kinds: Annotated[
         dict[str, str],
-        Field(json_schema_extra={"propertyNames": {"pattern": "^-?[0-9]+$"}}),
+        Field(json_schema_extra={"propertyNames": {"pattern": "^-?[0-9]{1,18}$"}}),
     ]
     layers: DimExpr | SkipJsonSchema[None] = None
 

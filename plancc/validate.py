@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -56,6 +57,7 @@ class Broken:
     all_tensors: bool = False
     all_kinds: bool = False
     platform: bool = False
+    model: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,11 +93,27 @@ def plan_schema_text() -> str:
     return read_text("schemas", "warm-plan.schema.json")
 
 
+def _is_integer(checker: Any, instance: Any) -> bool:
+    # JSON Schema counts 4.0 as an integer; YAML does not, and neither do the models.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker: Any, instance: Any) -> bool:
+    # JSON has no .inf or .nan; YAML does, and no key of the format means them.
+    if isinstance(instance, float):
+        return math.isfinite(instance)
+    return _is_integer(checker, instance)
+
+
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
 
-    return Draft202012Validator(plan_schema())
+    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}
+    )
+    cls = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    return cls(plan_schema())
 
 
 def validate(doc: Document) -> Validated:
@@ -106,11 +124,17 @@ def validate(doc: Document) -> Validated:
     tree = copy.deepcopy(doc.data)
     broken = Broken()
     found: list[tuple[Diagnostic, PathT | None]] = []
-    for err in _validator().iter_errors(doc.data):
+    errors = list(_validator().iter_errors(doc.data))
+    # A value of the wrong type gets one diagnostic, not one more per keyword it fails.
+    mistyped = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
+    for err in errors:
+        if err.validator != "type" and tuple(err.absolute_path) in mistyped:
+            continue
         found.extend(_explain(doc, err))
-    diagnostics = []
+    diagnostics: list[Diagnostic] = []
     for d, spoiled in found:
-        diagnostics.append(d)
+        if d not in diagnostics:  # jsonschema repeats `required` once per missing key
+            diagnostics.append(d)
         if spoiled is not None:
             _spoil(tree, spoiled, broken)
     kept: dict[PathT, list[int]] = {}
@@ -129,6 +153,8 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if value is None:
         return "empty"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "infinity"
     return {dict: "a mapping", list: "a list", str: "a string", int: "an integer"}.get(
         type(value), "a number"
     )
@@ -189,9 +215,11 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, PathT | None
     if v == "required":
         for key in err.validator_value:
             if key not in err.instance:
+                # A top-level key spoils only itself: the rest of the plan is still checked.
+                spoiled = path if path else (key,)
                 yield (
                     diag(file, doc.at(path), "PC002", f"{where} is missing required key '{key}'"),
-                    path,
+                    spoiled,
                 )
         return
     if v == "additionalProperties":
@@ -339,6 +367,7 @@ def _spoil(tree: dict[str, Any], path: PathT, broken: Broken) -> None:
         if top in _STAND_INS:
             tree[top] = _STAND_INS[top]
             broken.platform = broken.platform or top == "platform"
+            broken.model = broken.model or top == "model"
         elif top in ("dims", "tensors", "layers"):
             tree[top] = {}
             broken.all_dims |= top == "dims"

@@ -1,0 +1,392 @@
+"""The command line: exit codes, options, commands, and never a traceback.
+
+In-process through typer's CliRunner (fast), plus a few real ``python -m plancc`` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from plancc import __version__, api
+from plancc.check import check
+from plancc.cli import app
+from plancc.codes import all_codes
+from plancc.diagnostics import Diagnostic
+from plancc.load import load
+from plancc.resolve import resolve
+from plancc.validate import validate
+
+ROOT = Path(__file__).parent.parent
+CASES = sorted((ROOT / "tests" / "cases").rglob("*.yaml"))
+
+CLEAN = """\
+plancc: 1
+model: clean
+platform: a2a3
+tensors: {w: {shape: [64], dtype: bf16}}
+layers: {k: {stages: [{name: s0, reads: [w]}]}}
+"""
+WARNING = CLEAN.replace("clean", "warned") + "lint: {ignore: [PC999]}\n"
+ERROR = CLEAN.replace("clean", "broken").replace("reads: [w]", "reads: [ww]")
+
+
+def _run(*args: str, **env: str) -> Any:
+    env.setdefault("GITHUB_ACTIONS", "")
+    env.setdefault("NO_COLOR", "1")
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+@pytest.fixture
+def plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name, text in (("clean", CLEAN), ("warning", WARNING), ("error", ERROR)):
+        (tmp_path / f"{name}.yaml").write_text(text, "utf-8")
+    return tmp_path
+
+
+# -- exit codes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["clean.yaml"], 0),
+        (["warning.yaml"], 0),
+        (["--strict", "warning.yaml"], 1),
+        (["--strict", "clean.yaml"], 0),
+        (["error.yaml"], 1),
+        (["clean.yaml", "error.yaml"], 1),
+        (["clean.yaml", "missing.yaml"], 2),
+    ],
+)
+def test_exit_codes(plans: Path, args: list[str], code: int) -> None:
+    result = _run("validate", *args)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_clean_plan_prints_only_its_summary(plans: Path) -> None:
+    result = _run("validate", "clean.yaml")
+    assert result.stdout == (
+        "clean.yaml: 0 warm(s), 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
+        "0 errors, 0 warnings in 1 plan\n"
+    )
+
+
+def test_quiet_prints_diagnostics_only(plans: Path) -> None:
+    result = _run("validate", "--quiet", "clean.yaml", "error.yaml")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "error.yaml:5:42: error PC010: unknown tensor 'ww'\n    did you mean 'w'?\n"
+    )
+    assert _run("validate", "-q", "clean.yaml").stdout == ""
+
+
+def test_strict_output_is_the_same_only_the_exit_code_differs(plans: Path) -> None:
+    lax, strict = _run("validate", "warning.yaml"), _run("validate", "--strict", "warning.yaml")
+    assert (lax.exit_code, strict.exit_code) == (0, 1)
+    assert lax.stdout == strict.stdout
+    assert "warning PC004" in strict.stdout
+
+
+def test_a_directory_means_its_yaml_files(plans: Path) -> None:
+    (plans / "notes.txt").write_text("not a plan")
+    (plans / "other.yml").write_text("not: [valid")
+    result = _run("validate", "-q", "-f", "json", ".")
+    assert result.exit_code == 1
+    files = {d["file"] for d in json.loads(result.stdout)["diagnostics"]}
+    assert files == {"error.yaml", "warning.yaml"}
+    summary = _run("validate", ".").stdout.splitlines()[-1]
+    assert summary == "1 error, 1 warning in 3 plans"
+
+
+def test_an_empty_directory_is_exit_2(plans: Path) -> None:
+    (plans / "empty").mkdir()
+    result = _run("validate", "empty")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == "plancc: empty: no *.yaml plans in this directory\n"
+
+
+def test_an_unreadable_plan_is_exit_2(plans: Path) -> None:
+    (plans / "d").mkdir()
+    (plans / "d" / "dir.yaml").mkdir()
+    result = _run("validate", "d")
+    assert result.exit_code == 2
+    assert result.stderr == "plancc: d/dir.yaml: cannot read: Is a directory\n"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_a_missing_path_is_one_line_on_stderr_and_nothing_on_stdout(plans: Path, fmt: str) -> None:
+    result = _run("validate", "--format", fmt, "clean.yaml", "missing.yaml")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == "plancc: missing.yaml: no such file or directory\n"
+
+
+def test_arguments_in_any_order_give_the_same_report(plans: Path) -> None:
+    one = _run("validate", "clean.yaml", "error.yaml", "warning.yaml")
+    two = _run("validate", "warning.yaml", "./error.yaml", "clean.yaml", "error.yaml")
+    assert one.stdout == two.stdout
+    assert one.stdout.count("PC010") == 1  # a plan named twice is checked once
+
+
+def test_two_plans_with_the_same_model_are_pc011(plans: Path) -> None:
+    (plans / "copy.yaml").write_text(CLEAN)
+    result = _run("validate", "-q", "copy.yaml", "clean.yaml")
+    assert result.exit_code == 1
+    # Plans are taken in file order: the later file is the duplicate.
+    assert result.stdout == (
+        "copy.yaml:2:8: error PC011: model 'clean' is also the model of clean.yaml\n"
+        "    each plan's outputs are named after its model\n"
+    )
+
+
+def test_two_plans_missing_their_model_are_not_pc011(plans: Path) -> None:
+    for name in ("x.yaml", "y.yaml"):
+        (plans / name).write_text(CLEAN.replace("model: clean\n", "model: [1]\n"))
+    result = _run("validate", "-q", "-f", "json", "x.yaml", "y.yaml")
+    codes = [d["code"] for d in json.loads(result.stdout)["diagnostics"]]
+    assert codes == ["PC002", "PC002"]
+
+
+# -- other commands --------------------------------------------------------------------------
+
+
+def test_version() -> None:
+    result = _run("--version")
+    assert (result.exit_code, result.stdout) == (0, f"plancc {__version__}\n")
+
+
+@pytest.mark.parametrize("code", ["PC030", "pc030"])
+def test_explain(code: str) -> None:
+    result = _run("explain", code)
+    assert result.exit_code == 0
+    pc030 = next(c for c in all_codes() if c.id == "PC030")
+    assert result.stdout == f"PC030 {pc030.name} (error)\n\n{pc030.doc}\n"
+    assert "L2" in pc030.doc
+
+
+def test_explain_a_core_code() -> None:
+    result = _run("explain", "PC013")
+    assert result.stdout.startswith("PC013 bad-identifier (error)\n\n")
+    assert "`pl`, `after` or\n`warm_ctx`" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("code", "stderr"),
+    [
+        ("PC999", "plancc: unknown code 'PC999'\n"),
+        ("PC0013", "plancc: unknown code 'PC0013'; did you mean 'PC013'?\n"),
+    ],
+)
+def test_explain_an_unknown_code_is_exit_2(code: str, stderr: str) -> None:
+    result = _run("explain", code)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == stderr
+
+
+def test_rules_lists_every_code() -> None:
+    result = _run("rules")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    codes = all_codes()
+    assert lines == [f"{c.id}  {c.severity.value:<7}  {c.name}" for c in codes]
+    ids = [c.id for c in codes]
+    core = ["PC001", "PC002", "PC003", "PC004", "PC005", "PC010", "PC011", "PC012", "PC013"]
+    assert {*core, "PC014", "PC023"} <= set(ids)
+    assert ids == sorted(ids)
+    assert lines[0] == "PC001  error    yaml-syntax"
+    assert "PC004  warning  bad-silence" in lines
+
+
+def test_shell_completion_is_offered() -> None:
+    result = _run("--help")
+    assert result.exit_code == 0
+    assert "--install-completion" in result.stdout
+    assert "--show-completion" in result.stdout
+
+
+def test_usage_errors_are_exit_2_without_traceback() -> None:
+    for args in (["validate"], ["validate", "--bogus", "x"], ["explain"], ["nope"], []):
+        result = _run(*args)
+        assert result.exit_code == 2, args
+        assert "Traceback" not in result.output
+
+
+# -- internal errors -------------------------------------------------------------------------
+
+
+def _explode(*args: object) -> None:
+    raise RuntimeError("boom")
+
+
+def test_an_internal_error_is_one_line_and_exit_2(
+    plans: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(api, "check_plan", _explode)
+    result = _run("validate", "clean.yaml")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == "plancc: internal error: RuntimeError: boom\n"
+
+
+def test_debug_shows_the_traceback(plans: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "check_plan", _explode)
+    result = _run("--debug", "validate", "clean.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Traceback (most recent call last):\n")
+    assert 'raise RuntimeError("boom")' in result.stderr
+    assert result.stderr.endswith("plancc: internal error: RuntimeError: boom\n")
+    # --debug lasts one run only
+    assert "Traceback" not in _run("validate", "clean.yaml").stderr
+
+
+# -- no input gives a traceback --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plan", CASES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "cases")))
+def test_no_case_gives_a_traceback(plan: Path) -> None:
+    for fmt in ("text", "json", "github", "sarif"):
+        result = _run("validate", "--format", fmt, str(plan))
+        assert result.exit_code in (0, 1), result.output
+        assert result.stderr == ""
+
+
+_PIECES = [
+    "plancc: 1\n",
+    "model: m\n",
+    "platform: a2a3\n",
+    "tensors:\n",
+    "  w: ",
+    "{shape: [",
+    "D",
+    ", ",
+    "64",
+    "], dtype: bf16}\n",
+    "layers:\n",
+    "  k:\n",
+    "    stages:\n",
+    "      - {name: s0, task: t, reads: [w]}\n",
+    "    warms:\n",
+    "      - {name: a, after: s0, tensors: [w]}\n",
+    "dims: {D: ",
+    "D * 2",
+    "}\n",
+    "forward: [k, {layer: k, repeat: ",
+    "]\n",
+    "&x ",
+    "*x",
+    "!!str ",
+    "[",
+    "]",
+    "{",
+    "}",
+    ": ",
+    "- ",
+    "\n",
+    "  ",
+    "0",
+    "-1",
+    "1.5",
+    ".nan",
+    "~",
+    "'",
+    '"',
+    "#",
+    "\t",
+    "é",
+    "\x00",
+    "\ufeff",
+    "99999999999999999999999",
+    "lint: {ignore: [PC999]}\n",
+    "config: c.json\n",
+]
+
+
+@settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_no_input_raises(pieces: list[str]) -> None:
+    raw = "".join(pieces).encode("utf-8", "surrogatepass")
+    doc = load("fuzz.yaml", raw)  # every stage, as check_plan runs them
+    if isinstance(doc, Diagnostic):
+        assert doc.code == "PC001"
+        return
+    validated = validate(doc)
+    plan, _ = resolve(validated)
+    if plan is not None:
+        check(plan)
+
+
+# -- real processes --------------------------------------------------------------------------
+
+
+def _python_m(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
+    return subprocess.run(
+        [sys.executable, "-m", "plancc", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_python_m_plancc(plans: Path) -> None:
+    version = _python_m("--version", cwd=plans)
+    assert (version.returncode, version.stdout, version.stderr) == (
+        0,
+        f"plancc {__version__}\n",
+        "",
+    )
+    ok = _python_m("validate", "clean.yaml", cwd=plans)
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert ok.stdout.endswith("0 errors, 0 warnings in 1 plan\n")
+    bad = _python_m("validate", "-q", "error.yaml", cwd=plans)
+    assert bad.returncode == 1
+    assert (
+        bad.stdout == "error.yaml:5:42: error PC010: unknown tensor 'ww'\n    did you mean 'w'?\n"
+    )
+    missing = _python_m("validate", "-f", "json", "missing.yaml", cwd=plans)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == "plancc: missing.yaml: no such file or directory\n"
+
+
+def test_the_shipped_plans_validate(tmp_path: Path) -> None:
+    count = len(list((ROOT / "plans").glob("*.yaml")))
+    result = _python_m("validate", str(ROOT / "plans"), cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, ""), result.stdout
+    assert result.stdout.endswith(f"\n0 errors, 0 warnings in {count} plans\n")
+
+
+def test_a_closed_stdout_is_not_an_internal_error(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.close(read)  # `plancc rules | head -0`: the reader is gone before plancc writes
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "plancc", "rules"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 2
+    assert proc.stderr == ""

@@ -1,0 +1,57 @@
+"""Cold start is a feature: `plancc validate` imports nothing it does not need (no jinja2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+PLAN = ROOT / "tests" / "cases" / "valid" / "contract_example.yaml"
+
+_PROBE = """
+import json, sys
+import plancc.cli
+sys.argv = ["plancc", *sys.argv[1:]]
+try:
+    plancc.cli.main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules_after(*args: str, cwd: Path) -> tuple[int, set[str]]:
+    """Run plancc ARGS in a fresh interpreter; its exit code and every module it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = json.loads(proc.stderr.splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_validate_does_not_import_jinja2(tmp_path: Path) -> None:
+    code, modules = _modules_after("validate", str(PLAN), cwd=tmp_path)
+    assert code == 0
+    assert "plancc.validate" in modules  # the probe really ran a validation
+    assert "plancc.resolve" in modules
+    assert "jinja2" not in _tops(modules)
+    assert "markupsafe" not in _tops(modules)
+    assert not {"plancc.render", "plancc.write"} & modules
+
+
+def test_version_imports_no_pipeline(tmp_path: Path) -> None:
+    code, modules = _modules_after("--version", cwd=tmp_path)
+    assert code == 0
+    assert not {"jinja2", "pydantic", "jsonschema", "ruamel"} & _tops(modules)
+    assert not {m for m in modules if m.startswith("plancc.")} - {"plancc.cli"}

@@ -1,0 +1,328 @@
+"""Report formats: text (exact bytes, colour), json, github annotations and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft4Validator
+from typer.testing import CliRunner
+
+from plancc import report as rp
+from plancc.api import Report, validate_paths
+from plancc.cli import Format, _emit, app
+from plancc.codes import all_codes
+
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+
+PLAN_A = """\
+plancc: 1
+model: a
+platform: a2a3
+dims: {D: 64, E: "D % 64"}
+tensors: {w: {shape: [D, DD], dtype: bf16}}
+layers: {k: {stages: [{name: s0, reads: [w, x]}]}}
+"""
+PLAN_B = """\
+plancc: 1
+model: b
+platform: a2a3
+tensors: {w: {shape: [64], dtype: bf16}}
+layers: {k: {stages: [{name: s0}]}}
+lint: {ignore: [PC999]}
+"""
+SUMMARY = "0 warm(s), 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)"
+
+TEXT = f"""\
+a.yaml:4:18: error PC012: dim 'E' 'D % 64' is 0; a dimension must be ≥ 1
+a.yaml:5:26: error PC010: unknown dim 'DD'
+    did you mean 'D'?
+a.yaml:6:45: error PC010: unknown tensor 'x'
+b.yaml:6:17: warning PC004: lint.ignore names 'PC999', which is not a rule id; it silences nothing
+    `plancc rules` lists every id
+a.yaml: {SUMMARY}
+b.yaml: {SUMMARY}
+3 errors, 1 warning in 2 plans
+"""
+
+GITHUB = """\
+::error file=a.yaml,line=4,col=18,title=PC012::dim 'E' 'D %25 64' is 0; a dimension must be ≥ 1
+::error file=a.yaml,line=5,col=26,title=PC010::unknown dim 'DD'%0Adid you mean 'D'?
+::error file=a.yaml,line=6,col=45,title=PC010::unknown tensor 'x'
+::warning file=b.yaml,line=6,col=17,title=PC004::lint.ignore names 'PC999', which is not a rule \
+id; it silences nothing%0A`plancc rules` lists every id
+"""
+
+
+@pytest.fixture
+def plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Two plans in the working directory: three errors in a.yaml, one warning in b.yaml."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text(PLAN_A, "utf-8")
+    (tmp_path / "b.yaml").write_text(PLAN_B, "utf-8")
+    return ["b.yaml", "a.yaml"]  # reports are sorted by file, whatever the argument order
+
+
+@pytest.fixture
+def report(plans: list[str]) -> Report:
+    return validate_paths(plans)
+
+
+def _run(args: list[str], **env: str) -> Any:
+    env.setdefault("GITHUB_ACTIONS", "")
+    return CliRunner().invoke(app, args, env=env)
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def test_text_exact_bytes(report: Report) -> None:
+    assert rp.text(report) == TEXT
+
+
+def test_text_through_the_cli(plans: list[str]) -> None:
+    result = _run(["validate", *plans])
+    assert result.exit_code == 1
+    assert result.stdout == TEXT
+    assert result.stderr == ""
+
+
+def test_text_quiet_has_no_summary(plans: list[str]) -> None:
+    result = _run(["validate", "--quiet", *plans])
+    assert result.stdout == TEXT.split("a.yaml: 0 warm", maxsplit=1)[0]
+
+
+def test_text_clean_plan_is_only_the_summary(plans: list[str]) -> None:
+    result = _run(["validate", "b.yaml"])  # a warning only: exit 0
+    assert result.exit_code == 0
+    last = result.stdout.splitlines()[-2:]
+    assert last == [f"b.yaml: {SUMMARY}", "0 errors, 1 warning in 1 plan"]
+
+
+def test_text_colour(report: Report) -> None:
+    coloured = rp.text(report, colour=True)
+    assert coloured.startswith("\033[1ma.yaml:4:18:\033[0m \033[1;31merror\033[0m PC012: ")
+    assert "\033[1;33mwarning\033[0m PC004" in coloured
+    assert "    \033[2mdid you mean 'D'?\033[0m\n" in coloured
+    plain = coloured
+    for code in ("\033[1;31m", "\033[1;33m", "\033[1m", "\033[2m", "\033[0m"):
+        plain = plain.replace(code, "")
+    assert plain == TEXT
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("tty", "no_color", "coloured"),
+    [(True, None, True), (True, "1", False), (True, "", False), (False, None, False)],
+)
+def test_colour_only_on_a_terminal_without_no_color(
+    report: Report,
+    monkeypatch: pytest.MonkeyPatch,
+    tty: bool,
+    no_color: str | None,
+    coloured: bool,
+) -> None:
+    out = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    _emit(report, Format.auto, quiet=False, show_allowed=False)
+    assert ("\033[" in out.getvalue()) is coloured
+    assert out.getvalue() == rp.text(report, colour=coloured)
+
+
+def _on_a_pty(args: list[str], cwd: Path, **env: str) -> bytes:
+    """Run `python -m plancc ARGS` with its stdout on a pseudo-terminal; what it printed."""
+    master, slave = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "GITHUB_ACTIONS")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plancc", *args],
+        cwd=cwd,
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        env={**environment, **env},
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 1
+    return b"".join(chunks)
+
+
+def test_colour_on_a_real_terminal(plans: list[str], tmp_path: Path) -> None:
+    assert b"\033[1;31merror\033[0m" in _on_a_pty(["validate", *plans], tmp_path)
+    assert b"\033[" not in _on_a_pty(["validate", *plans], tmp_path, NO_COLOR="1")
+
+
+# -- json ------------------------------------------------------------------------------------
+
+
+def test_json(plans: list[str]) -> None:
+    result = _run(["validate", "--format", "json", *plans])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert set(data) == {"diagnostics", "errors", "warnings", "plans"}
+    assert (data["errors"], data["warnings"]) == (3, 1)
+    assert data["diagnostics"][1] == {
+        "file": "a.yaml",
+        "line": 5,
+        "col": 26,
+        "severity": "error",
+        "code": "PC010",
+        "message": "unknown dim 'DD'",
+    }
+    for d in data["diagnostics"]:
+        assert list(d) == ["file", "line", "col", "severity", "code", "message"]
+    got = [(d["file"], d["line"], d["col"], d["severity"], d["code"]) for d in data["diagnostics"]]
+    assert got == [
+        ("a.yaml", 4, 18, "error", "PC012"),
+        ("a.yaml", 5, 26, "error", "PC010"),
+        ("a.yaml", 6, 45, "error", "PC010"),
+        ("b.yaml", 6, 17, "warning", "PC004"),
+    ]
+    assert [(p["file"], p["model"]) for p in data["plans"]] == [("a.yaml", "a"), ("b.yaml", "b")]
+    assert result.stderr == ""
+
+
+def test_json_clean(plans: list[str], tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(PLAN_B.replace("model: b", "model: c").split("lint")[0])
+    result = _run(["validate", "-f", "json", "c.yaml"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert (data["diagnostics"], data["errors"], data["warnings"]) == ([], 0, 0)
+
+
+def test_json_usage_error_prints_nothing_on_stdout(plans: list[str]) -> None:
+    result = _run(["validate", "-f", "json", "a.yaml", "missing.yaml"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == "plancc: missing.yaml: no such file or directory\n"
+
+
+# -- github ----------------------------------------------------------------------------------
+
+
+def test_github_exact(report: Report) -> None:
+    assert rp.github(report) == GITHUB
+
+
+@pytest.mark.parametrize(("env", "fmt"), [("true", "github"), ("", "text"), ("false", "text")])
+def test_github_is_chosen_automatically_on_actions(plans: list[str], env: str, fmt: str) -> None:
+    result = _run(["validate", *plans], GITHUB_ACTIONS=env)
+    assert result.stdout == (GITHUB if fmt == "github" else TEXT)
+
+
+def test_explicit_format_wins_on_actions(plans: list[str]) -> None:
+    result = _run(["validate", "--format", "text", *plans], GITHUB_ACTIONS="true")
+    assert result.stdout == TEXT
+
+
+def test_github_escapes_properties_and_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    name = "odd,name:100%.yaml"
+    (tmp_path / name).write_text(PLAN_A, "utf-8")
+    out = rp.github(validate_paths([name]))
+    first = out.splitlines()[0]
+    assert first == (
+        "::error file=odd%2Cname%3A100%25.yaml,line=4,col=18,title=PC012::"
+        "dim 'E' 'D %25 64' is 0; a dimension must be ≥ 1"
+    )
+    assert "%0Adid you mean 'D'?" in out
+    assert out.count("\n") == 3  # one line per annotation: newlines are escaped
+
+
+def test_escaping_rules() -> None:
+    assert rp._escape_data("a%b\r\nc:d,e") == "a%25b%0D%0Ac:d,e"
+    assert rp._escape_property("a%b\r\nc:d,e") == "a%25b%0D%0Ac%3Ad%2Ce"
+
+
+# -- sarif -----------------------------------------------------------------------------------
+
+
+def test_the_vendored_sarif_schema_is_unmodified() -> None:
+    digest = hashlib.sha256(SARIF_SCHEMA.read_bytes()).hexdigest()
+    assert digest == "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+    assert digest in (SARIF_SCHEMA.parent / "README.md").read_text("utf-8")
+
+
+def _sarif_validator() -> Draft4Validator:
+    schema = json.loads(SARIF_SCHEMA.read_text("utf-8"))
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json")
+    Draft4Validator.check_schema(schema)
+    return Draft4Validator(schema)
+
+
+def test_sarif_is_valid_sarif_2_1_0(plans: list[str]) -> None:
+    result = _run(["validate", "--format", "sarif", *plans])
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    errors = [e.message for e in _sarif_validator().iter_errors(log)]
+    assert errors == []
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "plancc"
+    rules = driver["rules"]
+    assert [r["id"] for r in rules] == [c.id for c in all_codes()]
+    for r, c in zip(rules, all_codes(), strict=True):
+        assert r["name"] == c.name
+        assert r["defaultConfiguration"]["level"] == c.severity.value
+        assert r["fullDescription"]["text"] == c.doc
+    got = [
+        (
+            res["ruleId"],
+            rules[res["ruleIndex"]]["id"],
+            res["level"],
+            res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            res["locations"][0]["physicalLocation"]["region"]["startLine"],
+            res["locations"][0]["physicalLocation"]["region"]["startColumn"],
+        )
+        for res in run["results"]
+    ]
+    assert got == [
+        ("PC012", "PC012", "error", "a.yaml", 4, 18),
+        ("PC010", "PC010", "error", "a.yaml", 5, 26),
+        ("PC010", "PC010", "error", "a.yaml", 6, 45),
+        ("PC004", "PC004", "warning", "b.yaml", 6, 17),
+    ]
+    assert run["results"][1]["message"]["text"] == "unknown dim 'DD' (did you mean 'D'?)"
+
+
+def test_sarif_without_results_is_valid(plans: list[str], tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(PLAN_B.replace("model: b", "model: c").split("lint")[0])
+    log = json.loads(rp.sarif(validate_paths(["c.yaml"])))
+    assert list(_sarif_validator().iter_errors(log)) == []
+    assert log["runs"][0]["results"] == []
+
+
+def test_the_sarif_schema_catches_a_broken_log(report: Report) -> None:
+    log = json.loads(rp.sarif(report))
+    log["runs"][0]["results"][0]["level"] = "fatal"
+    del log["runs"][0]["tool"]["driver"]["name"]
+    messages = sorted(e.message for e in _sarif_validator().iter_errors(log))
+    assert len(messages) == 2, messages

@@ -1,0 +1,239 @@
+"""The loader: bytes -> YAML tree with the position of every key and value, or one PC001."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plancc import load as loader
+from plancc.diagnostics import Diagnostic, Pos, Severity
+from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load
+
+BLOCK = b"""\
+plancc: 1
+model: m
+platform:
+tensors:
+  w:
+    shape:
+      - D
+      - 4
+    dtype: bf16
+"""
+
+FLOW = b"""\
+tensors: {w: {shape: [D, 4], dtype: bf16}}
+layers: {k: {stages: [{name: s0}, {name: s1, reads: [w]}]}}
+"""
+
+
+def _doc(raw: bytes) -> Document:
+    doc = load("plan.yaml", raw)
+    assert isinstance(doc, Document), doc
+    return doc
+
+
+def _pc001(raw: bytes) -> Diagnostic:
+    d = load("plan.yaml", raw)
+    assert isinstance(d, Diagnostic), d
+    assert (d.file, d.code, d.severity) == ("plan.yaml", "PC001", Severity.ERROR)
+    return d
+
+
+def test_block_positions_of_keys_and_values() -> None:
+    doc = _doc(BLOCK)
+    assert doc.data == {
+        "plancc": 1,
+        "model": "m",
+        "platform": None,
+        "tensors": {"w": {"shape": ["D", 4], "dtype": "bf16"}},
+    }
+    assert doc.keys[("model",)] == Pos(2, 1)
+    assert doc.values[("model",)] == Pos(2, 8)
+    assert doc.keys[("tensors", "w")] == Pos(5, 3)
+    assert doc.values[("tensors", "w")] == Pos(6, 5)  # a block mapping starts at its first key
+    assert doc.values[("tensors", "w", "shape")] == Pos(7, 7)
+    assert doc.values[("tensors", "w", "shape", 0)] == Pos(7, 9)
+    assert doc.values[("tensors", "w", "shape", 1)] == Pos(8, 9)
+    assert doc.keys[("tensors", "w", "dtype")] == Pos(9, 5)
+    assert doc.values[("tensors", "w", "dtype")] == Pos(9, 12)
+    assert doc.values[()] == Pos(1, 1)
+
+
+def test_an_empty_value_is_placed_at_its_key() -> None:
+    doc = _doc(BLOCK)
+    assert doc.values[("platform",)] == doc.keys[("platform",)] == Pos(3, 1)
+
+
+def test_flow_positions_of_keys_and_values() -> None:
+    doc = _doc(FLOW)
+    assert doc.values[("tensors",)] == Pos(1, 10)
+    assert doc.keys[("tensors", "w")] == Pos(1, 11)
+    assert doc.values[("tensors", "w")] == Pos(1, 14)
+    assert doc.keys[("tensors", "w", "shape")] == Pos(1, 15)
+    assert doc.values[("tensors", "w", "shape")] == Pos(1, 22)
+    assert doc.values[("tensors", "w", "shape", 0)] == Pos(1, 23)
+    assert doc.values[("tensors", "w", "shape", 1)] == Pos(1, 26)
+    assert doc.values[("tensors", "w", "dtype")] == Pos(1, 37)
+    assert doc.values[("layers", "k", "stages", 0)] == Pos(2, 23)
+    assert doc.values[("layers", "k", "stages", 1, "name")] == Pos(2, 42)
+    assert doc.keys[("layers", "k", "stages", 1, "reads")] == Pos(2, 46)
+    assert doc.values[("layers", "k", "stages", 1, "reads", 0)] == Pos(2, 54)
+
+
+def test_at_falls_back_to_the_nearest_known_ancestor() -> None:
+    doc = _doc(FLOW)
+    assert doc.at(("tensors", "w", "flat", 0)) == Pos(1, 14)
+    assert doc.at(("nowhere",)) == Pos(1, 1)
+    # key_at of a list item (which has no key) is its value's position
+    assert doc.key_at(("tensors", "w", "shape", 1)) == Pos(1, 26)
+    assert doc.key_at(("tensors", "w", "dtype")) == Pos(1, 30)
+
+
+def test_scalars_follow_yaml_1_2_and_keys_keep_their_source_text() -> None:
+    doc = _doc(b"a: yes\nb: ~\nc: TRUE\nd: 1.5\ne: '7'\n0: x\nf: 010\ng: !!str 5\n")
+    assert doc.data == {
+        "a": "yes",
+        "b": None,
+        "c": True,
+        "d": 1.5,
+        "e": "7",
+        "0": "x",
+        "f": 10,
+        "g": "5",
+    }
+
+
+def test_a_byte_order_mark_is_ignored() -> None:
+    assert _doc(b"\xef\xbb\xbfa: 1\n").data == {"a": 1}
+
+
+def test_an_empty_file_is_an_empty_document() -> None:
+    assert _doc(b"").data is None
+    assert _doc(b"# only a comment\n").data is None
+
+
+def test_aliases_are_expanded_with_the_anchor_position() -> None:
+    doc = _doc(b"a: &x [1, 2]\nb: *x\n")
+    assert doc.data == {"a": [1, 2], "b": [1, 2]}
+    assert doc.values[("b",)] == doc.values[("a",)] == Pos(1, 4)
+    assert doc.values[("b", 1)] == Pos(1, 11)
+
+
+def test_not_utf8_is_pc001_at_the_first_bad_byte() -> None:
+    d = _pc001(b'plancc: 1\nmodel: "m\xff"\n')
+    assert (d.line, d.col, d.message) == (2, 10, "file is not valid UTF-8")
+    d = _pc001(b"\xfe")
+    assert (d.line, d.col) == (1, 1)
+
+
+def test_the_4_mib_limit(tmp_path: Path) -> None:
+    at_limit = b"a: 1\n" + b"#" * (MAX_BYTES - 6) + b"\n"
+    assert len(at_limit) == MAX_BYTES == 4 * 1024 * 1024
+    assert _doc(at_limit).data == {"a": 1}
+    d = _pc001(at_limit + b"\n")
+    assert (d.line, d.col) == (1, 1)
+    assert d.message == "file is 4,194,305 bytes; the limit is 4 MiB"
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "col", "message"),
+    [
+        (b"a: 1\nb: [1, 2\nc: 3\n", 3, 2, "invalid YAML: expected ',' or ']', but got ':'"),
+        (b"a:\n\tb: 1\n", 2, 1, "invalid YAML: found character '\\t' that cannot start any token"),
+        (b"a: 1\n---\nb: 2\n", 2, 1, "invalid YAML: but found another document"),
+        (b"a: *nothing\n", 1, 4, "invalid YAML: found undefined alias 'nothing'"),
+        (b"a: 1\nb: 2\na: 3\n", 3, 1, "duplicate key 'a' (first defined at 1:1)"),
+        (b"x: {a: 1, 'a': 2}\n", 1, 11, "duplicate key 'a' (first defined at 1:5)"),
+        (b"? [a]\n: 1\n", 1, 3, "a mapping key must be a plain scalar"),
+        (b"a: {x: 1}\nb:\n  <<: *a\n", 3, 7, "invalid YAML: found undefined alias 'a'"),
+        (b"a: &a {x: 1}\nb:\n  <<: *a\n", 3, 3, "merge keys (<<) are not supported"),
+        (b"a: !!python/name:os.system x\n", 1, 4, "unsupported tag"),
+        (b"a: !!binary aGk=\n", 1, 4, "unsupported tag tag:yaml.org,2002:binary"),
+        (b"a: !!set {x}\n", 1, 4, "unsupported tag tag:yaml.org,2002:set"),
+        (b"a: !!seq {x: 1}\n", 1, 4, "unsupported tag tag:yaml.org,2002:seq"),
+        (b"a: !!map [1]\n", 1, 4, "unsupported tag tag:yaml.org,2002:map"),
+        (b"a: !!float x\n", 1, 4, "invalid number 'x'"),
+        (b"a: !!bool maybe\n", 1, 4, "invalid boolean 'maybe'"),
+        (b"a: 2001-12-14\n", 1, 4, "unsupported tag tag:yaml.org,2002:timestamp"),
+        (b"a: 9223372036854775808\n", 1, 4, "does not fit in 64 bits"),
+        (b"a: &r [*r]\n", 1, 4, "recursive alias"),
+    ],
+)
+def test_unreadable_documents_are_pc001_where_the_parser_says(
+    raw: bytes, line: int, col: int, message: str
+) -> None:
+    d = _pc001(raw)
+    assert (d.line, d.col) == (line, col), d.message
+    assert message in d.message
+
+
+def test_the_largest_int64_is_an_integer() -> None:
+    assert _doc(b"a: 9223372036854775807\n").data == {"a": 2**63 - 1}
+
+
+def test_nesting_is_bounded() -> None:
+    deep = "a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n"
+    d = _pc001(deep.encode())
+    assert d.message == f"nesting deeper than {MAX_DEPTH} levels"
+    ok = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
+    assert isinstance(load("plan.yaml", ok.encode()), Document)
+    very_deep = "a: " + "[" * 1500 + "]" * 1500 + "\n"  # deeper than Python's own stack
+    assert _pc001(very_deep.encode()).message.startswith("invalid YAML")
+
+
+def _bomb(levels: int, width: int) -> bytes:
+    lines = ['a0: &a0 "lol"']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+class _Counting:
+    """Counts the loader's work: how often a node is counted, and whether anything is built."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.counted = 0
+        self.built = 0
+        count, build = loader._Builder.count, loader._Builder.build
+
+        def counting(this: Any, *args: Any) -> int:
+            self.counted += 1
+            return count(this, *args)
+
+        def building(this: Any, *args: Any) -> Any:
+            self.built += 1
+            return build(this, *args)
+
+        monkeypatch.setattr(loader._Builder, "count", counting)
+        monkeypatch.setattr(loader._Builder, "build", building)
+
+
+def test_a_billion_laughs_is_pc001_without_being_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _bomb(levels=9, width=9)  # 9**9 = 387,420,489 strings if expanded
+    work = _Counting(monkeypatch)
+    d = _pc001(raw)
+    assert "alias bomb" in d.message
+    assert (d.line, d.col) == (7, 5)  # the first anchor whose expansion passes the limit
+    assert work.built == 0  # rejected before any tree is built
+    # Each distinct node is counted once; an alias is a memo hit. 10 anchors, 9 aliases each:
+    assert work.counted <= 2 * (1 + 2 * 10 + 9 * 10)
+
+
+def test_aliases_below_the_limit_are_fine(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _bomb(levels=4, width=9)  # 9**4 + ... = 7,381 nodes when expanded
+    work = _Counting(monkeypatch)
+    doc = _doc(raw)
+    assert len(doc.data["a4"]) == 9
+    assert doc.data["a4"][8][8][8][8] == "lol"
+    assert work.built > 7000  # the tree really is expanded, with positions for every node
+    assert MAX_NODES == 100_000
+
+
+def test_the_corpus_bombs_are_rejected_fast() -> None:
+    # Not a timing assertion: the bombs in the corpus load through the same path.
+    for name in ("pc001_alias_bomb_block.yaml", "pc001_alias_bomb_flow.yaml"):
+        raw = (Path(__file__).parent / "cases" / "core" / name).read_bytes()
+        assert "alias bomb" in _pc001(raw).message

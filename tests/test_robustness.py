@@ -1,0 +1,126 @@
+"""Hostile or merely huge inputs get diagnostics, never an exception or an endless computation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from plancc.api import validate_paths
+from plancc.resolve import MAX_FORWARD_LAYERS, parse_size
+
+HEAD = "plancc: 1\nmodel: m\nplatform: a2a3\n"
+TAIL = "tensors: {w: {shape: [D0], dtype: bf16}}\nlayers: {k: {stages: [{name: s0}]}}\n"
+
+Write = Callable[..., Path]
+
+
+def _diagnostics(path: Path) -> list[tuple[str, int, int, str]]:
+    return [(d.code, d.line, d.col, d.message) for d in validate_paths([str(path)]).diagnostics]
+
+
+def test_a_long_chain_of_dims_resolves(write_plan: Write) -> None:
+    n = 3000  # far deeper than Python's recursion limit if resolved recursively
+    dims = "".join(f"  D{i}: D{i + 1} + 1\n" for i in range(n)) + f"  D{n}: 1\n"
+    path = write_plan(HEAD + "dims:\n" + dims + TAIL)
+    report = validate_paths([str(path)])
+    assert report.diagnostics == []
+    (result,) = report.results
+    assert result.plan is not None
+    assert result.plan.tensors["w"].shape == (n + 1,)
+
+
+def test_a_cycle_through_many_dims_is_pc012(write_plan: Write) -> None:
+    n = 3000
+    dims = "".join(f"  D{i}: D{(i + 1) % n}\n" for i in range(n))
+    got = _diagnostics(write_plan(HEAD + "dims:\n" + dims + TAIL))
+    assert [g[0] for g in got] == ["PC012"]
+
+
+def test_a_short_cycle_names_every_member_in_plan_order(write_plan: Write) -> None:
+    dims = "dims:\n  D0: C\n  A: B\n  B: D0 + 1\n  C: 2 * A\n"
+    got = _diagnostics(write_plan(HEAD + dims + TAIL))
+    assert got == [("PC012", 5, 7, "dims form a cycle: D0 -> C -> A -> B -> D0")]
+
+
+def test_a_diamond_is_not_a_cycle(write_plan: Write) -> None:
+    dims = "dims:\n  D0: B + C\n  B: A * 2\n  C: A * 3\n  A: 4\n"
+    assert _diagnostics(write_plan(HEAD + dims + TAIL)) == []
+
+
+def test_shapes_and_views_beyond_int64_are_pc012(write_plan: Write) -> None:
+    text = HEAD + (
+        "dims: {D0: 4, BIG: 3037000500}\n"
+        "tensors:\n"
+        "  w: {shape: [D0], dtype: bf16}\n"
+        "  huge: {shape: [BIG, BIG], dtype: bf16}\n"
+        "  view: {shape: [D0], dtype: bf16, flat: [BIG, BIG]}\n"
+        "layers: {k: {stages: [{name: s0}]}}\n"
+    )
+    assert [(c, line, col) for c, line, col, _ in _diagnostics(write_plan(text))] == [
+        ("PC012", 7, 17),
+        ("PC012", 8, 42),
+    ]
+
+
+def test_many_shape_entries_do_not_overflow_printing(write_plan: Write) -> None:
+    shape = ", ".join(["9223372036854775807"] * 400)
+    text = HEAD + f"dims: {{D0: 1}}\ntensors: {{w: {{shape: [{shape}], dtype: bf16}}}}\n"
+    text += "layers: {k: {stages: [{name: s0}]}}\n"
+    assert [g[0] for g in _diagnostics(write_plan(text))] == ["PC012"]
+
+
+def test_a_huge_forward_is_pc014_not_a_memory_error(write_plan: Write) -> None:
+    text = HEAD + "dims: {D0: 1}\n" + TAIL
+    text += "forward: [{layer: k, repeat: 9223372036854775807}]\n"
+    got = _diagnostics(write_plan(text))
+    assert got == [
+        ("PC014", 7, 11, f"forward has more than {MAX_FORWARD_LAYERS:,} layers at entry 0")
+    ]
+
+
+def test_forward_at_the_limit_is_fine(write_plan: Write) -> None:
+    text = HEAD + "dims: {D0: 1}\n" + TAIL
+    text += f"forward: [{{layer: k, repeat: {MAX_FORWARD_LAYERS - 1}}}, k]\n"
+    report = validate_paths([str(write_plan(text))])
+    assert report.diagnostics == []
+    assert report.results[0].plan is not None
+    assert report.results[0].plan.forward is not None
+    assert len(report.results[0].plan.forward.kinds) == MAX_FORWARD_LAYERS
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        (1234, 1234),
+        ("427.8 MB", 427_800_000),
+        ("427.8MB", 427_800_000),
+        (" 1.5 KiB ", 1536),
+        ("0.1 B", 1),  # fractional bytes round up
+        ("1.0000001 kB", 1001),
+        ("1 GiB", 2**30),
+        ("2 kB", 2000),
+        (
+            "999999999999999.999999999999999 GiB",
+            math.ceil(Fraction("999999999999999.999999999999999") * 2**30),
+        ),
+    ],
+)
+def test_parse_size_is_exact(text: str | int, size: int) -> None:
+    assert parse_size(text) == size
+
+
+def test_a_size_with_too_many_digits_is_pc002(write_plan: Write) -> None:
+    text = HEAD + "dims: {D0: 1}\ntensors: {w: {shape: [D0], dtype: bf16}}\n"
+    text += f'layers: {{k: {{stages: [{{name: s0, streams: "{"9" * 16} GB"}}]}}}}\n'
+    assert [g[0] for g in _diagnostics(write_plan(text))] == ["PC002"]
+
+
+def test_a_forward_kind_key_with_too_many_digits_is_pc002(write_plan: Write) -> None:
+    text = HEAD + "dims: {D0: 1}\n" + TAIL
+    text += f"forward: {{from_config: x, kinds: {{{'1' * 30}: k}}}}\n"
+    got = _diagnostics(write_plan(text))
+    assert [g[0] for g in got] == ["PC010", "PC002"]

@@ -7,11 +7,12 @@ did not resolve, remembering it so that nothing downstream reports it twice.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from plancc.validate import Validated
 
 _UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
 _UNITS |= {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+MAX_FORWARD_LAYERS = 100_000  # far beyond any model; keeps a typo'd `repeat` from exhausting memory
 
 
 class _Unresolved(Exception):
@@ -47,8 +49,10 @@ def parse_size(text: str | int) -> int:
     if len(text.split()) == 1:
         i = next(i for i, c in enumerate(text) if c.isalpha())
         number, unit = text[:i], text[i:]
-    exact = Decimal(number.strip()) * _UNITS[unit.strip()]
-    return int(-(-exact // 1))
+    with localcontext() as ctx:
+        ctx.prec = 2 * len(text) + 20  # exact: the default 28 digits would round or raise
+        exact = Decimal(number.strip()) * _UNITS[unit.strip()]
+        return int(exact.to_integral_value(rounding=ROUND_CEILING))  # `//` truncates a Decimal
 
 
 @dataclass
@@ -169,6 +173,9 @@ class _Resolver:
         except ex.ExprError as exc:
             self.report(pos, "PC012", f"{what}: {exc}")
             raise _Unresolved from None
+        except RecursionError:  # a cycle through hundreds of dims (dim_order prevents chains)
+            self.report(pos, "PC012", f"{what}: dims depend on each other too deeply")
+            raise _Unresolved from None
         if value is not None and value < 1:
             self.report(pos, "PC012", f"{what} '{source}' is {value}; a dimension must be ≥ 1")
             raise _Unresolved
@@ -203,7 +210,38 @@ class _Resolver:
         self.dim_values[name] = value
         return value
 
+    def dim_order(self) -> list[str]:
+        """The dims, each after the dims it uses (cycles aside), found without recursion."""
+        uses: dict[str, list[str]] = {}
+        for name, source in self.plan.dims.items():
+            try:
+                parsed = ex.parse(source) if source != "dynamic" else None
+            except ex.ExprError:
+                parsed = None
+            uses[name] = [n for n in ex.names(parsed) if n in self.plan.dims] if parsed else []
+        order: list[str] = []
+        state: dict[str, bool] = {}  # False: being visited, True: done
+        for root in self.plan.dims:
+            todo = [(root, iter(uses[root]))]
+            state.setdefault(root, False)
+            while todo:
+                name, it = todo[-1]
+                nxt = next((n for n in it if n not in state), None)
+                if nxt is None:
+                    todo.pop()
+                    if not state[name]:
+                        state[name] = True
+                        order.append(name)
+                else:
+                    state[nxt] = False
+                    todo.append((nxt, iter(uses[nxt])))
+        return order
+
     def resolve_dims(self) -> tuple[ir.Dim, ...]:
+        # Resolving in dependency order keeps a long chain of dims from recursing deeply.
+        for name in self.dim_order():
+            with contextlib.suppress(_Unresolved):
+                self.dim(name)
         out = []
         for name in self.plan.dims:
             pos = self.v.key_at("dims", name)
@@ -253,11 +291,22 @@ class _Resolver:
                     suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
                 )
             shape = self.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
-            flat = self.flat_view(t.flat, ("tensors", name, "flat"), name)
-            if dtype is None or shape is None or (t.flat is not None and flat is None):
+            try:
+                flat = self.flat_view(t.flat, ("tensors", name, "flat"), name)
+            except _Unresolved:
+                shape = None
+            if dtype is None or shape is None:
                 self.broken_tensors.add(name)
                 continue
             texts, values, names, parsed = shape
+            if _too_many(values):
+                self.report(
+                    self.v.at("tensors", name, "shape"),
+                    "PC012",
+                    f"shape of '{name}' has more than 2**63 - 1 elements",
+                )
+                self.broken_tensors.add(name)
+                continue
             if flat is None and all(v is not None for v in values):
                 flat = self.default_flat(parsed, values, pos)
             out[name] = ir.Tensor(name, dtype, texts, values, names, flat, pos)
@@ -266,14 +315,22 @@ class _Resolver:
     def flat_view(
         self, sources: list[int | str] | None, path: PathT, tensor: str
     ) -> ir.FlatView | None:
+        """The declared view; None when absent or dynamic; _Unresolved when it does not resolve."""
         if sources is None:
             return None
         got = self.exprs(sources, path, f"flat view of '{tensor}'")
         if got is None:
-            return None
+            raise _Unresolved
         texts, values, names, _ = got
         if any(v is None for v in values):
             return None  # a dynamic tensor's view: PC020 says why it cannot be warmed
+        if _too_many(values):
+            self.report(
+                self.v.at(*path),
+                "PC012",
+                f"flat view of '{tensor}' has more than 2**63 - 1 elements",
+            )
+            raise _Unresolved
         return ir.FlatView(
             texts, tuple(v for v in values if v is not None), names, self.v.at(*path), declared=True
         )
@@ -394,8 +451,9 @@ class _Resolver:
                 continue
             flat = tensor.flat
             if not isinstance(item, str) and item.flat is not None:
-                flat = self.flat_view(item.flat, (*item_path, "flat"), name)
-                if flat is None and tensor.static:
+                try:
+                    flat = self.flat_view(item.flat, (*item_path, "flat"), name)
+                except _Unresolved:
                     continue
             entries.append(ir.WarmEntry(tensor, flat, pos))
         if anchor is None:
@@ -480,9 +538,22 @@ class _Resolver:
                     except _Unresolved:
                         ok = False
                         continue
+                if repeat is None:
+                    self.report(
+                        self.v.at("forward", i, "repeat"),
+                        "PC014",
+                        f"repeat of forward entry {i} is dynamic: a forward has a fixed length",
+                    )
                 if not kind_ref(name, pos) or repeat is None:
                     ok = False
                     continue
+                if len(kinds) + repeat > MAX_FORWARD_LAYERS:
+                    self.report(
+                        self.v.at("forward", i),
+                        "PC014",
+                        f"forward has more than {MAX_FORWARD_LAYERS:,} layers at entry {i}",
+                    )
+                    return None
                 kinds.extend([name] * repeat)
             return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
         return self.forward_from_config(fwd, kind_ref)
@@ -525,7 +596,12 @@ class _Resolver:
                 _, n = self.evaluate(fwd.layers, layers_pos, "forward.layers")
             except _Unresolved:
                 return None
-            if n is None or n > len(values):
+            if n is None:
+                self.report(
+                    layers_pos, "PC014", "forward.layers is dynamic: a forward has a fixed length"
+                )
+                return None
+            if n > len(values):
                 self.report(
                     layers_pos,
                     "PC014",
@@ -549,6 +625,16 @@ class _Resolver:
                 return None
             kinds.append(kind)
         return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
+
+
+def _too_many(values: tuple[int | None, ...]) -> bool:
+    """Whether the static entries multiply to more than an int64 holds."""
+    total = 1
+    for value in values:
+        total *= value or 1
+        if total > ex.MAX_VALUE:
+            return True
+    return False
 
 
 def _is_int(value: object) -> bool:

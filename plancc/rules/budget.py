@@ -14,12 +14,12 @@ from plancc.rules import Finding, fmt_bytes, rule
 def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str) -> Finding:
     # At the warm that starts latest among those alive at the peak.
     latest = max(peak.warms, key=lambda w: (w.live[0], layer.warms.index(w)))
-    names = ", ".join(w.name for w in peak.warms)
+    names = " + ".join(w.name for w in peak.warms)
     l2 = plan.platform.l2_bytes if plan.platform else None
     stage = layer.stages[peak.stage or 0].name
     return Finding(
         latest.name_pos,
-        f"{what} in layer kind '{layer.name}' during stage '{stage}': {names} hold "
+        f"{what} in layer kind '{layer.name}' during stage '{stage}': {names} = "
         f"{fmt_bytes(peak.bytes, l2)}",
         warm=latest,
     )

@@ -53,7 +53,7 @@ def not_flat(plan: ir.Plan) -> Iterator[Finding]:
     """
     for what, _, view in _views(plan):
         if not view.is_flat:
-            shown = ", ".join(f"{v:,}" for v in view.values)
+            shown = ", ".join(str(v) for v in view.values)
             yield Finding(
                 view.pos,
                 f"flat view [{shown}] of {what} is not [N], [1, N] or [1, 1, N]",
@@ -73,5 +73,5 @@ def flat_size(plan: ir.Plan) -> Iterator[Finding]:
             yield Finding(
                 view.pos,
                 f"flat view of {what} has {view.elements:,} elements; the tensor has "
-                f"{tensor.elements:,} ({' x '.join(tensor.shape_source)})",
+                f"{tensor.elements:,} (shape [{', '.join(tensor.shape_source)}])",
             )

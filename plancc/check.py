@@ -34,17 +34,23 @@ def check(plan: ir.Plan) -> Checked:
     from plancc.codes import all_codes
 
     all_codes()  # imports every rule module
-    shown: list[Diagnostic] = list(_bad_silences(plan))
-    allowed: list[Allowed] = []
+    found: list[tuple[Diagnostic, ir.Warm | None]] = [(d, None) for d in _bad_silences(plan)]
     for r in RULES:
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
-            if r.severity is Severity.WARNING and f.warm is not None and r.id in f.warm.allow:
-                allowed.append(Allowed(d, f"allow on warm '{f.warm.name}': {f.warm.reason}"))
-            elif r.severity is Severity.WARNING and r.id in plan.lint_ignore:
-                allowed.append(Allowed(d, "lint.ignore"))
-            else:
-                shown.append(d)
+            found.append((d, f.warm))
+    shown: list[Diagnostic] = []
+    allowed: list[Allowed] = []
+    for d, warm in found:
+        if d.severity is not Severity.WARNING:
+            shown.append(d)
+        # An `allow` without its `reason` is PC002 and silences nothing.
+        elif warm is not None and warm.reason and d.code in warm.allow:
+            allowed.append(Allowed(d, f"allow on warm '{warm.name}': {warm.reason}"))
+        elif d.code in plan.lint_ignore:
+            allowed.append(Allowed(d, "lint.ignore"))
+        else:
+            shown.append(d)
     return Checked(tuple(shown), tuple(allowed))
 
 

@@ -1,0 +1,415 @@
+"""Placement rules PC101-PC107: where, when and what a warm may warm.
+
+Each rule encodes one measured negative result of the seed document ("L2
+Prefetch (SDMA Cache Warm)"). A warm never fails a test, it only costs time,
+so these warnings are the only safety net before a multi-card benchmark.
+
+Shared vocabulary (docs/plan-format.md, Rules):
+
+- Only *static* tensors (every dim an integer: weights) count. A tensor with a
+  dynamic dim (paged KV cache) counts for none of these rules.
+- A warmed tensor's *consumer* is the first stage after the anchor that reads it.
+- The *first* and *last consumer* are the earliest and latest of those.
+- The *consumer groups* a warm touches are the groups of its consumers.
+- A warm is *alive* from the stage after its anchor through its last consumer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from plancc import ir
+from plancc.diagnostics import Severity
+from plancc.rules import Finding, fmt_bytes, rule
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """One warm seen against its layer kind: its static tensors and their consumers."""
+
+    plan: ir.Plan
+    layer: ir.Layer
+    warm: ir.Warm
+    entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
+    consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
+
+    @property
+    def anchor(self) -> ir.Stage:
+        return self.layer.stages[self.warm.anchor]
+
+    @property
+    def first(self) -> ir.Stage | None:
+        return min(self.consumers.values(), key=lambda s: s.index, default=None)
+
+    @property
+    def last(self) -> ir.Stage | None:
+        return max(self.consumers.values(), key=lambda s: s.index, default=None)
+
+    @property
+    def groups(self) -> set[str]:
+        return {s.group for s in self.consumers.values()}
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.tensor.bytes or 0 for e in self.entries)
+
+    @property
+    def live_end(self) -> int:
+        """The last stage the warm is alive in: its last consumer, else the layer's end."""
+        last = self.last
+        return last.index if last is not None else len(self.layer.stages) - 1
+
+    def between(self, end: int) -> tuple[ir.Stage, ...]:
+        """The stages strictly between the anchor and stage index ``end``."""
+        return self.layer.stages[self.warm.anchor + 1 : end]
+
+    def weights(self, stage: ir.Stage) -> list[ir.Tensor]:
+        """The static tensors a stage reads, each once, in `reads` order."""
+        tensors = (self.plan.tensors.get(name) for name in dict.fromkeys(stage.reads))
+        return [t for t in tensors if t is not None and t.static]
+
+
+def _placed(plan: ir.Plan) -> Iterator[_Placed]:
+    for layer in plan.layers.values():
+        for warm in layer.warms:
+            entries = tuple(e for e in warm.entries if e.tensor.static)
+            consumers: dict[str, ir.Stage] = {}
+            for e in entries:
+                for stage in layer.stages[warm.anchor + 1 :]:
+                    if e.tensor.name in stage.reads:
+                        consumers[e.tensor.name] = stage
+                        break
+            yield _Placed(plan, layer, warm, entries, consumers)
+
+
+def _group(layer: ir.Layer, group: str) -> str:
+    if group.startswith("stage:") and any(s.name == group[6:] for s in layer.stages):
+        return f"stage '{group[6:]}'"
+    return f"consumer group '{group}'"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} B"
+
+
+def _names(items: list[str]) -> str:
+    return ", ".join(items)
+
+
+@rule("PC101", "shared-anchor", Severity.WARNING)
+def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
+    """Two warms in one layer kind share an anchor stage.
+
+    Fires on each warm after the first (in plan order) whose `after` names a
+    stage another warm of the same layer kind already anchors on; reported at
+    its `after`.
+
+    Why: one warm is one `pl.at(CORE_GROUP)` scope with one
+    `make_context()`. Two warms issued together land on two AIVs and run
+    concurrently, but split the SDMA bandwidth: in the seed, wo_a and wo_b in
+    two scopes reached 122 + 52 = 153 GB/s aggregate (100.7 MB in 660.2 µs)
+    against 285 GB/s for a single uncontended stream, which turned a −1.08 %
+    win into a +0.66 % loss. Sharding across SDMA channels scales negatively
+    for the same reason.
+
+    Fix: merge the warms into one, listing every tensor in consumer order.
+    """
+    for layer in plan.layers.values():
+        first: dict[int, ir.Warm] = {}
+        for warm in layer.warms:
+            other = first.setdefault(warm.anchor, warm)
+            if other is warm:
+                continue
+            anchor = layer.stages[warm.anchor].name
+            yield Finding(
+                warm.after_pos,
+                f"warm '{warm.name}' shares anchor '{anchor}' with warm '{other.name}': two "
+                "scopes split the SDMA bandwidth (153 vs 285 GB/s in the seed), turning "
+                "−1.08 % into +0.66 %",
+                f"merge it into warm '{other.name}': one scope, one context, tensors in "
+                "consumer order",
+                warm=warm,
+            )
+
+
+@rule("PC102", "issue-order", Severity.WARNING)
+def issue_order(plan: ir.Plan) -> Iterator[Finding]:
+    """The warm's issue order differs from its tensors' consumer order.
+
+    A tensor's consumer is the first stage after the anchor that reads it.
+    Fires when `tensors` lists a tensor before one whose consumer comes
+    earlier; reported once per warm, at the first tensor issued too early.
+    Tensors with the same consumer may come in any order; tensors with no
+    consumer after the anchor (and tensors with a dynamic dim) are ignored.
+
+    Why: SDMA moves the list in order, so the tensor needed first must land
+    first. In the seed, `wo_a` then `wo_b` (proj_a reads wo_a before proj_b
+    reads wo_b) gained −830 µs; the reverse order gained −595 µs: reversing
+    the order cost a third of the gain.
+
+    Fix: list the tensors in the order their consumers run.
+    """
+    for p in _placed(plan):
+        issued = [e for e in p.entries if e.tensor.name in p.consumers]
+        for i, early in enumerate(issued):
+            at = p.consumers[early.tensor.name].index
+            later = [e for e in issued[i + 1 :] if p.consumers[e.tensor.name].index < at]
+            if not later:
+                continue
+            needed = min(later, key=lambda e: p.consumers[e.tensor.name].index)
+            order = sorted(issued, key=lambda e: p.consumers[e.tensor.name].index)
+            yield Finding(
+                early.pos,
+                f"warm '{p.warm.name}' issues '{early.tensor.name}' (read by "
+                f"'{p.consumers[early.tensor.name].name}') before '{needed.tensor.name}' (read "
+                f"earlier, by '{p.consumers[needed.tensor.name].name}'): reversing wo_a and "
+                "wo_b cost a third of the gain in the seed (−595 vs −830 µs)",
+                f"issue in consumer order: [{_names([e.tensor.name for e in order])}]",
+                warm=p.warm,
+            )
+            break
+
+
+@rule("PC103", "partial-group", Severity.WARNING)
+def partial_group(plan: ir.Plan) -> Iterator[Finding]:
+    """The warm covers some, but not all, of the weights of a consumer group it touches.
+
+    The consumer groups a warm touches are the groups of its tensors'
+    consumers (a stage without `group` is its own group). Fires once per
+    such group when some static tensor read by the group's stages after the
+    anchor is not in the warm; reported at `tensors`, naming the missing
+    tensors.
+
+    Why: a warm helps only the bytes it lands, and the group waits for its
+    slowest stream. In the seed (ep2, one scope anchored at q): `wo_b` alone
+    −399 µs, `wo_a` alone −692 µs, the pair `wo_a` then `wo_b` −830 µs.
+
+    Fix: add the missing tensors (in consumer order), or check that L2 has
+    room for them; if the group reads weights that must not be warmed, split
+    the group.
+    """
+    for p in _placed(plan):
+        warmed = {e.tensor.name for e in p.entries}
+        by_first = sorted(p.consumers.values(), key=lambda s: s.index)
+        for group in dict.fromkeys(s.group for s in by_first):
+            stages = [s for s in p.layer.stages[p.warm.anchor + 1 :] if s.group == group]
+            needed = dict.fromkeys(t.name for s in stages for t in p.weights(s))
+            missing = [t for t in needed if t not in warmed]
+            if not missing:
+                continue
+            have = [t for t in needed if t in warmed]
+            where = _group(p.layer, group)
+            if not group.startswith("stage:"):
+                where += f" (stages {_names([s.name for s in stages])})"
+            yield Finding(
+                p.warm.tensors_pos,
+                f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of "
+                f"{where}: partial coverage loses, wo_a alone gained −692 µs against −830 µs "
+                "for the pair",
+                f"add {_names(missing)} to the warm, in consumer order",
+                warm=p.warm,
+            )
+
+
+@rule("PC104", "weights-before-consumer", Severity.WARNING)
+def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
+    """Stages between the anchor and the first consumer stream weights of their own.
+
+    Fires when a stage strictly between the anchor and the warm's first
+    consumer, outside the consumer groups the warm touches, reads static
+    tensors (weights). Reported at `after`; the message names those stages
+    and their bytes, and the hint names the later anchor to try: the last
+    stage before the first consumer that reads static tensors (saying so if
+    it has no `task` to anchor on).
+
+    Why: a warm issued while the layer still streams its own weights
+    competes with those streams for HBM bandwidth and L2. In the seed, the
+    same wo_a + wo_b warm (ep2, fast-rank p50) gained −830 µs anchored on the
+    task that writes q, after the last large projection stream, but cost
+    +770 µs anchored at `rms_norm` and gained only −63 µs at layer entry and
+    −13 µs at the KV projection.
+
+    Fix: anchor the warm after the last stage that streams weights of its
+    own, and early enough for it to land (PC107): the same warm anchored
+    just before the attention kernel cost +1186 µs. The hinted anchor is a
+    candidate to measure, not a verdict.
+    """
+    for p in _placed(plan):
+        first = p.first
+        if first is None:
+            continue
+        groups = p.groups
+        streaming = [
+            (s, ws)
+            for s in p.between(first.index)
+            if s.group not in groups and (ws := p.weights(s))
+        ]
+        if not streaming:
+            continue
+        parts = []
+        total = 0
+        for s, ws in streaming:
+            n = sum(t.bytes or 0 for t in ws)
+            total += n
+            parts.append(f"'{s.name}' ({_names([t.name for t in ws])}, {_mb(n)})")
+        later = next(s for s in reversed(p.layer.stages[: first.index]) if p.weights(s))
+        if later.task is not None:
+            hint = f"try anchoring at '{later.name}' (task {later.task}), the last weight stream "
+        else:
+            hint = (
+                f"the later anchor to try is '{later.name}', but it has no `task`: give it the "
+                "TaskId variable first; it is the last weight stream "
+            )
+        hint += f"before '{first.name}'"
+        yield Finding(
+            p.warm.after_pos,
+            f"warm '{p.warm.name}' is issued at '{p.anchor.name}' while {_names(parts)} still "
+            f"stream {fmt_bytes(total)} of weights before its first consumer '{first.name}': "
+            "anchored at rms_norm the o-projection warm cost +770 µs in the seed",
+            hint,
+            warm=p.warm,
+        )
+
+
+@rule("PC105", "sdma-contention", Severity.WARNING)
+def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
+    """An `sdma: true` stage runs while the warm is alive.
+
+    Fires when a stage marked `sdma: true` (an all-to-all dispatch or
+    combine) lies in the warm's live interval: from the stage after its
+    anchor through the last stage that reads one of its (static) tensors,
+    both ends inclusive; a warm none of whose tensors is read after the
+    anchor stays alive to the end of the layer kind. Reported at the warm's
+    `name`, naming the SDMA stages.
+
+    Why: a warm is an SDMA transfer; so is the MoE all-to-all. In the seed,
+    warming `routed_w1` sped the expert FFN up (365.9 → 327.7 µs) but blew
+    `combine` from 40.5 to 115.4 µs at ep8.
+
+    Fix: end the warm before the SDMA stage (warm only tensors consumed
+    before it), or anchor it after that stage.
+    """
+    for p in _placed(plan):
+        if not p.entries:
+            continue
+        start, end = p.warm.anchor + 1, p.live_end
+        busy = [s.name for s in p.layer.stages[start : end + 1] if s.sdma]
+        if busy:
+            yield Finding(
+                p.warm.name_pos,
+                f"warm '{p.warm.name}' is alive (stages '{p.layer.stages[start].name}' to "
+                f"'{p.layer.stages[end].name}') while SDMA stage(s) {_names(busy)} run: warming "
+                "routed_w1 blew combine from 40.5 to 115.4 µs in the seed",
+                "end the warm before the SDMA stage, or anchor it after the SDMA stage",
+                warm=p.warm,
+            )
+
+
+@rule("PC106", "streamed-out", Severity.WARNING)
+def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
+    """The bytes streamed between the anchor and the warm's last consumer, plus the warm, exceed L2.
+
+    Sums `streams` over the stages strictly between the anchor and the last
+    stage that reads one of the warm's static tensors, adds the warm's
+    bytes, and fires when that exceeds the platform's L2. Reported at the
+    warm's `name`.
+
+    Why: what streams through L2 while the warm waits for its consumer
+    evicts it. In the seed, the MoE between two layers pushes 427.8 MB
+    through L2 (2.2× L2), so nothing warmed before it survives to the next
+    attention layer.
+
+    Fix: anchor the warm after the streaming stage, so that it is issued
+    once the stream has passed.
+    """
+    if plan.platform is None or plan.platform.l2_bytes is None:
+        return
+    l2 = plan.platform.l2_bytes
+    for p in _placed(plan):
+        last = p.last
+        if last is None:
+            continue
+        stages = [s for s in p.between(last.index) if s.streams]
+        streamed = sum(s.streams for s in stages)
+        if streamed + p.bytes <= l2:
+            continue
+        if stages:
+            what = ", ".join(f"'{s.name}' streams {_mb(s.streams)}" for s in stages)
+            what += f" before the last consumer '{last.name}'"
+        else:
+            what = f"no stage streams bytes before the last consumer '{last.name}'"
+        yield Finding(
+            p.warm.name_pos,
+            f"warm '{p.warm.name}' ({_mb(p.bytes)}) cannot stay in L2: {what}; together "
+            f"{fmt_bytes(streamed + p.bytes, l2)}: the MoE pushes 427.8 MB through L2 in the "
+            "seed and nothing warmed before it survives",
+            "anchor the warm after the streaming stage, or warm less",
+            warm=p.warm,
+        )
+
+
+def _decimal(x: float) -> Fraction:
+    """The value the plan wrote (``36.8``), not its nearest binary float."""
+    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
+
+def _percent(share: Fraction) -> str:
+    """Rounded down, so that a share just under a quarter never prints as 25.0 %."""
+    return f"{math.floor(share * 1000) / 10:.1f} %"
+
+
+@rule("PC107", "cannot-land", Severity.WARNING)
+def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
+    """The warm cannot land before its first consumer reads the weights.
+
+    When every stage strictly between the anchor and the first consumer has
+    `duration_us`, the window is their sum (the anchor's own duration does
+    not count); the rule fires when window × the platform's single-stream
+    SDMA rate (285 GB/s on a2a3) is less than a quarter of the warm's bytes,
+    and the message gives the estimated fraction landed. When any of those
+    stages lacks `duration_us`, it fires only when the first consumer is the
+    stage right after the anchor. Reported at `after`.
+
+    Why: a warm only helps the bytes it lands before their consumer reads
+    them; the rest competes with the layer's own HBM streams. The seed's
+    q/kv projection and CSA indexer weights (wq_a, wkv, wq_b, idx_wq_b) are
+    consumed within microseconds of `rms_norm`: warming them as a second warm
+    at layer entry or at rms_norm gave back 625–673 µs of the o-projection
+    warm's 830 µs gain.
+
+    Fix: warm only weights consumed late in the layer (the o-projection pair
+    after q), or anchor earlier; add `duration_us` to the stages in between
+    for an estimate.
+    """
+    rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
+    for p in _placed(plan):
+        first = p.first
+        if first is None or p.bytes == 0:
+            continue
+        between = p.between(first.index)
+        durations = [s.duration_us for s in between]
+        if between and rate is not None and all(d is not None for d in durations):
+            window = sum((_decimal(d) for d in durations if d is not None), Fraction(0))
+            landed = window * rate / 1_000_000
+            if 4 * landed >= p.bytes:
+                continue
+            share = min(Fraction(1), landed / p.bytes)
+            detail = (
+                f"in the {float(window):g} µs before its first consumer '{first.name}', "
+                f"{rate / 1e9:g} GB/s lands an estimated {_percent(share)} of its "
+                f"{_mb(p.bytes)}"
+            )
+        elif first.index == p.warm.anchor + 1:
+            detail = f"its first consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
+        else:
+            continue
+        yield Finding(
+            p.warm.after_pos,
+            f"warm '{p.warm.name}' cannot land: {detail}; q/kv weights are read microseconds "
+            "after rms_norm and warming them gave back up to 673 of the seed's 830 µs gain",
+            "warm only weights consumed later in the layer, or anchor earlier",
+            warm=p.warm,
+        )

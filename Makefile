@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/plancc validate plans/
+	mkdir -p build
+	$(BIN)/plancc build plans/*.yaml --out build
 
 test: lint types pytest
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plancc import ir
 from plancc.check import Allowed, check
@@ -16,6 +17,9 @@ from plancc.diagnostics import Diagnostic, Severity, diag
 from plancc.load import load
 from plancc.resolve import resolve
 from plancc.validate import validate
+
+if TYPE_CHECKING:
+    from plancc.write import FileStatus
 
 
 class UsageError(Exception):
@@ -28,6 +32,7 @@ class PlanResult:
     plan: ir.Plan | None
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...] = ()
+    model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,8 @@ class Report:
 
 
 def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
-    """(path, label) per plan: a directory stands for its *.yaml files, sorted."""
+    """(path, label) per plan, sorted by label and each once, whatever the order of the
+    arguments: a directory stands for its *.yaml files."""
     out: list[tuple[Path, str]] = []
     for given in paths:
         path = Path(given)
@@ -70,7 +76,8 @@ def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
             out.append((path, path.as_posix()))
         else:
             raise UsageError(f"{given}: no such file or directory")
-    return out
+    unique = {label: path for path, label in reversed(out)}
+    return [(unique[label], label) for label in sorted(unique)]
 
 
 def check_plan(path: Path, label: str) -> PlanResult:
@@ -88,7 +95,13 @@ def check_plan(path: Path, label: str) -> PlanResult:
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics))
     checked = check(plan)
-    return PlanResult(label, plan, (*diagnostics, *checked.diagnostics), checked.allowed)
+    return PlanResult(
+        label,
+        plan,
+        (*diagnostics, *checked.diagnostics),
+        checked.allowed,
+        model_broken=validated.broken.model,
+    )
 
 
 def validate_paths(paths: Sequence[str]) -> Report:
@@ -101,7 +114,7 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
     first: dict[str, str] = {}
     out = []
     for r in results:
-        if r.plan is not None:
+        if r.plan is not None and not r.model_broken:
             model = r.plan.model
             if model in first and first[model] != r.file:
                 d = diag(
@@ -116,3 +129,74 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
             first.setdefault(model, r.file)
         out.append(r)
     return out
+
+
+@dataclass(frozen=True)
+class BuiltPlan:
+    """One plan's outputs and what happened to each (written, unchanged, stale …)."""
+
+    result: PlanResult
+    files: tuple[FileStatus, ...]
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """The front end's report plus, when it passed, every output file's status."""
+
+    report: Report
+    out: str
+    check: bool
+    strict: bool
+    plans: tuple[BuiltPlan, ...]  # empty when the report failed: nothing was rendered
+
+    @property
+    def failed(self) -> bool:
+        return self.report.failed(self.strict)
+
+    @property
+    def out_of_date(self) -> list[FileStatus]:
+        return [f for p in self.plans for f in p.files if f.status.out_of_date]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed or self.out_of_date else 0
+
+
+def build(
+    paths: Sequence[str], out: str, *, check: bool = False, strict: bool = False
+) -> BuildReport:
+    """Validate the plans; unless one fails, render each and write (or with ``check``, compare).
+
+    Writes nothing at all when any plan has an error (or a warning with
+    ``strict``). The output directory must exist.
+    """
+    import os
+
+    from plancc import render, write
+
+    out_dir = Path(out)
+    if not out_dir.exists():
+        raise UsageError(f"{out}: output directory does not exist")
+    if not out_dir.is_dir():
+        raise UsageError(f"{out}: not a directory")
+    report = validate_paths(paths)
+    if report.failed(strict):
+        return BuildReport(report, out, check, strict, ())
+    rendered: list[tuple[PlanResult, dict[str, bytes]]] = []
+    for r in report.results:
+        if r.plan is None:
+            continue
+        try:
+            rel = os.path.relpath(os.path.abspath(r.file), os.path.abspath(out_dir))
+        except ValueError:  # another drive on Windows: no relative path exists
+            raise UsageError(f"{r.file}: not on the drive of the output directory {out}") from None
+        texts = render.render(r.plan, Path(rel).as_posix())
+        rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
+    files = {name: data for _, outputs in rendered for name, data in outputs.items()}
+    try:
+        done = write.compare(out_dir, files) if check else write.write(out_dir, files)
+    except write.WriteError as exc:
+        raise UsageError(str(exc)) from None
+    status = {f.path.name: f for f in done}
+    plans = tuple(BuiltPlan(r, tuple(status[n] for n in outputs)) for r, outputs in rendered)
+    return BuildReport(report, out, check, strict, plans)

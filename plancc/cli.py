@@ -63,6 +63,15 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (in-process tests): nothing to flush
+        pass
+
+
 def _guarded(fn: Callable[[], int]) -> None:
     """Run a command body: usage errors exit 2 in one line, internal errors too."""
     from plancc.api import UsageError
@@ -73,6 +82,10 @@ def _guarded(fn: Callable[[], int]) -> None:
         _fail(str(exc))
     except (typer.Exit, KeyboardInterrupt):
         raise
+    except BrokenPipeError:
+        # The reader went away (`plancc rules | head -1`): nothing left to say to anyone.
+        _stdout_to_devnull()
+        raise typer.Exit(2) from None
     except Exception as exc:
         if _state["debug"]:
             traceback.print_exc()
@@ -126,6 +139,118 @@ def validate(
         return 1 if report.failed(strict) else 0
 
     _guarded(body)
+
+
+OutOpt = Annotated[
+    str,
+    typer.Option(
+        "--out", "-o", metavar="DIR", help="Output directory (must exist).", show_default=False
+    ),
+]
+CheckOpt = Annotated[
+    bool,
+    typer.Option("--check", help="Write nothing; exit 1 when an output is missing or out of date."),
+]
+
+
+@app.command()
+def build(
+    paths: Paths,
+    *,
+    out: OutOpt,
+    check: CheckOpt = False,
+    fmt: FormatOpt = Format.auto,
+    strict: StrictOpt = False,
+    quiet: QuietOpt = False,
+    show_allowed: ShowAllowedOpt = False,
+) -> None:
+    """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
+
+    def body() -> int:
+        from plancc.api import build as build_plans
+
+        result = build_plans(paths, out, check=check, strict=strict)
+        if result.failed:
+            _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
+        else:
+            _emit_build(result, fmt, quiet=quiet, show_allowed=show_allowed)
+        return result.exit_code
+
+    _guarded(body)
+
+
+def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
+    """A build that passed validation: its warnings, then one line per plan."""
+    import json
+
+    from plancc import report as rp
+    from plancc.api import BuildReport
+    from plancc.summary import plan_numbers
+
+    assert isinstance(result, BuildReport)
+    report = result.report
+    if fmt is Format.auto:
+        fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
+    files = [(p.result.file, f) for p in result.plans for f in p.files]
+    if fmt is Format.json:
+        data = json.loads(rp.json_(report, show_allowed=show_allowed))
+        data["outputs"] = [
+            {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+        ]
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return
+    if fmt is Format.sarif:
+        sys.stdout.write(rp.sarif(report))
+        return
+    lines = []
+    for p in result.plans:
+        assert p.result.plan is not None
+        n = plan_numbers(p.result.plan)
+        text = f"{p.result.file}: {_n(n['warms'], 'warm')}"
+        text += f", {n['warm_bytes']:,} B warmed"
+        if n["l2"]["capacity_bytes"]:
+            text += f", L2 peak {n['l2']['peak_fraction']:.2f}× L2"
+        groups: dict[str, list[str]] = {}
+        for f in p.files:
+            groups.setdefault(f.status.value, []).append(f.path.as_posix())
+        text += " -> " + "; ".join(f"{s}: {', '.join(names)}" for s, names in groups.items())
+        lines.append(text)
+    stale = result.out_of_date
+    if fmt is Format.github:
+        sys.stdout.write(rp.github(report))
+        for f in stale:
+            path = f.path.as_posix()
+            sys.stdout.write(
+                f"::error file={path},title=plancc build --check::"
+                f"{path} is {f.status.value}; run plancc build to regenerate it\n"
+            )
+    else:
+        colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        sys.stdout.write(rp.text(report, colour=colour, quiet=True, show_allowed=show_allowed))
+    if not quiet:
+        count = len(files)
+        if result.check:
+            tail = (
+                f"{len(stale)} of {count} outputs missing or out of date"
+                if stale
+                else f"all {count} outputs up to date"
+            )
+        else:
+            written = sum(f.status.value == "written" for _, f in files)
+            tail = f"{written} written, {count - written} unchanged"
+        lines.append(
+            f"{_n(report.errors, 'error')}, {_n(report.warnings, 'warning')} "
+            f"in {_n(len(report.results), 'plan')}; {tail}"
+        )
+    elif stale:
+        lines = [f"{f.path.as_posix()}: {f.status.value}" for f in stale]
+    else:
+        lines = []
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @app.command()

@@ -1,0 +1,169 @@
+"""Use a plancc manifest in a serving process: check the platform, build the worker right.
+
+One-shot PyPTO execution reads a compiled artifact's SDMA requirement by
+itself; a long-lived worker must opt in when it is built. The manifest that
+``plancc build`` writes beside the generated module says whether it must::
+
+    from plancc.runtime import load_manifest
+
+    manifest = load_manifest("build/deepseek_v4_flash_warms.manifest.json")
+    manifest.check_platform("a2a3")  # PlatformMismatchError on any other platform
+    worker = ChipWorker(config=RunConfig(platform="a2a3", device_id=0),
+                        **manifest.worker_options())
+
+or in one call: ``worker_options(path, "a2a3")``. Nothing here imports PyPTO.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+__all__ = [
+    "FORMAT",
+    "MalformedManifestError",
+    "Manifest",
+    "ManifestError",
+    "PlatformMismatchError",
+    "Warm",
+    "load_manifest",
+    "worker_options",
+]
+
+FORMAT = "plancc-manifest/1"
+
+
+class ManifestError(Exception):
+    """A manifest that this process must not use; the message says why."""
+
+
+class MalformedManifestError(ManifestError, ValueError):
+    """The manifest cannot be read, is not JSON, or does not match its schema."""
+
+
+class PlatformMismatchError(ManifestError):
+    """The manifest was built for another platform than the one this process runs on."""
+
+    def __init__(self, source: str, manifest_platform: str, running_platform: str) -> None:
+        self.source = source
+        self.manifest_platform = manifest_platform
+        self.running_platform = running_platform
+        super().__init__(
+            f"{source} was built for platform '{manifest_platform}', but this process runs "
+            f"on '{running_platform}': rebuild the plan with `platform: {running_platform}` "
+            f"or run on '{manifest_platform}'"
+        )
+
+
+@dataclass(frozen=True)
+class Warm:
+    """One generated warm function, as the manifest describes it."""
+
+    name: str
+    layer: str
+    name_hint: str
+    after: str
+    task: str
+    bytes: int
+    tensors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    source: str  # where it was loaded from: a path, or "<dict>"
+    model: str
+    platform: str
+    enable_sdma: bool
+    warms: tuple[Warm, ...]
+    data: Mapping[str, Any]  # the whole document, as loaded
+
+    def check_platform(self, platform: str) -> None:
+        """Raise PlatformMismatchError unless the manifest is for ``platform``."""
+        if platform != self.platform:
+            raise PlatformMismatchError(self.source, self.platform, platform)
+
+    def worker_options(self) -> dict[str, bool]:
+        """Keyword arguments for the worker a serving process builds (``ChipWorker(...)``)."""
+        return {"enable_sdma": self.enable_sdma}
+
+
+def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manifest:
+    """Read and validate a manifest: a path to its JSON file, or the parsed document."""
+    if isinstance(manifest, Mapping):
+        source, data = "<dict>", manifest
+    else:
+        source = os.fspath(manifest)
+        try:
+            with open(source, "rb") as f:
+                data = json.load(f)
+        except OSError as exc:
+            raise MalformedManifestError(
+                f"{source}: cannot read manifest: {exc.strerror or exc}"
+            ) from None
+        except ValueError as exc:
+            raise MalformedManifestError(f"{source}: not a JSON manifest: {exc}") from None
+    return _parse(source, data)
+
+
+def worker_options(
+    manifest: str | os.PathLike[str] | Mapping[str, Any] | Manifest, platform: str
+) -> dict[str, bool]:
+    """Load the manifest, check it is for ``platform``, and return the worker options."""
+    m = manifest if isinstance(manifest, Manifest) else load_manifest(manifest)
+    m.check_platform(platform)
+    return m.worker_options()
+
+
+def _parse(source: str, data: Any) -> Manifest:
+    if not isinstance(data, Mapping):
+        raise MalformedManifestError(f"{source}: a manifest is a JSON object")
+    if data.get("format") != FORMAT:
+        raise MalformedManifestError(
+            f'{source}: format is {json.dumps(data.get("format"))}, expected "{FORMAT}" '
+            "(rebuild it with this plancc)"
+        )
+    from jsonschema import exceptions
+
+    error = exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        where = "/" + "/".join(str(p) for p in error.absolute_path)
+        raise MalformedManifestError(f"{source}: at {where}: {error.message}")
+    warms = tuple(
+        Warm(
+            name=w["name"],
+            layer=w["layer"],
+            name_hint=w["name_hint"],
+            after=w["after"],
+            task=w["task"],
+            bytes=w["bytes"],
+            tensors=tuple(t["name"] for t in w["tensors"]),
+        )
+        for w in data["warms"]
+    )
+    enable = data["runtime"]["enable_sdma"]
+    if enable != bool(warms):
+        raise MalformedManifestError(
+            f"{source}: runtime.enable_sdma is {json.dumps(enable)} with {len(warms)} warm(s); "
+            "it is true exactly when there is a warm"
+        )
+    from plancc.platforms import PLATFORMS
+
+    if enable and not PLATFORMS[data["platform"]].sdma:
+        raise MalformedManifestError(
+            f"{source}: platform '{data['platform']}' has no SDMA provider, "
+            "so it cannot run warms (PC031)"
+        )
+    return Manifest(source, data["model"], data["platform"], enable, warms, data)
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    from plancc.resources import read_text
+
+    return Draft202012Validator(json.loads(read_text("schemas", "manifest.schema.json")))

@@ -1,0 +1,435 @@
+"""`plancc build`: what it writes, when it writes nothing, and how `--check` sees the outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+from typer.testing import CliRunner
+
+from plancc import write
+from plancc.api import UsageError, build
+from plancc.cli import app
+from plancc.platforms import PLATFORMS
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+SCHEMA = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text("utf-8"))
+
+# The contract's example, with a forward.
+PLAN = """\
+plancc: 1
+model: demo
+platform: a2a3
+dims:
+  D: 4096
+  H: 64
+  HEAD_DIM: 512
+  Q_LORA: 1024
+  O_LORA: 1024
+  O_GROUPS: 8
+  O_GROUP_IN: H * HEAD_DIM // O_GROUPS
+  KV_BLOCKS: dynamic
+tensors:
+  wq_a: {shape: [D, Q_LORA], dtype: bf16}
+  wq_b: {shape: [Q_LORA, H * HEAD_DIM], dtype: int8}
+  wo_a: {shape: [O_GROUPS, O_LORA, O_GROUP_IN], dtype: bf16}
+  wo_b: {shape: [D, O_GROUPS * O_LORA], dtype: int8}
+  kv_cache: {shape: [KV_BLOCKS, 128, 1, HEAD_DIM], dtype: bf16}
+layers:
+  csa:
+    stages:
+      - {name: rms_norm, task: rms_tid}
+      - {name: q_proj, task: q_rope_tid, reads: [wq_a, wq_b]}
+      - {name: sparse_attn, reads: [kv_cache]}
+      - {name: o_proj_a, reads: [wo_a], group: o_proj}
+      - {name: o_proj_b, reads: [wo_b], group: o_proj}
+      - {name: moe, streams: 427.8 MB, sdma: true}
+    warms:
+      - name: prefetch_o_proj_w
+        after: q_proj
+        tensors: [wo_a, wo_b]
+forward:
+  - {layer: csa, repeat: 43}
+"""
+BROKEN = PLAN.replace("tensors: [wo_a, wo_b]", "tensors: [wo_a, wo_c]")  # PC010
+WARNS = PLAN.replace("tensors: [wo_a, wo_b]", "tensors: [wo_a]")  # PC103: wo_b left out
+OUTPUTS = ["demo_warms.manifest.json", "demo_warms.py"]
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """tmp/plans/demo.yaml and an empty tmp/out."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "demo.yaml").write_text(PLAN, encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+def _listing(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        p.name: (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(directory.iterdir())
+        if p.is_file()
+    }
+
+
+def _build(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["build", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def test_build_writes_module_and_manifest(repo: Path) -> None:
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+    assert code == 0, out + err
+    assert sorted(os.listdir(repo / "out")) == OUTPUTS
+    lines = out.splitlines()
+    assert "1 warm, 100,663,296 B warmed, L2 peak 0.50× L2 -> written: " in lines[0]
+    assert lines[-1] == "0 errors, 0 warnings in 1 plan; 2 written, 0 unchanged"
+    manifest = json.loads((repo / "out" / "demo_warms.manifest.json").read_text("utf-8"))
+    assert manifest["source"]["plan"] == "../plans/demo.yaml"
+    raw = (repo / "plans" / "demo.yaml").read_bytes()
+    assert manifest["source"]["sha256"] == hashlib.sha256(raw).hexdigest()
+    module = (repo / "out" / "demo_warms.py").read_text("utf-8")
+    assert "Plan: ../plans/demo.yaml\n" in module
+    assert "plancc build ../plans/demo.yaml --out .\n" in module
+
+
+def test_manifest_matches_the_contract(repo: Path) -> None:
+    build([str(repo / "plans" / "demo.yaml")], str(repo / "out"))
+    manifest = json.loads((repo / "out" / "demo_warms.manifest.json").read_text("utf-8"))
+    Draft202012Validator.check_schema(SCHEMA)
+    Draft202012Validator(SCHEMA).validate(manifest)
+    sha = manifest["source"]["sha256"]
+    assert manifest == {
+        "format": "plancc-manifest/1",
+        "model": "demo",
+        "platform": "a2a3",
+        "source": {"plan": "../plans/demo.yaml", "sha256": sha},
+        "runtime": {"enable_sdma": True},
+        "l2": {
+            "capacity_bytes": 201326592,
+            "peak_bytes": 100663296,
+            "peak_fraction": 0.5,
+            "budget_fraction": 0.75,
+        },
+        "warms": [
+            {
+                "name": "prefetch_o_proj_w",
+                "layer": "csa",
+                "name_hint": "prefetch_o_proj_w",
+                "after": "q_proj",
+                "task": "q_rope_tid",
+                "bytes": 100663296,
+                "tensors": [
+                    {
+                        "name": "wo_a",
+                        "dtype": "bf16",
+                        "shape": [8, 1024, 4096],
+                        "flat": [33554432],
+                        "bytes": 67108864,
+                    },
+                    {
+                        "name": "wo_b",
+                        "dtype": "int8",
+                        "shape": [4096, 8192],
+                        "flat": [33554432],
+                        "bytes": 33554432,
+                    },
+                ],
+            }
+        ],
+        "forward": {"layers": 43, "warm_issues": 86, "warm_bytes": 4328521728},
+        "measure": manifest["measure"],
+    }
+    assert manifest["measure"]["warm_issues_per_round"] == 86
+
+
+def test_schema_enums_follow_the_tables() -> None:
+    from plancc.names import DTYPES
+
+    assert SCHEMA["properties"]["platform"]["enum"] == list(PLATFORMS)
+    tensor = SCHEMA["$defs"]["warm"]["properties"]["tensors"]["items"]
+    assert tensor["properties"]["dtype"]["enum"] == list(DTYPES)
+
+
+def test_schema_rejects_a_broken_manifest(repo: Path) -> None:
+    build([str(repo / "plans" / "demo.yaml")], str(repo / "out"))
+    manifest = json.loads((repo / "out" / "demo_warms.manifest.json").read_text("utf-8"))
+    validator = Draft202012Validator(SCHEMA)
+    for path, value in [
+        (("runtime", "enable_sdma"), "yes"),
+        (("l2", "peak_bytes"), 1.5),
+        (("source", "plan"), "/abs/plan.yaml"),
+        (("platform",), "a6"),
+        (("format",), "plancc-manifest/2"),
+    ]:
+        broken = json.loads(json.dumps(manifest))
+        node = broken
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        assert not validator.is_valid(broken), path
+
+
+def test_two_builds_are_byte_identical_from_any_directory(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = repo / "out"
+    second = repo / "out2"
+    second.mkdir()
+    monkeypatch.chdir(repo)
+    assert build(["plans/demo.yaml"], "out").exit_code == 0
+    monkeypatch.chdir("/")
+    assert build([str(repo / "plans" / "demo.yaml")], str(second)).exit_code == 0
+    for name in OUTPUTS:
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_output_is_independent_of_argument_order(repo: Path) -> None:
+    other = PLAN.replace("model: demo", "model: other")
+    (repo / "plans" / "other.yaml").write_text(other, encoding="utf-8")
+    plans = [str(repo / "plans" / "demo.yaml"), str(repo / "plans" / "other.yaml")]
+    build(plans, str(repo / "out"))
+    (repo / "out2").mkdir()
+    build(plans[::-1], str(repo / "out2"))
+    assert _listing(repo / "out").keys() == _listing(repo / "out2").keys()
+    for name in _listing(repo / "out"):
+        assert (repo / "out" / name).read_bytes() == (repo / "out2" / name).read_bytes()
+
+
+def test_rebuild_touches_nothing(repo: Path) -> None:
+    args = (str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+    assert _build(*args)[0] == 0
+    for name in OUTPUTS:
+        os.utime(repo / "out" / name, ns=(1_000_000_000, 1_000_000_000))
+    before = _listing(repo / "out")
+    inodes = {name: (repo / "out" / name).stat().st_ino for name in OUTPUTS}
+    code, out, _ = _build(*args)
+    assert code == 0
+    assert "-> unchanged: " in out
+    assert out.splitlines()[-1].endswith("0 written, 2 unchanged")
+    assert _listing(repo / "out") == before
+    assert {name: (repo / "out" / name).stat().st_ino for name in OUTPUTS} == inodes
+
+
+def test_a_changed_output_is_replaced_atomically(repo: Path) -> None:
+    args = (str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+    _build(*args)
+    module = repo / "out" / "demo_warms.py"
+    good = module.read_bytes()
+    module.write_bytes(b"edited\n")
+    module.chmod(0o640)
+    code, out, _ = _build(*args)
+    assert code == 0
+    assert f"written: {module.as_posix()}; unchanged: " in out
+    assert module.read_bytes() == good
+    assert module.stat().st_mode & 0o777 == 0o640  # the mode of the file it replaced
+    assert sorted(os.listdir(repo / "out")) == OUTPUTS  # no temporary file left
+
+
+def test_a_symlinked_output_is_replaced_not_followed(repo: Path) -> None:
+    outside = repo / "outside.txt"
+    outside.write_bytes(b"keep me\n")
+    (repo / "out" / "demo_warms.py").symlink_to(outside)
+    assert build([str(repo / "plans" / "demo.yaml")], str(repo / "out")).exit_code == 0
+    assert outside.read_bytes() == b"keep me\n"
+    assert not (repo / "out" / "demo_warms.py").is_symlink()
+
+
+def test_output_names_cannot_leave_the_directory(tmp_path: Path) -> None:
+    for name in ["../x.py", "a/b.py", "..", ".", "", ".hidden", "a\\b.py", "/abs.py"]:
+        with pytest.raises(ValueError, match="bare output file name"):
+            write.target(tmp_path, name)
+    assert write.target(tmp_path, "m_warms.py") == tmp_path / "m_warms.py"
+
+
+# -- --check -------------------------------------------------------------------------------
+
+
+def test_check_fresh_stale_and_missing(repo: Path) -> None:
+    plan, out_dir = str(repo / "plans" / "demo.yaml"), repo / "out"
+    code, out, _ = _build(plan, "--out", str(out_dir), "--check")
+    assert code == 1
+    assert "missing: " in out
+    assert os.listdir(out_dir) == []  # --check writes nothing
+
+    _build(plan, "--out", str(out_dir))
+    code, out, _ = _build(plan, "--out", str(out_dir), "--check")
+    assert code == 0, out
+    assert out.splitlines()[-1].endswith("all 2 outputs up to date")
+
+    module = out_dir / "demo_warms.py"
+    module.write_text(module.read_text("utf-8") + "# edited\n", encoding="utf-8")
+    (out_dir / "demo_warms.manifest.json").unlink()
+    before = _listing(out_dir)
+    code, out, _ = _build(plan, "--out", str(out_dir), "--check")
+    assert code == 1
+    assert f"stale: {module.as_posix()}" in out
+    assert f"missing: {(out_dir / 'demo_warms.manifest.json').as_posix()}" in out
+    assert "2 of 2 outputs missing or out of date" in out
+    assert _listing(out_dir) == before
+
+    code, out, _ = _build(plan, "--out", str(out_dir), "--check", "--quiet")
+    assert code == 1
+    assert out.splitlines() == [
+        f"{module.as_posix()}: stale",
+        f"{(out_dir / 'demo_warms.manifest.json').as_posix()}: missing",
+    ]
+
+
+def test_check_in_github_actions_annotates_stale_files(repo: Path) -> None:
+    plan, out_dir = str(repo / "plans" / "demo.yaml"), str(repo / "out")
+    result = runner.invoke(
+        app, ["build", plan, "--out", out_dir, "--check"], env={"GITHUB_ACTIONS": "true"}
+    )
+    assert result.exit_code == 1
+    assert "::error file=" in result.stdout
+    assert "demo_warms.py is missing; run plancc build" in result.stdout
+
+
+def test_golden_files_are_up_to_date() -> None:
+    """tests/golden holds the build of every plan in plans/; `make golden` updates it."""
+    plans = sorted((ROOT / "plans").glob("*.yaml"))
+    result = build([str(p) for p in plans], str(GOLDEN), check=True)
+    assert not result.failed, [d.message for d in result.report.diagnostics]
+    stale = [f"{f.path.name}: {f.status.value}" for f in result.out_of_date]
+    assert not stale, f"golden files out of date (run `make golden` and review): {stale}"
+    assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(
+        f"{p.stem}_warms{suffix}" for p in plans for suffix in (".py", ".manifest.json")
+    )
+    for plan in plans:
+        manifest = json.loads((GOLDEN / f"{plan.stem}_warms.manifest.json").read_text("utf-8"))
+        Draft202012Validator(SCHEMA).validate(manifest)
+
+
+# -- writing nothing -----------------------------------------------------------------------
+
+
+def test_an_error_writes_nothing_and_reports_as_validate(repo: Path) -> None:
+    out_dir = repo / "out"
+    build([str(repo / "plans" / "demo.yaml")], str(out_dir))
+    (out_dir / "demo_warms.py").write_bytes(b"old\n")
+    (out_dir / "unrelated.txt").write_bytes(b"x\n")
+    before = _listing(out_dir)
+    (repo / "plans" / "demo.yaml").write_text(BROKEN, encoding="utf-8")
+    (repo / "plans" / "good.yaml").write_text(PLAN.replace("demo", "good"), encoding="utf-8")
+    plans = [str(repo / "plans" / "demo.yaml"), str(repo / "plans" / "good.yaml")]
+    for check in ([], ["--check"]):
+        code, out, _ = _build(*plans, "--out", str(out_dir), *check)
+        validate = runner.invoke(app, ["validate", *plans])
+        assert code == 1
+        assert out == validate.stdout
+        assert "error PC010" in out
+        assert _listing(out_dir) == before
+
+
+def test_a_warning_under_strict_writes_nothing(repo: Path) -> None:
+    (repo / "plans" / "demo.yaml").write_text(WARNS, encoding="utf-8")
+    plan, out_dir = str(repo / "plans" / "demo.yaml"), str(repo / "out")
+    code, out, _ = _build(plan, "--out", out_dir, "--strict")
+    assert code == 1
+    assert "warning PC103" in out
+    assert os.listdir(out_dir) == []
+    code, out, _ = _build(plan, "--out", out_dir)  # without --strict: written, warning shown
+    assert code == 0
+    assert "warning PC103" in out
+    assert sorted(os.listdir(out_dir)) == OUTPUTS
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_missing_output_directory_is_a_usage_error(repo: Path, check: list[str]) -> None:
+    missing = repo / "nope"
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(missing), *check)
+    assert code == 2
+    assert out == ""
+    assert err == f"plancc: {missing}: output directory does not exist\n"
+    assert not missing.exists()
+
+
+def test_output_path_that_is_a_file_is_a_usage_error(repo: Path) -> None:
+    (repo / "file").write_text("x", encoding="utf-8")
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "file"))
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "not a directory" in err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_output_directory_is_a_usage_error(repo: Path) -> None:
+    out_dir = repo / "out"
+    out_dir.chmod(0o500)
+    try:
+        code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(out_dir))
+    finally:
+        out_dir.chmod(0o700)
+    assert code == 2
+    assert out == ""
+    assert "cannot write" in err
+    assert err.count("\n") == 1
+    assert os.listdir(out_dir) == []
+
+
+def test_a_write_failure_becomes_a_usage_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(src: str, dst: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(UsageError, match=r"demo_warms.*cannot write: Permission denied"):
+        build([str(repo / "plans" / "demo.yaml")], str(repo / "out"))
+    assert os.listdir(repo / "out") == []  # the staged temporary files are gone
+
+
+# -- formats and the entry point -----------------------------------------------------------
+
+
+def test_json_format_lists_the_outputs(repo: Path) -> None:
+    code, out, _ = _build(
+        str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"), "-f", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["errors"] == 0
+    assert [(o["file"].rsplit("/", 1)[1], o["status"]) for o in data["outputs"]] == [
+        ("demo_warms.py", "written"),
+        ("demo_warms.manifest.json", "written"),
+    ]
+
+
+def test_plan_without_warms_builds(tmp_path: Path) -> None:
+    plan = tmp_path / "a5.yaml"
+    plan.write_text(
+        "plancc: 1\nmodel: quiet\nplatform: a5\ntensors:\n  w: {shape: [4], dtype: bf16}\n"
+        "layers:\n  k:\n    stages: [{name: s, reads: [w]}]\n",
+        encoding="utf-8",
+    )
+    result = build([str(plan)], str(tmp_path))
+    assert result.exit_code == 0
+    manifest = json.loads((tmp_path / "quiet_warms.manifest.json").read_text("utf-8"))
+    Draft202012Validator(SCHEMA).validate(manifest)
+    assert manifest["runtime"] == {"enable_sdma": False}
+    assert "forward" not in manifest
+
+
+def test_python_dash_m_plancc_build(repo: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "plancc", "build", "plans/demo.yaml", "--out", "out"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(repo / "out")) == OUTPUTS

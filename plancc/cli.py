@@ -181,76 +181,16 @@ def build(
 
 def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
     """A build that passed validation: its warnings, then one line per plan."""
-    import json
-
     from plancc import report as rp
     from plancc.api import BuildReport
-    from plancc.summary import plan_numbers
 
     assert isinstance(result, BuildReport)
-    report = result.report
     if fmt is Format.auto:
         fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-    files = [(p.result.file, f) for p in result.plans for f in p.files]
-    if fmt is Format.json:
-        data = json.loads(rp.json_(report, show_allowed=show_allowed))
-        data["outputs"] = [
-            {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
-        ]
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return
-    if fmt is Format.sarif:
-        sys.stdout.write(rp.sarif(report))
-        return
-    lines = []
-    for p in result.plans:
-        assert p.result.plan is not None
-        n = plan_numbers(p.result.plan)
-        text = f"{p.result.file}: {_n(n['warms'], 'warm')}"
-        text += f", {n['warm_bytes']:,} B warmed"
-        if n["l2"]["capacity_bytes"]:
-            text += f", L2 peak {n['l2']['peak_fraction']:.2f}× L2"
-        groups: dict[str, list[str]] = {}
-        for f in p.files:
-            groups.setdefault(f.status.value, []).append(f.path.as_posix())
-        text += " -> " + "; ".join(f"{s}: {', '.join(names)}" for s, names in groups.items())
-        lines.append(text)
-    stale = result.out_of_date
-    if fmt is Format.github:
-        sys.stdout.write(rp.github(report))
-        for f in stale:
-            path = f.path.as_posix()
-            sys.stdout.write(
-                f"::error file={path},title=plancc build --check::"
-                f"{path} is {f.status.value}; run plancc build to regenerate it\n"
-            )
-    else:
-        colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        sys.stdout.write(rp.text(report, colour=colour, quiet=True, show_allowed=show_allowed))
-    if not quiet:
-        count = len(files)
-        if result.check:
-            tail = (
-                f"{len(stale)} of {count} outputs missing or out of date"
-                if stale
-                else f"all {count} outputs up to date"
-            )
-        else:
-            written = sum(f.status.value == "written" for _, f in files)
-            tail = f"{written} written, {count - written} unchanged"
-        lines.append(
-            f"{_n(report.errors, 'error')}, {_n(report.warnings, 'warning')} "
-            f"in {_n(len(report.results), 'plan')}; {tail}"
-        )
-    elif stale:
-        lines = [f"{f.path.as_posix()}: {f.status.value}" for f in stale]
-    else:
-        lines = []
-    sys.stdout.write("".join(line + "\n" for line in lines))
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    sys.stdout.write(
+        rp.build(result, fmt.value, colour=colour, quiet=quiet, show_allowed=show_allowed)
+    )
 
 
 @app.command()

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from plancc import __version__
-from plancc.api import Report
+from plancc import __version__, ir
+from plancc.api import BuildReport, Report
 from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic, Severity
-from plancc.summary import plan_numbers, summary_line
+from plancc.summary import plan_numbers, plural, summary_line
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def text(
@@ -35,8 +32,8 @@ def text(
     if not quiet:
         lines += [summary_line(r.plan) for r in report.results if r.plan is not None]
         lines.append(
-            f"{_count(report.errors, 'error')}, {_count(report.warnings, 'warning')} "
-            f"in {_count(len(report.results), 'plan')}"
+            f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
+            f"in {plural(len(report.results), 'plan')}"
         )
     return "".join(line + "\n" for line in lines)
 
@@ -149,3 +146,66 @@ def sarif(report: Report) -> str:
         ],
     }
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def build(
+    result: BuildReport,
+    fmt: str,
+    *,
+    colour: bool = False,
+    quiet: bool = False,
+    show_allowed: bool = False,
+) -> str:
+    """The output of a build that passed validation: warnings, then one line per plan."""
+    report = result.report
+    files = [(p.result.file, f) for p in result.plans for f in p.files]
+    if fmt == "json":
+        data = json.loads(json_(report, show_allowed=show_allowed))
+        data["outputs"] = [
+            {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+        ]
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        return sarif(report)
+    stale = result.out_of_date
+    out = ""
+    if fmt == "github":
+        out += github(report)
+        for f in stale:
+            path = f.path.as_posix()
+            out += (
+                f"::error file={_escape_property(path)},title=plancc build --check::"
+                f"{_escape_data(path)} is {f.status.value}; run plancc build to regenerate it\n"
+            )
+    else:
+        out += text(report, colour=colour, quiet=True, show_allowed=show_allowed)
+    if quiet:
+        return out + "".join(f"{f.path.as_posix()}: {f.status.value}\n" for f in stale)
+    lines = [_build_line(p.result.plan, p.result.file, p.files) for p in result.plans]
+    count = len(files)
+    if result.check:
+        tail = (
+            f"{len(stale)} of {count} outputs missing or out of date"
+            if stale
+            else f"all {count} outputs up to date"
+        )
+    else:
+        written = sum(f.status.value == "written" for _, f in files)
+        tail = f"{written} written, {count - written} unchanged"
+    lines.append(
+        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
+        f"in {plural(len(report.results), 'plan')}; {tail}"
+    )
+    return out + "".join(line + "\n" for line in lines)
+
+
+def _build_line(plan: object, file: str, outputs: Sequence[Any]) -> str:
+    assert isinstance(plan, ir.Plan)
+    n = plan_numbers(plan)
+    line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    if n["l2"]["capacity_bytes"]:
+        line += f", L2 peak {n['l2']['peak_fraction']:.2f}× L2"
+    groups: dict[str, list[str]] = {}
+    for f in outputs:
+        groups.setdefault(f.status.value, []).append(f.path.as_posix())
+    return line + " -> " + "; ".join(f"{s}: {', '.join(names)}" for s, names in groups.items())

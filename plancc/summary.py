@@ -17,6 +17,11 @@ STARTUP_WARM_ISSUES = 5000
 MIN_WARMUP_ROUNDS = 500
 
 
+def plural(n: int, word: str) -> str:
+    """``1 warm``, ``3 warms``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def l2_numbers(plan: ir.Plan) -> dict[str, Any]:
     capacity = plan.platform.l2_bytes if plan.platform else None
     peak = plan_peak(plan)
@@ -86,7 +91,7 @@ def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
 def summary_line(plan: ir.Plan) -> str:
     n = plan_numbers(plan)
     l2 = n["l2"]
-    text = f"{plan.file}: {n['warms']} warm(s), {n['warm_bytes']:,} B warmed"
+    text = f"{plan.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:
         text += (
             f", L2 peak {l2['peak_bytes']:,} B = {l2['peak_fraction']:.2f}× L2"

@@ -160,7 +160,7 @@ def test_summary_line_has_the_budget(write_plan: Callable[..., Path]) -> None:
     plan = write_plan(SEED_LAYER.format(n_w1=4, n_w3=4, tensors="wo_a, wo_b"))
     out = text(validate_paths([str(plan)]))
     assert out.splitlines()[-2:] == [
-        f"{plan.as_posix()}: 1 warm(s), 100,663,296 B warmed, L2 peak 100,663,296 B = 0.50× L2 "
+        f"{plan.as_posix()}: 1 warm, 100,663,296 B warmed, L2 peak 100,663,296 B = 0.50× L2 "
         "(budget 0.75)",
         "0 errors, 0 warnings in 1 plan",
     ]

@@ -78,7 +78,7 @@ def test_exit_codes(plans: Path, args: list[str], code: int) -> None:
 def test_a_clean_plan_prints_only_its_summary(plans: Path) -> None:
     result = _run("validate", "clean.yaml")
     assert result.stdout == (
-        "clean.yaml: 0 warm(s), 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
+        "clean.yaml: 0 warms, 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
         "0 errors, 0 warnings in 1 plan\n"
     )
 

@@ -39,7 +39,7 @@ tensors: {w: {shape: [64], dtype: bf16}}
 layers: {k: {stages: [{name: s0}]}}
 lint: {ignore: [PC999]}
 """
-SUMMARY = "0 warm(s), 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)"
+SUMMARY = "0 warms, 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)"
 
 TEXT = f"""\
 a.yaml:4:18: error PC012: dim 'E' 'D % 64' is 0; a dimension must be ≥ 1

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from plancc import ir
 from plancc.codes import lookup
-from plancc.diagnostics import Diagnostic, Pos, Severity, diag
+from plancc.diagnostics import Diagnostic, Severity, diag
 from plancc.rules import RULES
 
 
@@ -34,12 +34,12 @@ def check(plan: ir.Plan) -> Checked:
     from plancc.codes import all_codes
 
     all_codes()  # imports every rule module
-    found: list[tuple[Diagnostic, ir.Warm | None]] = [(d, None) for d in _bad_silences(plan)]
+    found: list[tuple[Diagnostic, ir.Warm | None]] = []
     for r in RULES:
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
             found.append((d, f.warm))
-    shown: list[Diagnostic] = []
+    shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
     for d, warm in found:
         if d.severity is not Severity.WARNING:
@@ -55,11 +55,7 @@ def check(plan: ir.Plan) -> Checked:
 
 
 def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
-    named: list[tuple[str, Pos, str]] = [
-        (rid, pos, f"allow on warm '{w.name}'") for w in plan.warms for rid, pos in w.allow.items()
-    ]
-    named += [(rid, pos, "lint.ignore") for rid, pos in plan.lint_ignore.items()]
-    for rid, pos, where in named:
+    for rid, pos, where in plan.silences:
         code = lookup(rid)
         if code is None:
             yield diag(

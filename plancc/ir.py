@@ -80,9 +80,14 @@ class Stage:
     reads: tuple[str, ...]
     streams: int
     sdma: bool
-    group: str
+    group: str | None  # the declared consumer group
     duration_us: float | None
     pos: Pos
+
+    @property
+    def consumer_group(self) -> tuple[str, str]:
+        """Stages sharing a declared group consume together; any other stage is its own group."""
+        return ("group", self.group) if self.group is not None else ("stage", self.name)
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,9 @@ class Plan:
     layers: dict[str, Layer]
     forward: Forward | None
     lint_ignore: dict[str, Pos]  # rule ids ignored plan-wide, with where each is named
+    # Every rule id named by an `allow` (of any warm, resolved or not) or by
+    # `lint.ignore`: (id, where it is named, which silence names it).
+    silences: tuple[tuple[str, Pos, str], ...]
 
     @property
     def warms(self) -> tuple[Warm, ...]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from plancc import expr as ex
 from plancc import ir, model
@@ -66,6 +66,7 @@ class _Resolver:
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
     broken_tensors: set[str] = field(default_factory=set)
+    silences: list[tuple[str, Pos, str]] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -109,6 +110,7 @@ class _Resolver:
             layers=layers,
             forward=forward,
             lint_ignore=ignore,
+            silences=(*self.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
         )
 
     def load_config(self) -> None:
@@ -126,6 +128,10 @@ class _Resolver:
         except ValueError as exc:
             self.config_broken = True
             self.report(pos, "PC005", f"config '{self.plan.config}' is not JSON: {exc}")
+            return
+        except RecursionError:
+            self.config_broken = True
+            self.report(pos, "PC005", f"config '{self.plan.config}' nests too deeply to read")
             return
         if not isinstance(data, dict):
             self.config_broken = True
@@ -393,7 +399,7 @@ class _Resolver:
                     reads=tuple(reads),
                     streams=parse_size(s.streams) if s.streams is not None else 0,
                     sdma=s.sdma,
-                    group=s.group if s.group is not None else f"stage:{s.name}",
+                    group=s.group,
                     duration_us=s.duration_us,
                     pos=self.v.at(*path),
                 )
@@ -414,6 +420,8 @@ class _Resolver:
         tensors: dict[str, ir.Tensor],
     ) -> ir.Warm | None:
         path = ("layers", kind, "warms", i)
+        allow = {rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
+        self.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
         name_pos = self.v.at(*path, "name")
         self.name_check(w.name, name_pos, "warm", reserved=True)
         if w.name_hint is not None:
@@ -473,7 +481,7 @@ class _Resolver:
             anchor=anchor.index,
             entries=tuple(entries),
             live=(anchor.index + 1, last),
-            allow={rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())},
+            allow=allow,
             reason=w.reason,
             name_pos=name_pos,
             after_pos=after_pos,
@@ -563,53 +571,18 @@ class _Resolver:
     ) -> ir.Forward | None:
         key_pos = self.v.at("forward", "from_config")
         known = [kind_ref(k, self.v.at("forward", "kinds", v)) for v, k in fwd.kinds.items()]
-        ok = all(known)  # every unknown kind is reported, not just the first
-        values = None
-        if self.config is None:
-            if not self.config_broken:
-                self.report(
-                    key_pos,
-                    "PC010",
-                    f"unknown config key '{fwd.from_config}': the plan has no `config`",
-                )
+        count = self.forward_layers(fwd)  # checked even when the list itself is bad
+        values = self.config_list(fwd.from_config, key_pos)
+        if values is None or count is False or not all(known):
             return None
-        if fwd.from_config not in self.config:
+        if count is not None and count > len(values):
             self.report(
-                key_pos,
-                "PC010",
-                f"unknown config key '{fwd.from_config}'",
-                suggest(
-                    fwd.from_config, [k for k, v in self.config.items() if isinstance(v, list)]
-                ),
+                self.v.at("forward", "layers"),
+                "PC014",
+                f"forward.layers is {count}, but '{fwd.from_config}' has only "
+                f"{len(values)} entries",
             )
             return None
-        values = self.config[fwd.from_config]
-        if not isinstance(values, list) or not all(_is_int(x) for x in values):
-            self.report(
-                key_pos, "PC014", f"config key '{fwd.from_config}' is not a list of integers"
-            )
-            return None
-        count = len(values)
-        if fwd.layers is not None:
-            layers_pos = self.v.at("forward", "layers")
-            try:
-                _, n = self.evaluate(fwd.layers, layers_pos, "forward.layers")
-            except _Unresolved:
-                return None
-            if n is None:
-                self.report(
-                    layers_pos, "PC014", "forward.layers is dynamic: a forward has a fixed length"
-                )
-                return None
-            if n > len(values):
-                self.report(
-                    layers_pos,
-                    "PC014",
-                    f"forward.layers is {n}, but '{fwd.from_config}' has only "
-                    f"{len(values)} entries",
-                )
-                return None
-            count = n
         kinds_by_value = {int(k): v for k, v in fwd.kinds.items()}
         kinds = []
         for index, value in enumerate(values[:count]):
@@ -624,7 +597,48 @@ class _Resolver:
                 )
                 return None
             kinds.append(kind)
-        return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
+        return ir.Forward(tuple(kinds), self.v.at("forward"))
+
+    def forward_layers(self, fwd: model.ForwardFromConfig) -> int | Literal[False] | None:
+        """`forward.layers` (None: absent, take the whole list; False: reported bad)."""
+        if fwd.layers is None:
+            return None
+        layers_pos = self.v.at("forward", "layers")
+        try:
+            _, n = self.evaluate(fwd.layers, layers_pos, "forward.layers")
+        except _Unresolved:
+            return False
+        if n is None:
+            self.report(
+                layers_pos, "PC014", "forward.layers is dynamic: a forward has a fixed length"
+            )
+            return False
+        return n
+
+    def config_list(self, key: str, pos: Pos) -> list[int] | None:
+        """The config's list of integers under ``key``; None after reporting why not."""
+        if self.config is None:
+            if not self.config_broken:
+                self.report(pos, "PC010", f"unknown config key '{key}': the plan has no `config`")
+            return None
+        if key not in self.config:
+            lists = [k for k, v in self.config.items() if isinstance(v, list)]
+            self.report(pos, "PC010", f"unknown config key '{key}'", suggest(key, lists))
+            return None
+        values = self.config[key]
+        if not isinstance(values, list):
+            got = json.dumps(values)[:40]
+            self.report(pos, "PC014", f"config key '{key}' is {got}, not a list of integers")
+            return None
+        for index, value in enumerate(values):
+            if not _is_int(value):
+                self.report(
+                    pos,
+                    "PC014",
+                    f"'{key}' value {json.dumps(value)[:40]} (layer {index}) is not an integer",
+                )
+                return None
+        return values
 
 
 def _too_many(values: tuple[int | None, ...]) -> bool:

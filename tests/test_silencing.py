@@ -245,8 +245,9 @@ def test_strict_passes_when_every_warning_is_silenced(write_plan: Callable[..., 
     assert _run("validate", str(path), "-q", "--strict")[0] == 0
 
 
-def test_lint_ignore_silences_pc004(write_plan: Callable[..., Path]) -> None:
-    # PC004 is itself a warning: a plan may ignore it like any other.
-    path = write_plan(_plan(lint="lint:\n  ignore: [PC004, PC999]\n"))
-    assert "PC004" not in [c[0] for c in _codes(path)]
-    assert [a[0] for a in _allowed(path)] == ["PC004"]
+def test_pc004_cannot_be_silenced(write_plan: Callable[..., Path]) -> None:
+    # A silence naming an error or a non-rule is always reported: ignoring PC004
+    # would hide exactly the mistake it exists to show.
+    path = write_plan(_plan(lint="lint:\n  ignore: [PC004, PC999, PC031]\n"))
+    assert [c[0] for c in _codes(path)].count("PC004") == 2
+    assert _allowed(path) == []

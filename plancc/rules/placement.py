@@ -49,8 +49,8 @@ class _Placed:
         return max(self.consumers.values(), key=lambda s: s.index, default=None)
 
     @property
-    def groups(self) -> set[str]:
-        return {s.group for s in self.consumers.values()}
+    def groups(self) -> set[tuple[str, str]]:
+        return {s.consumer_group for s in self.consumers.values()}
 
     @property
     def bytes(self) -> int:
@@ -58,9 +58,11 @@ class _Placed:
 
     @property
     def live_end(self) -> int:
-        """The last stage the warm is alive in: its last consumer, else the layer's end."""
-        last = self.last
-        return last.index if last is not None else len(self.layer.stages) - 1
+        """The last stage the warm is alive in: the last stage after the anchor that reads
+        any of its static tensors (not only their first readers), else the layer's end."""
+        names = {e.tensor.name for e in self.entries}
+        readers = [s.index for s in self.between(len(self.layer.stages)) if names & set(s.reads)]
+        return max(readers, default=len(self.layer.stages) - 1)
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
@@ -85,10 +87,9 @@ def _placed(plan: ir.Plan) -> Iterator[_Placed]:
             yield _Placed(plan, layer, warm, entries, consumers)
 
 
-def _group(layer: ir.Layer, group: str) -> str:
-    if group.startswith("stage:") and any(s.name == group[6:] for s in layer.stages):
-        return f"stage '{group[6:]}'"
-    return f"consumer group '{group}'"
+def _group(group: tuple[str, str]) -> str:
+    kind, name = group
+    return f"stage '{name}'" if kind == "stage" else f"consumer group '{name}'"
 
 
 def _mb(n: int) -> str:
@@ -194,15 +195,15 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     for p in _placed(plan):
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
-        for group in dict.fromkeys(s.group for s in by_first):
-            stages = [s for s in p.layer.stages[p.warm.anchor + 1 :] if s.group == group]
+        for group in dict.fromkeys(s.consumer_group for s in by_first):
+            stages = [s for s in p.layer.stages[p.warm.anchor + 1 :] if s.consumer_group == group]
             needed = dict.fromkeys(t.name for s in stages for t in p.weights(s))
             missing = [t for t in needed if t not in warmed]
             if not missing:
                 continue
             have = [t for t in needed if t in warmed]
-            where = _group(p.layer, group)
-            if not group.startswith("stage:"):
+            where = _group(group)
+            if group[0] == "group":
                 where += f" (stages {_names([s.name for s in stages])})"
             yield Finding(
                 p.warm.tensors_pos,
@@ -221,9 +222,10 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
     Fires when a stage strictly between the anchor and the warm's first
     consumer, outside the consumer groups the warm touches, reads static
     tensors (weights). Reported at `after`; the message names those stages
-    and their bytes, and the hint names the later anchor to try: the last
-    stage before the first consumer that reads static tensors (saying so if
-    it has no `task` to anchor on).
+    and their bytes, and the hint names the later anchor to try: the last of
+    those stages, i.e. the last stage before the first consumer, outside the
+    warm's consumer groups, that reads static tensors (saying so if it has
+    no `task` to anchor on).
 
     Why: a warm issued while the layer still streams its own weights
     competes with those streams for HBM bandwidth and L2. In the seed, the
@@ -245,7 +247,7 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
         streaming = [
             (s, ws)
             for s in p.between(first.index)
-            if s.group not in groups and (ws := p.weights(s))
+            if s.consumer_group not in groups and (ws := p.weights(s))
         ]
         if not streaming:
             continue
@@ -255,7 +257,7 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
             n = sum(t.bytes or 0 for t in ws)
             total += n
             parts.append(f"'{s.name}' ({_names([t.name for t in ws])}, {_mb(n)})")
-        later = next(s for s in reversed(p.layer.stages[: first.index]) if p.weights(s))
+        later = streaming[-1][0]  # the last of the stages named above
         if later.task is not None:
             hint = f"try anchoring at '{later.name}' (task {later.task}), the last weight stream "
         else:
@@ -312,8 +314,9 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
 def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
     """The bytes streamed between the anchor and the warm's last consumer, plus the warm, exceed L2.
 
-    Sums `streams` over the stages strictly between the anchor and the last
-    stage that reads one of the warm's static tensors, adds the warm's
+    Sums `streams` over the stages strictly between the anchor and the warm's
+    last consumer (the latest of its static tensors' consumers, each the
+    first stage after the anchor that reads the tensor), adds the warm's
     bytes, and fires when that exceeds the platform's L2. Reported at the
     warm's `name`.
 

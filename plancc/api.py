@@ -186,8 +186,8 @@ def build(
     for r in report.results:
         if r.plan is None:
             continue
-        try:
-            rel = os.path.relpath(os.path.abspath(r.file), os.path.abspath(out_dir))
+        try:  # from the real locations: a symlinked or respelled --out gives the same bytes
+            rel = os.path.relpath(os.path.realpath(r.file), os.path.realpath(out_dir))
         except ValueError:  # another drive on Windows: no relative path exists
             raise UsageError(f"{r.file}: not on the drive of the output directory {out}") from None
         texts = render.render(r.plan, Path(rel).as_posix())

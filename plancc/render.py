@@ -5,9 +5,15 @@ warm function's parameters, flat views, docstring facts and the manifest's
 numbers. Layout lives in ``templates/module.py.j2``, which writes every
 statement on one line in exactly the form of the PyPTO facts. A last pass
 (:func:`fit_lines`) breaks the statements that are longer than
-:data:`LINE_LENGTH` the way ``ruff format`` does, so the output passes
-``ruff format --check`` with ruff's default settings (and at any longer line
-length, since every bracket it splits keeps a magic trailing comma).
+:data:`LINE_LENGTH` (ruff's default), and a bracket it breaks always opens onto
+one item per line ending in a magic trailing comma, which ruff keeps at every
+line length. So the output passes ``ruff format --check`` and ``ruff check``
+with ruff's defaults, and ``ruff format --check`` at any longer line length
+too, with one exception: a single dim expression too long for a line of its
+own (longer than about 75 characters, from long names) is broken at its
+operators as ruff breaks it at 88, and ruff joins it again at a line length
+where it fits. The call example in each function's docstring is prose: one
+line whatever its length (ruff's default rules do not include E501).
 
 Every string that reaches the module is emitted as a Python literal or
 escaped for a docstring; identifiers come only from names the front end has
@@ -178,7 +184,6 @@ def _environment() -> Any:
     env.filters["py_str"] = py_str
     env.filters["doc"] = doc_escape
     env.filters["para"] = paragraph
-    env.filters["fit"] = fit_line
     return env
 
 
@@ -304,18 +309,17 @@ def _scalar(value: Any) -> str:
 
 # -- line fitting --------------------------------------------------------------------------
 #
-# A small model of how ruff format breaks one long statement of the forms the
-# template writes (`x = call(...)`, `with call(...):`, `call(...)`, and a
-# parameter `name: Sub[...],`): calls and subscripts first try their arguments
-# on one indented line, then one per line with a trailing comma; a list goes
-# one item per line with a trailing comma (a lone item without one); a binary
-# expression breaks before each of its lowest-precedence operators, keeping
-# each operand whole when it fits; a parenthesized operand opens onto its own
-# indented lines; an assignment whose split first line is still too long puts
-# its value in parentheses when that makes every line fit. tests/test_render.py
-# checks this model against ruff itself on random statements (names up to 44
-# characters; with names of 70 and more ruff's choice between the last two
-# layouts can differ, and so can the output of `ruff format --check`).
+# The statements the template writes on one line (`x = call(...)`, `with call(...):`,
+# `call(...)`, and a parameter `name: Sub[...],`) are broken, when they are too long, in
+# one way only: a bracket (call, subscript or list) that does not fit opens onto one item
+# per line, each followed by a comma. The last comma is ruff's "magic trailing comma": it
+# keeps the bracket expanded at every line length, so the layout does not depend on the
+# line length a project formats with. What ruff has no such marker for is an expression:
+# a dim expression that is too long alone on its line breaks before each of its
+# lowest-precedence operators (keeping each operand whole when it fits; a parenthesized
+# operand opens onto its own lines), as ruff does at LINE_LENGTH, and a formatter with a
+# longer line length joins it again when it fits there. tests/test_render.py checks
+# that ruff leaves the output as it is, on random statements.
 
 
 @dataclass(frozen=True)
@@ -340,7 +344,6 @@ class _Brackets:
     open: str
     items: tuple[_Node, ...]
     close: str
-    arguments: bool  # call arguments or subscript: the items try one indented line first
 
 
 @dataclass(frozen=True)
@@ -391,18 +394,12 @@ def _lay(node: _Node, indent: int, prefix: str = "", suffix: str = "") -> list[s
             before = prefix if i == 0 else f"{node.ops[i - 1]} "
             lines += _lay(operand, indent, before, suffix if i == last else "")
         return lines
-    inner = indent + _INDENT
-    first, end = pad + prefix + node.head + node.open, pad + node.close + suffix
-    if node.arguments:
-        body = " " * inner + ", ".join(_flat(i) for i in node.items)
-        if len(body) <= LINE_LENGTH:
-            return [first, body, end]
-    if len(node.items) == 1 and not node.arguments:
-        return [first, *_lay(node.items[0], inner), end]
-    lines = [first]
+    if not node.items:
+        return [line]
+    lines = [pad + prefix + node.head + node.open]
     for item in node.items:
-        lines += _lay(item, inner, suffix=",")
-    return [*lines, end]
+        lines += _lay(item, indent + _INDENT, suffix=",")
+    return [*lines, pad + node.close + suffix]
 
 
 class _Parser:
@@ -447,7 +444,7 @@ class _Parser:
                 continue
             opener = self.take().string
             items = self.items(_CLOSE[opener], keywords=opener == "(")
-            node = _Brackets(_flat(node), opener, items, _CLOSE[opener], arguments=True)
+            node = _Brackets(_flat(node), opener, items, _CLOSE[opener])
         return node
 
     def primary(self) -> _Node:
@@ -459,7 +456,7 @@ class _Parser:
             self.take(")")
             return _Paren(inner)
         if tok.string == "[":
-            return _Brackets("", "[", self.items("]", keywords=False), "]", arguments=False)
+            return _Brackets("", "[", self.items("]", keywords=False), "]")
         raise _Unsupported
 
     def items(self, close: str, *, keywords: bool) -> tuple[_Node, ...]:
@@ -508,17 +505,7 @@ def _fit(line: str) -> list[str]:
         return [line]
     if parser.pos != len(tokens) or _flat(node) != source:
         return [line]
-    lines = _lay(node, indent, lead, suffix)
-    if lead.endswith("= ") and not _fits(lines):
-        # Splitting the value's own brackets is not enough: parentheses, if they are.
-        wrapped = _lay(_Paren(node), indent, lead, suffix)
-        if _fits(wrapped):
-            return wrapped
-    return lines
-
-
-def _fits(lines: list[str]) -> bool:
-    return all(len(line) <= LINE_LENGTH for line in lines)
+    return _lay(node, indent, lead, suffix)
 
 
 def _prose_lines(text: str) -> set[int]:
@@ -534,13 +521,8 @@ def _prose_lines(text: str) -> set[int]:
     return out
 
 
-def fit_line(line: str, indent: int = 0) -> str:
-    """One statement at ``indent``, broken into lines as ``ruff format`` would."""
-    return "\n".join(_fit(" " * indent + line))
-
-
 def fit_lines(text: str) -> str:
-    """Break every code line longer than LINE_LENGTH as ``ruff format`` would."""
+    """Break every code line longer than LINE_LENGTH, in the one layout described above."""
     lines = text.split("\n")
     skip = _prose_lines(text)
     out: list[str] = []

@@ -48,15 +48,36 @@ class MalformedManifestError(ManifestError, ValueError):
 class PlatformMismatchError(ManifestError):
     """The manifest was built for another platform than the one this process runs on."""
 
-    def __init__(self, source: str, manifest_platform: str, running_platform: str) -> None:
+    def __init__(
+        self, source: str, manifest_platform: str, running_platform: str, *, warms: bool = True
+    ) -> None:
         self.source = source
         self.manifest_platform = manifest_platform
         self.running_platform = running_platform
         super().__init__(
             f"{source} was built for platform '{manifest_platform}', but this process runs "
-            f"on '{running_platform}': rebuild the plan with `platform: {running_platform}` "
-            f"or run on '{manifest_platform}'"
+            f"on '{running_platform}': {_advice(manifest_platform, running_platform, warms)}"
         )
+
+
+def _advice(manifest_platform: str, running_platform: str, warms: bool) -> str:
+    """What to do about a platform mismatch; true by the platform table (no warm without SDMA)."""
+    from plancc.platforms import PLATFORMS
+
+    running = PLATFORMS.get(running_platform)
+    if running is None:
+        return (
+            f"'{running_platform}' is not a platform plancc knows ({', '.join(PLATFORMS)}); "
+            f"run on '{manifest_platform}'"
+        )
+    if warms and not running.sdma:
+        sdma = " and ".join(p.name for p in PLATFORMS.values() if p.sdma)
+        return (
+            f"its warms run only on {sdma}, where there is an SDMA provider, and "
+            f"'{running_platform}' has none; run it on '{manifest_platform}' (a plan for "
+            f"'{running_platform}' can declare no warm)"
+        )
+    return f"rebuild the plan with `platform: {running_platform}` or run on '{manifest_platform}'"
 
 
 @dataclass(frozen=True)
@@ -84,7 +105,9 @@ class Manifest:
     def check_platform(self, platform: str) -> None:
         """Raise PlatformMismatchError unless the manifest is for ``platform``."""
         if platform != self.platform:
-            raise PlatformMismatchError(self.source, self.platform, platform)
+            raise PlatformMismatchError(
+                self.source, self.platform, platform, warms=bool(self.warms)
+            )
 
     def worker_options(self) -> dict[str, bool]:
         """Keyword arguments for the worker a serving process builds (``ChipWorker(...)``)."""
@@ -106,7 +129,12 @@ def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manif
             ) from None
         except ValueError as exc:
             raise MalformedManifestError(f"{source}: not a JSON manifest: {exc}") from None
-    return _parse(source, data)
+        except RecursionError:
+            raise MalformedManifestError(f"{source}: not a manifest: nested too deeply") from None
+    try:
+        return _parse(source, data)
+    except RecursionError:  # a deeply nested document (or dict): no manifest nests so deep
+        raise MalformedManifestError(f"{source}: not a manifest: nested too deeply") from None
 
 
 def worker_options(

@@ -289,6 +289,31 @@ def test_check_fresh_stale_and_missing(repo: Path) -> None:
     ]
 
 
+def test_a_symlinked_or_respelled_output_directory_gives_the_same_bytes(repo: Path) -> None:
+    plan, out_dir = str(repo / "plans" / "demo.yaml"), repo / "out"
+    _build(plan, "--out", str(out_dir))
+    real = _listing(out_dir)
+    module = (out_dir / "demo_warms.py").read_text("utf-8")
+    manifest = json.loads((out_dir / "demo_warms.manifest.json").read_text("utf-8"))
+    assert manifest["source"]["plan"] == "../plans/demo.yaml"
+    assert "plancc build ../plans/demo.yaml --out .\n" in module
+    # The same directory by a symlink elsewhere, and through a `..` after that symlink.
+    (repo / "elsewhere" / "deeper").mkdir(parents=True)
+    link = repo / "elsewhere" / "deeper" / "link"
+    link.symlink_to(out_dir, target_is_directory=True)
+    (out_dir / "sub").mkdir()
+    (repo / "elsewhere" / "jump").symlink_to(out_dir / "sub", target_is_directory=True)
+    spellings = [str(link), str(repo / "elsewhere" / "jump" / ".."), f"{link}/."]
+    for spelled in spellings:
+        code, out, _ = _build(plan, "--out", spelled, "--check")
+        assert code == 0, out
+        assert out.splitlines()[-1].endswith("all 2 outputs up to date")
+        code, out, _ = _build(plan, "--out", spelled)
+        assert code == 0, out
+        assert out.splitlines()[-1].endswith("0 written, 2 unchanged")
+    assert _listing(out_dir) == real  # mtimes too: nothing was rewritten
+
+
 def test_check_in_github_actions_annotates_stale_files(repo: Path) -> None:
     plan, out_dir = str(repo / "plans" / "demo.yaml"), str(repo / "out")
     result = runner.invoke(

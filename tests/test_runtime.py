@@ -10,6 +10,7 @@ import pytest
 
 from plancc import runtime
 from plancc.api import build
+from plancc.platforms import PLATFORMS
 from plancc.runtime import (
     MalformedManifestError,
     ManifestError,
@@ -103,6 +104,48 @@ def test_platform_mismatch_names_both_platforms(good: Path, running: str) -> Non
         worker_options(good, running)
 
 
+@pytest.mark.parametrize("running", ["a2a3sim", "a5", "a5sim"])
+def test_mismatch_on_a_platform_without_sdma_says_warms_run_only_on_a2a3(
+    good: Path, running: str
+) -> None:
+    assert not PLATFORMS[running].sdma
+    with pytest.raises(PlatformMismatchError) as info:
+        load_manifest(good).check_platform(running)
+    message = str(info.value)
+    assert f"was built for platform 'a2a3', but this process runs on '{running}'" in message
+    assert "its warms run only on a2a3" in message
+    assert f"'{running}' has none" in message
+    assert "rebuild" not in message  # a plan for a platform without SDMA cannot warm (PC031)
+    assert f"platform: {running}" not in message
+
+
+def test_mismatch_on_a_platform_with_sdma_advises_a_rebuild(tmp_path: Path) -> None:
+    assert PLATFORMS["a2a3"].sdma
+    path = _manifest(tmp_path, platform="a5", warms="[]")
+    with pytest.raises(PlatformMismatchError) as info:
+        load_manifest(path).check_platform("a2a3")
+    assert str(info.value) == (
+        f"{path} was built for platform 'a5', but this process runs on 'a2a3': "
+        "rebuild the plan with `platform: a2a3` or run on 'a5'"
+    )
+
+
+def test_mismatch_without_warms_may_rebuild_for_a_platform_without_sdma(tmp_path: Path) -> None:
+    path = _manifest(tmp_path, platform="a2a3", warms="[]")
+    with pytest.raises(PlatformMismatchError) as info:
+        load_manifest(path).check_platform("a5")
+    assert str(info.value).endswith(": rebuild the plan with `platform: a5` or run on 'a2a3'")
+
+
+def test_mismatch_on_an_unknown_platform(good: Path) -> None:
+    with pytest.raises(PlatformMismatchError) as info:
+        load_manifest(good).check_platform("A2A3")
+    assert str(info.value).endswith(
+        "runs on 'A2A3': 'A2A3' is not a platform plancc knows (a2a3, a2a3sim, a5, a5sim); "
+        "run on 'a2a3'"
+    )
+
+
 def test_manifest_without_warms(tmp_path: Path) -> None:
     path = _manifest(tmp_path, platform="a5", warms="[]")
     m = load_manifest(path)
@@ -149,6 +192,26 @@ def test_unreadable_or_non_json_manifest(tmp_path: Path) -> None:
     array.write_text("[]", encoding="utf-8")
     with pytest.raises(MalformedManifestError, match="a manifest is a JSON object"):
         load_manifest(array)
+
+
+@pytest.mark.parametrize("text", ["[" * 200_000, '{"a": ' * 200_000])
+def test_deeply_nested_json_is_malformed_not_a_recursion_error(tmp_path: Path, text: str) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(text, encoding="utf-8")
+    with pytest.raises(
+        MalformedManifestError, match=r"deep\.json: not a manifest: nested too deeply"
+    ):
+        load_manifest(deep)
+
+
+def test_deeply_nested_document_is_malformed(good: Path) -> None:
+    nested: list[Any] = []
+    for _ in range(100_000):
+        nested = [nested]
+    data = _data(good)
+    data["warms"][0]["tensors"][0]["name"] = nested
+    with pytest.raises(MalformedManifestError, match=r"<dict>: not a manifest: nested too deeply"):
+        load_manifest(data)
 
 
 def test_public_names() -> None:

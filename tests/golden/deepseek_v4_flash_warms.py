@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: e3e7a358b6991888b922f66682fd2126cb7114856591c13e3374c540682fe264
+Plan sha256: da65e6dcc25215b7394863a2f9d1bb70ce38d1c01364cf7b7f18e0e29dcc8409
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 854a82df544e8c889116bb67c911e6ee72cd83a5feb61ceb7dc490aeda387252
+Plan sha256: 366234af1f07c226e5bb10eac905ce1545019bfa3996c61fbc68adfad7252970
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .
@@ -36,7 +36,9 @@ def prefetch_o_proj_wo_a_csa(
     """
     wo_a_flat = pl.reshape(wo_a, [O_GROUPS * O_LORA * O_GROUP_IN])
     with pl.at(
-        level=pl.Level.CORE_GROUP, name_hint="prefetch_o_proj_wo_a", deps=[after]
+        level=pl.Level.CORE_GROUP,
+        name_hint="prefetch_o_proj_wo_a",
+        deps=[after],
     ):
         warm_ctx = pl.prefetch.make_context()
         pl.prefetch.async_prefetch(wo_a_flat, warm_ctx)
@@ -59,7 +61,9 @@ def prefetch_o_proj_wo_a_hca(
     """
     wo_a_flat = pl.reshape(wo_a, [O_GROUPS * O_LORA * O_GROUP_IN])
     with pl.at(
-        level=pl.Level.CORE_GROUP, name_hint="prefetch_o_proj_wo_a", deps=[after]
+        level=pl.Level.CORE_GROUP,
+        name_hint="prefetch_o_proj_wo_a",
+        deps=[after],
     ):
         warm_ctx = pl.prefetch.make_context()
         pl.prefetch.async_prefetch(wo_a_flat, warm_ctx)

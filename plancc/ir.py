@@ -26,15 +26,17 @@ class FlatView:
     """A flat view: its entries as Python source, their values, and the names they use."""
 
     source: tuple[str, ...]
-    values: tuple[int, ...]
+    values: tuple[int | None, ...]  # None: a dynamic entry (never valid for a warm)
     names: frozenset[str]
     pos: Pos
     declared: bool
 
     @property
-    def elements(self) -> int:
+    def elements(self) -> int | None:
         n = 1
         for v in self.values:
+            if v is None:
+                return None
             n *= v
         return n
 
@@ -102,7 +104,7 @@ class Warm:
     name: str
     name_hint: str
     layer: str
-    anchor: int  # index of the `after` stage
+    anchor: int | None  # index of the `after` stage; None when it names no stage (PC010)
     entries: tuple[WarmEntry, ...]
     live: tuple[int, int]  # first and last stage index during which it holds L2
     allow: dict[str, Pos]  # rule ids this warm accepts, with where each is named
@@ -125,6 +127,9 @@ class Layer:
     stages: tuple[Stage, ...]
     warms: tuple[Warm, ...]
     pos: Pos
+    # False when a stage was replaced by a stand-in after a schema error: the
+    # rules that judge stage order and reads skip the layer kind rather than guess.
+    complete: bool = True
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ def layer_peak(layer: ir.Layer) -> Peak:
             events += [(start, 1, i), (end + 1, -1, i)]
     events.sort(key=lambda e: (e[0], e[1]))  # ends before starts at the same stage
     held: dict[str, int] = {}  # tensor -> number of alive warms holding it
-    alive: set[int] = set()
     total = 0
     best = Peak(0, None, ())
     for stage, kind, i in events:
@@ -41,10 +40,12 @@ def layer_peak(layer: ir.Layer) -> Peak:
             else:
                 held[name] -= 1
                 total -= size if held[name] == 0 else 0
-        (alive.add if kind > 0 else alive.discard)(i)
         if kind > 0 and total > best.bytes:
-            best = Peak(total, stage, tuple(layer.warms[j] for j in sorted(alive)))
-    return best
+            best = Peak(total, stage, ())
+    if best.stage is None:
+        return best
+    # Every warm alive then, also those adding no new bytes (a tensor already held).
+    return Peak(best.bytes, best.stage, tuple(w for w in layer.warms if w.alive_at(best.stage)))
 
 
 def plan_peak(plan: ir.Plan) -> int:

@@ -74,7 +74,8 @@ class Warm(_Strict):
     name: Name
     name_hint: Name | SkipJsonSchema[None] = None
     after: str
-    tensors: Annotated[list[str | WarmTensor], Field(min_length=1)]
+    # minItems in the schema only: a warm whose every item was bad stays checkable.
+    tensors: Annotated[list[str | WarmTensor], Field(json_schema_extra={"minItems": 1})]
     allow: list[str] | SkipJsonSchema[None] = None
     reason: Annotated[str, Field(min_length=1)] | SkipJsonSchema[None] = None
 

@@ -121,9 +121,15 @@ def module_context(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
     }
 
 
+def _anchor(plan: ir.Plan, warm: ir.Warm) -> ir.Stage:
+    # Only plans without errors are rendered, and an unknown anchor is PC010.
+    assert warm.anchor is not None
+    return plan.layers[warm.layer].stages[warm.anchor]
+
+
 def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
     layer = plan.layers[warm.layer]
-    anchor = layer.stages[warm.anchor]
+    anchor = _anchor(plan, warm)
     params = tuple(
         Param(e.tensor.name, e.tensor.shape_source, e.tensor.dtype.pl_name) for e in warm.entries
     )
@@ -134,7 +140,7 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
     names = [e.tensor.name for e in warm.entries]
     consumers: list[str] = []
     unread = list(names)
-    for stage in layer.stages[warm.anchor + 1 :]:
+    for stage in layer.stages[anchor.index + 1 :]:
         read = [n for n in names if n in stage.reads]
         if read:
             consumers.append(f"{stage.name} ({', '.join(read)})")
@@ -243,7 +249,6 @@ def paragraph(text: str, indent: int = 0, first: str = "") -> str:
 
 def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``."""
-    layers = plan.layers
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
@@ -256,8 +261,8 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
                 "name": w.name,
                 "layer": w.layer,
                 "name_hint": w.name_hint,
-                "after": layers[w.layer].stages[w.anchor].name,
-                "task": layers[w.layer].stages[w.anchor].task,
+                "after": _anchor(plan, w).name,
+                "task": _anchor(plan, w).task,
                 "bytes": w.bytes,
                 "tensors": [
                     {

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -67,13 +68,24 @@ class _Resolver:
     config_used: dict[str, int] = field(default_factory=dict)
     broken_tensors: set[str] = field(default_factory=set)
     silences: list[tuple[str, Pos, str]] = field(default_factory=list)
+    reported: set[Diagnostic] = field(default_factory=set)
+    suggestions_left: int = 100
 
     @property
     def file(self) -> str:
         return self.v.doc.file
 
     def report(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
-        self.diagnostics.append(diag(self.file, pos, code, message, hint))
+        d = diag(self.file, pos, code, message, hint)
+        if d not in self.reported:  # e.g. one bad config key used by several dims
+            self.reported.add(d)
+            self.diagnostics.append(d)
+
+    def suggest(self, name: str, candidates: Iterable[str]) -> str | None:
+        """A did-you-mean hint, for the first few unknown names only: each costs a scan
+        of every candidate, and a plan with thousands of typos must stay linear."""
+        self.suggestions_left -= 1
+        return suggest(name, candidates) if self.suggestions_left >= 0 else None
 
     def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
         problem = identifier_problem(name, reserved=reserved)
@@ -141,7 +153,9 @@ class _Resolver:
 
     # -- expressions -------------------------------------------------------------------------
 
+    @cached_property
     def names_known(self) -> list[str]:
+        """Every name an expression may use (read after the config is loaded)."""
         config = [k for k, v in (self.config or {}).items() if _is_int(v)]
         return [*self.plan.dims, *config]
 
@@ -166,7 +180,7 @@ class _Resolver:
             return int(value)
         if self.config_broken or self.v.broken.all_dims:
             raise _Unresolved
-        self.report(pos, "PC010", f"unknown dim '{name}'", suggest(name, self.names_known()))
+        self.report(pos, "PC010", f"unknown dim '{name}'", self.suggest(name, self.names_known))
         raise _Unresolved
 
     def evaluate(
@@ -294,7 +308,7 @@ class _Resolver:
                     self.v.at("tensors", name, "dtype"),
                     "PC023",
                     f"unknown dtype '{t.dtype}' for tensor '{name}'",
-                    suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
+                    self.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
                 )
             shape = self.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
             try:
@@ -321,15 +335,13 @@ class _Resolver:
     def flat_view(
         self, sources: list[int | str] | None, path: PathT, tensor: str
     ) -> ir.FlatView | None:
-        """The declared view; None when absent or dynamic; _Unresolved when it does not resolve."""
+        """The declared view (None when absent); _Unresolved when it does not resolve."""
         if sources is None:
             return None
         got = self.exprs(sources, path, f"flat view of '{tensor}'")
         if got is None:
             raise _Unresolved
         texts, values, names, _ = got
-        if any(v is None for v in values):
-            return None  # a dynamic tensor's view: PC020 says why it cannot be warmed
         if _too_many(values):
             self.report(
                 self.v.at(*path),
@@ -337,9 +349,7 @@ class _Resolver:
                 f"flat view of '{tensor}' has more than 2**63 - 1 elements",
             )
             raise _Unresolved
-        return ir.FlatView(
-            texts, tuple(v for v in values if v is not None), names, self.v.at(*path), declared=True
-        )
+        return ir.FlatView(texts, values, names, self.v.at(*path), declared=True)
 
     @staticmethod
     def default_flat(
@@ -363,7 +373,7 @@ class _Resolver:
         broken = self.v.broken
         if name in broken.tensors or name in self.broken_tensors or broken.all_tensors:
             return None
-        self.report(pos, "PC010", f"unknown tensor '{name}'", suggest(name, self.plan.tensors))
+        self.report(pos, "PC010", f"unknown tensor '{name}'", self.suggest(name, self.plan.tensors))
         return None
 
     def resolve_layer(
@@ -375,6 +385,9 @@ class _Resolver:
         for i, s in enumerate(layer.stages):
             path = ("layers", kind, "stages", i)
             name_pos = self.v.at(*path, "name")
+            if (kind, i) in self.v.broken.standin_stages:
+                stages.append(ir.Stage(s.name, i, None, (), 0, False, None, None, name_pos))
+                continue  # it keeps its index; its own problems are reported already
             self.name_check(s.name, name_pos, "stage", reserved=False)
             if s.task is not None:
                 self.name_check(s.task, self.v.at(*path, "task"), "task", reserved=False)
@@ -405,11 +418,10 @@ class _Resolver:
                 )
             )
         warms = [
-            w
-            for i, raw in enumerate(layer.warms)
-            if (w := self.resolve_warm(kind, i, raw, stages, tensors)) is not None
+            self.resolve_warm(kind, i, raw, stages, tensors) for i, raw in enumerate(layer.warms)
         ]
-        return ir.Layer(kind, tuple(stages), tuple(warms), self.v.key_at("layers", kind))
+        complete = not any(k == kind for k, _ in self.v.broken.standin_stages)
+        return ir.Layer(kind, tuple(stages), tuple(warms), self.v.key_at("layers", kind), complete)
 
     def resolve_warm(
         self,
@@ -418,7 +430,7 @@ class _Resolver:
         w: model.Warm,
         stages: list[ir.Stage],
         tensors: dict[str, ir.Tensor],
-    ) -> ir.Warm | None:
+    ) -> ir.Warm:
         path = ("layers", kind, "warms", i)
         allow = {rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
         self.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
@@ -427,14 +439,16 @@ class _Resolver:
         if w.name_hint is not None:
             self.name_check(w.name_hint, self.v.at(*path, "name_hint"), "name_hint", reserved=False)
         after_pos = self.v.at(*path, "after")
-        by_name = {s.name: s for s in stages}
+        by_name: dict[str, ir.Stage] = {}
+        for s in stages:
+            by_name.setdefault(s.name, s)  # a duplicate stage name (PC011) keeps its first
         anchor = by_name.get(w.after)
         if anchor is None and (kind, w.after) not in self.v.broken.stages:
             self.report(
                 after_pos,
                 "PC010",
                 f"unknown stage '{w.after}' in layer kind '{kind}'",
-                suggest(w.after, by_name),
+                self.suggest(w.after, by_name),
             )
         entries: list[ir.WarmEntry] = []
         seen: dict[str, Pos] = {}
@@ -464,23 +478,20 @@ class _Resolver:
                 except _Unresolved:
                     continue
             entries.append(ir.WarmEntry(tensor, flat, pos))
-        if anchor is None:
-            return None
-        last = max(
-            (
-                s.index
-                for s in stages[anchor.index + 1 :]
-                if any(e.tensor.name in s.reads for e in entries)
-            ),
-            default=len(stages) - 1,
-        )
+        # Alive from the stage after the anchor through the last stage reading any
+        # of its static tensors (dynamic ones count for nothing but PC020).
+        held = {e.tensor.name for e in entries if e.tensor.static}
+        live = (1, 0)  # an unknown anchor: alive nowhere, but its tensors are still checked
+        if anchor is not None:
+            later = [s.index for s in stages[anchor.index + 1 :] if held & set(s.reads)]
+            live = (anchor.index + 1, max(later, default=len(stages) - 1))
         return ir.Warm(
             name=w.name,
             name_hint=w.name_hint or w.name,
             layer=kind,
-            anchor=anchor.index,
+            anchor=anchor.index if anchor is not None else None,
             entries=tuple(entries),
-            live=(anchor.index + 1, last),
+            live=live,
             allow=allow,
             reason=w.reason,
             name_pos=name_pos,
@@ -526,7 +537,9 @@ class _Resolver:
                 return True
             b = self.v.broken
             if name not in b.kinds and not b.all_kinds:
-                self.report(pos, "PC010", f"unknown layer kind '{name}'", suggest(name, layers))
+                self.report(
+                    pos, "PC010", f"unknown layer kind '{name}'", self.suggest(name, layers)
+                )
             return False
 
         if isinstance(fwd, list):
@@ -563,7 +576,9 @@ class _Resolver:
                     )
                     return None
                 kinds.extend([name] * repeat)
-            return ir.Forward(tuple(kinds), self.v.at("forward")) if ok else None
+            # An item dropped after a schema error leaves the count unknown.
+            complete = ok and not self.v.broken.forward
+            return ir.Forward(tuple(kinds), self.v.at("forward")) if complete else None
         return self.forward_from_config(fwd, kind_ref)
 
     def forward_from_config(
@@ -623,7 +638,7 @@ class _Resolver:
             return None
         if key not in self.config:
             lists = [k for k, v in self.config.items() if isinstance(v, list)]
-            self.report(pos, "PC010", f"unknown config key '{key}'", suggest(key, lists))
+            self.report(pos, "PC010", f"unknown config key '{key}'", self.suggest(key, lists))
             return None
         values = self.config[key]
         if not isinstance(values, list):

@@ -175,7 +175,8 @@ def _parse(source: str, data: Any) -> Manifest:
     enable = data["runtime"]["enable_sdma"]
     if enable != bool(warms):
         raise MalformedManifestError(
-            f"{source}: runtime.enable_sdma is {json.dumps(enable)} with {len(warms)} warm(s); "
+            f"{source}: runtime.enable_sdma is {json.dumps(enable)} with {len(warms)} "
+            f"warm{'' if len(warms) == 1 else 's'}; "
             "it is true exactly when there is a warm"
         )
     from plancc.platforms import PLATFORMS

@@ -56,6 +56,9 @@ class Broken:
     all_dims: bool = False
     all_tensors: bool = False
     all_kinds: bool = False
+    # Stages replaced by a stand-in (kind, index): their layer kind is incomplete.
+    standin_stages: set[tuple[str, int]] = field(default_factory=set)
+    forward: bool = False  # an item of an explicit forward was dropped
     platform: bool = False
     model: bool = False
 
@@ -131,19 +134,13 @@ def validate(doc: Document) -> Validated:
         if err.validator != "type" and tuple(err.absolute_path) in mistyped:
             continue
         found.extend(_explain(doc, err))
-    diagnostics: list[Diagnostic] = []
-    for d, spoiled in found:
-        if d not in diagnostics:  # jsonschema repeats `required` once per missing key
-            diagnostics.append(d)
+    for _, spoiled in found:
         if spoiled is not None:
             _spoil(tree, spoiled, broken)
+    # jsonschema repeats `required` once per missing key: keep each diagnostic once.
+    diagnostics = list(dict.fromkeys(d for d, _ in found))
     kept: dict[PathT, list[int]] = {}
     pruned = _drop_spoiled(tree, (), kept)
-    layers = pruned.get("layers")
-    if isinstance(layers, dict):
-        for kind in [k for k, v in layers.items() if isinstance(v, dict) and not v.get("stages")]:
-            del layers[kind]  # every stage was spoiled: nothing left to check in it
-            broken.kinds.add(kind)
     plan = Plan.model_validate(pruned)
     return Validated(doc, plan, broken, tuple(diagnostics), kept)
 
@@ -340,8 +337,18 @@ def _branch_types(value: str | list[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+# Lists of references whose bad items are dropped one by one: the rest of the
+# list, and the entity that holds it, stay checkable.
+_ITEM_LISTS = frozenset({"reads", "allow", "ignore", "tensors"})
+
+
 def _entity(path: PathT) -> PathT:
     """The smallest entity that a bad value at ``path`` spoils."""
+    for i in range(len(path) - 1):
+        if path[i] in _ITEM_LISTS and isinstance(path[i + 1], int):
+            return path[: i + 2]  # one item of a list of names
+    if path[:1] == ("forward",) and len(path) >= 2 and isinstance(path[1], int):
+        return path[:2]
     if path[:1] in (("dims",), ("tensors",)):
         return path[:2]
     if path[:1] == ("layers",):
@@ -377,7 +384,19 @@ def _spoil(tree: dict[str, Any], path: PathT, broken: Broken) -> None:
             tree[top] = _SPOILED
         return
     node = _get(tree, target)
-    if top == "dims":
+    if target[-2] in _ITEM_LISTS or top == "forward":
+        broken.forward |= top == "forward"
+    elif top == "layers" and len(target) == 4 and target[2] == "stages":
+        # A stand-in keeps the stage's index, so the stages after it keep theirs.
+        index = int(target[3])
+        broken.standin_stages.add((str(target[1]), index))
+        name = node.get("name") if isinstance(node, dict) else None
+        if isinstance(name, str):
+            broken.stages.add((str(target[1]), name))
+        stages = _get(tree, target[:-1])
+        stages[index] = {"name": f"<stage {index}>"}
+        return
+    elif top == "dims":
         broken.dims.add(str(target[1]))
     elif top == "tensors":
         broken.tensors.add(str(target[1]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import declare
@@ -48,9 +49,34 @@ def rule(id: str, name: str, severity: Severity) -> Callable[[RuleFn], RuleFn]:
     return register
 
 
-def fmt_bytes(n: int, l2: int | None = None) -> str:
-    """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote."""
+def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
+    """The warms that stage-order rules can judge, with their anchor's index.
+
+    A warm whose `after` names no stage (PC010) has no place in time; a layer
+    kind with a stage replaced after a schema error has no reliable order.
+    Both are left to the other rules rather than guessed at.
+    """
+    for layer in plan.layers.values():
+        if layer.complete:
+            for warm in layer.warms:
+                if warm.anchor is not None:
+                    yield layer, warm, warm.anchor
+
+
+def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> str:
+    """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote.
+
+    The × L2 figure has two decimals, or as many more as it takes not to read
+    as ``limit`` (the fraction it was compared with) when it is not exactly
+    that: one byte over L2 must not print as 1.00×.
+    """
     text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
     if l2:
-        text += f" = {n / l2:.2f}× L2"
+        share = Fraction(n, l2)
+        digits = 2
+        while limit is not None and share != limit and digits < 15:
+            if Fraction(f"{float(share):.{digits}f}") != limit:
+                break
+            digits += 1
+        text += f" = {float(share):.{digits}f}× L2"
     return text

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.diagnostics import Severity
-from plancc.rules import Finding, rule
+from plancc.rules import Finding, anchored, rule
 
 
 def readers(layer: ir.Layer, tensor: str) -> list[ir.Stage]:
@@ -24,13 +24,12 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage before the tensor's first reader, or
     drop the tensor from the warm.
     """
-    for warm in plan.warms:
-        layer = plan.layers[warm.layer]
-        anchor = layer.stages[warm.anchor].name
+    for layer, warm, at in anchored(plan):
+        anchor = layer.stages[at].name
         for entry in warm.entries:
             if not entry.tensor.static:
                 continue
-            early = [s.name for s in readers(layer, entry.tensor.name) if s.index <= warm.anchor]
+            early = [s.name for s in readers(layer, entry.tensor.name) if s.index <= at]
             if early:
                 yield Finding(
                     entry.pos,
@@ -48,16 +47,16 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
 
     Fix: add the reading stage's `reads`, or drop the tensor.
     """
-    for warm in plan.warms:
-        layer = plan.layers[warm.layer]
-        for entry in warm.entries:
-            if entry.tensor.static and not readers(layer, entry.tensor.name):
-                yield Finding(
-                    entry.pos,
-                    f"tensor '{entry.tensor.name}' is read by no stage of layer kind "
-                    f"'{layer.name}': warming it is pure overhead",
-                    warm=warm,
-                )
+    for layer in plan.layers.values():
+        for warm in layer.warms if layer.complete else ():
+            for entry in warm.entries:
+                if entry.tensor.static and not readers(layer, entry.tensor.name):
+                    yield Finding(
+                        entry.pos,
+                        f"tensor '{entry.tensor.name}' is read by no stage of layer kind "
+                        f"'{layer.name}': warming it is pure overhead",
+                        warm=warm,
+                    )
 
 
 @rule("PC042", "anchor-without-task", Severity.ERROR)
@@ -68,8 +67,8 @@ def anchor_without_task(plan: ir.Plan) -> Iterator[Finding]:
     (`deps=[after]`), so the plan must name the variable that holds it in the
     model code (for example `q_rope_tid`).
     """
-    for warm in plan.warms:
-        stage = plan.layers[warm.layer].stages[warm.anchor]
+    for layer, warm, at in anchored(plan):
+        stage = layer.stages[at]
         if stage.task is None:
             yield Finding(
                 warm.after_pos,

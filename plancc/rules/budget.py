@@ -9,9 +9,15 @@ from plancc import ir
 from plancc.diagnostics import Severity
 from plancc.liveness import Peak, layer_peak
 from plancc.rules import Finding, fmt_bytes, rule
+from plancc.summary import plural
 
 
-def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str) -> Finding:
+def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
+    # A layer kind with a stand-in stage has unreliable liveness: not judged.
+    return (layer for layer in plan.layers.values() if layer.complete)
+
+
+def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, limit: Fraction) -> Finding:
     # At the warm that starts latest among those alive at the peak.
     latest = max(peak.warms, key=lambda w: (w.live[0], layer.warms.index(w)))
     names = " + ".join(w.name for w in peak.warms)
@@ -20,7 +26,7 @@ def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str) -> Finding:
     return Finding(
         latest.name_pos,
         f"{what} in layer kind '{layer.name}' during stage '{stage}': {names} = "
-        f"{fmt_bytes(peak.bytes, l2)}",
+        f"{fmt_bytes(peak.bytes, l2, limit)}",
         warm=latest,
     )
 
@@ -40,10 +46,10 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     """
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
-    for layer in plan.layers.values():
+    for layer in _complete(plan):
         peak = layer_peak(layer)
         if peak.bytes > plan.platform.l2_bytes:
-            yield _at_peak(plan, layer, peak, "warms alive at once exceed L2")
+            yield _at_peak(plan, layer, peak, "warms alive at once exceed L2", Fraction(1))
 
 
 @rule("PC032", "l2-budget", Severity.WARNING)
@@ -60,14 +66,15 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     l2 = plan.platform.l2_bytes
-    for layer in plan.layers.values():
+    for layer in _complete(plan):
         peak = layer_peak(layer)
         if Fraction(peak.bytes, l2) > plan.l2_fraction and peak.bytes <= l2:
             yield _at_peak(
                 plan,
                 layer,
                 peak,
-                f"warms alive at once exceed budget.l2_fraction {float(plan.l2_fraction):g} of L2",
+                f"warms alive at once exceed budget.l2_fraction {float(plan.l2_fraction)!r} of L2",
+                plan.l2_fraction,
             )
 
 
@@ -85,7 +92,7 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             plan.platform_pos,
             f"platform '{plan.platform.name}' has no SDMA provider, but the plan has "
-            f"{len(plan.warms)} warm(s): the runtime would fail at initialization "
+            f"{plural(len(plan.warms), 'warm')}: the runtime would fail at initialization "
             f"({plan.platform.note})",
             "warms run only on a2a3",
         )

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.diagnostics import Severity
-from plancc.rules import Finding, fmt_bytes, rule
+from plancc.rules import Finding, anchored, fmt_bytes, rule
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,13 @@ class _Placed:
     plan: ir.Plan
     layer: ir.Layer
     warm: ir.Warm
+    at: int  # the anchor's index
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
 
     @property
     def anchor(self) -> ir.Stage:
-        return self.layer.stages[self.warm.anchor]
+        return self.layer.stages[self.at]
 
     @property
     def first(self) -> ir.Stage | None:
@@ -66,7 +67,7 @@ class _Placed:
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
-        return self.layer.stages[self.warm.anchor + 1 : end]
+        return self.layer.stages[self.at + 1 : end]
 
     def weights(self, stage: ir.Stage) -> list[ir.Tensor]:
         """The static tensors a stage reads, each once, in `reads` order."""
@@ -75,16 +76,15 @@ class _Placed:
 
 
 def _placed(plan: ir.Plan) -> Iterator[_Placed]:
-    for layer in plan.layers.values():
-        for warm in layer.warms:
-            entries = tuple(e for e in warm.entries if e.tensor.static)
-            consumers: dict[str, ir.Stage] = {}
-            for e in entries:
-                for stage in layer.stages[warm.anchor + 1 :]:
-                    if e.tensor.name in stage.reads:
-                        consumers[e.tensor.name] = stage
-                        break
-            yield _Placed(plan, layer, warm, entries, consumers)
+    for layer, warm, at in anchored(plan):
+        entries = tuple(e for e in warm.entries if e.tensor.static)
+        consumers: dict[str, ir.Stage] = {}
+        for e in entries:
+            for stage in layer.stages[at + 1 :]:
+                if e.tensor.name in stage.reads:
+                    consumers[e.tensor.name] = stage
+                    break
+        yield _Placed(plan, layer, warm, at, entries, consumers)
 
 
 def _group(group: tuple[str, str]) -> str:
@@ -118,13 +118,11 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
-    for layer in plan.layers.values():
-        first: dict[int, ir.Warm] = {}
-        for warm in layer.warms:
-            other = first.setdefault(warm.anchor, warm)
-            if other is warm:
-                continue
-            anchor = layer.stages[warm.anchor].name
+    first: dict[tuple[str, int], ir.Warm] = {}
+    for layer, warm, at in anchored(plan):
+        other = first.setdefault((layer.name, at), warm)
+        if other is not warm:
+            anchor = layer.stages[at].name
             yield Finding(
                 warm.after_pos,
                 f"warm '{warm.name}' shares anchor '{anchor}' with warm '{other.name}': two "
@@ -196,7 +194,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
         for group in dict.fromkeys(s.consumer_group for s in by_first):
-            stages = [s for s in p.layer.stages[p.warm.anchor + 1 :] if s.consumer_group == group]
+            stages = [s for s in p.layer.stages[p.at + 1 :] if s.consumer_group == group]
             needed = dict.fromkeys(t.name for s in stages for t in p.weights(s))
             missing = [t for t in needed if t not in warmed]
             if not missing:
@@ -297,7 +295,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     for p in _placed(plan):
         if not p.entries:
             continue
-        start, end = p.warm.anchor + 1, p.live_end
+        start, end = p.at + 1, p.live_end
         busy = [s.name for s in p.layer.stages[start : end + 1] if s.sdma]
         if busy:
             yield Finding(
@@ -347,8 +345,8 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             p.warm.name_pos,
             f"warm '{p.warm.name}' ({_mb(p.bytes)}) cannot stay in L2: {what}; together "
-            f"{fmt_bytes(streamed + p.bytes, l2)}: the MoE pushes 427.8 MB through L2 in the "
-            "seed and nothing warmed before it survives",
+            f"{fmt_bytes(streamed + p.bytes, l2, Fraction(1))}: the MoE pushes 427.8 MB "
+            "through L2 in the seed and nothing warmed before it survives",
             "anchor the warm after the streaming stage, or warm less",
             warm=p.warm,
         )
@@ -405,7 +403,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
                 f"{rate / 1e9:g} GB/s lands an estimated {_percent(share)} of its "
                 f"{_mb(p.bytes)}"
             )
-        elif first.index == p.warm.anchor + 1:
+        elif first.index == p.at + 1:
             detail = f"its first consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
         else:
             continue

@@ -53,7 +53,9 @@ def not_flat(plan: ir.Plan) -> Iterator[Finding]:
     """
     for what, _, view in _views(plan):
         if not view.is_flat:
-            shown = ", ".join(str(v) for v in view.values)
+            shown = ", ".join(
+                s if v is None else str(v) for s, v in zip(view.source, view.values, strict=True)
+            )
             yield Finding(
                 view.pos,
                 f"flat view [{shown}] of {what} is not [N], [1, N] or [1, 1, N]",
@@ -70,8 +72,13 @@ def flat_size(plan: ir.Plan) -> Iterator[Finding]:
     """
     for what, tensor, view in _views(plan):
         if tensor.elements is not None and view.elements != tensor.elements:
+            if view.elements is None:
+                dynamic = [s for s, v in zip(view.source, view.values, strict=True) if v is None]
+                count = f"a dynamic entry ({', '.join(dynamic)})"
+            else:
+                count = f"{view.elements:,} elements"
             yield Finding(
                 view.pos,
-                f"flat view of {what} has {view.elements:,} elements; the tensor has "
+                f"flat view of {what} has {count}; the tensor has "
                 f"{tensor.elements:,} (shape [{', '.join(tensor.shape_source)}])",
             )

@@ -62,8 +62,10 @@ class Report:
 
 
 def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
-    """(path, label) per plan, sorted by label and each once, whatever the order of the
-    arguments: a directory stands for its *.yaml files."""
+    """(path, label) per plan, sorted by label and each file once, whatever the order of
+    the arguments: a directory stands for its *.yaml files. One file under two spellings
+    (``a.yaml`` and ``/abs/a.yaml``, a directory and a file in it, a symlink) is one plan,
+    labelled as it was first given."""
     out: list[tuple[Path, str]] = []
     for given in paths:
         path = Path(given)
@@ -76,8 +78,22 @@ def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
             out.append((path, path.as_posix()))
         else:
             raise UsageError(f"{given}: no such file or directory")
-    unique = {label: path for path, label in reversed(out)}
-    return [(unique[label], label) for label in sorted(unique)]
+    unique: dict[object, tuple[Path, str]] = {}
+    for path, label in out:
+        unique.setdefault(_identity(path), (path, label))
+    return sorted(unique.values(), key=lambda pair: pair[1])
+
+
+def _identity(path: Path) -> object:
+    """What makes two spellings one file: its device and inode (which see through
+    symlinks, hard links and case-insensitive names), else its real path."""
+    import os
+
+    try:
+        st = path.stat()
+    except OSError:  # reading it will report the problem
+        return os.path.realpath(path)
+    return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
 
 
 def check_plan(path: Path, label: str) -> PlanResult:

@@ -1,18 +1,23 @@
 """The command line: parses arguments, calls ``plancc.api``, prints, sets the exit code.
 
 Exit codes: 0 clean or warnings only; 1 errors (or warnings under --strict);
-2 usage or I/O errors. No input produces a traceback: an unexpected
-exception prints one line (``--debug`` shows the traceback).
+2 usage or I/O errors, in one line on stderr. No input produces a traceback: an
+unexpected exception prints one line (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import importlib
+import io
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, NoReturn
 
 import typer
@@ -93,6 +98,11 @@ def _guarded(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
+def _colour() -> bool:
+    """Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def _emit(report: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
     from plancc import report as rp
     from plancc.api import Report
@@ -107,8 +117,7 @@ def _emit(report: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> No
     elif fmt is Format.sarif:
         out = rp.sarif(report)
     else:
-        colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        out = rp.text(report, colour=colour, quiet=quiet, show_allowed=show_allowed)
+        out = rp.text(report, colour=_colour(), quiet=quiet, show_allowed=show_allowed)
     sys.stdout.write(out)
 
 
@@ -187,9 +196,8 @@ def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool)
     assert isinstance(result, BuildReport)
     if fmt is Format.auto:
         fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sys.stdout.write(
-        rp.build(result, fmt.value, colour=colour, quiet=quiet, show_allowed=show_allowed)
+        rp.build(result, fmt.value, colour=_colour(), quiet=quiet, show_allowed=show_allowed)
     )
 
 
@@ -254,5 +262,70 @@ def rules() -> None:
     _guarded(body)
 
 
+def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: what the stream cannot encode is written ``\\uXXXX``, an
+    escape that keeps JSON and SARIF valid JSON (non-ASCII only occurs in their strings)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:  # a surrogate pair, as JSON spells characters beyond the BMP
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+def _tolerant_streams() -> None:
+    """Never fail on a character the output's encoding lacks (``PYTHONIOENCODING=ascii``,
+    a surrogate-escaped file name): print it escaped instead."""
+    codecs.register_error("plancc.escape", _escape_unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(OSError, ValueError):  # closed, or not reconfigurable
+                stream.reconfigure(errors="plancc.escape")
+
+
+def _click_exceptions() -> ModuleType:
+    """click's exceptions: typer >= 0.20 vendors click as ``typer._click``."""
+    try:
+        return importlib.import_module("typer._click.exceptions")
+    except ImportError:
+        return importlib.import_module("click.exceptions")
+
+
+def _usage_message(exc: Exception) -> str:
+    """A click usage error in one line: ``no such option: --bogus (try 'plancc validate
+    --help')``."""
+    ce = _click_exceptions()
+    no_args = getattr(ce, "NoArgsIsHelpError", ())
+    if isinstance(exc, no_args):  # a bare `plancc`: its message is the whole help
+        message = "missing command"
+    else:
+        message = exc.format_message() if isinstance(exc, ce.ClickException) else str(exc)
+        message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+        message = message.rstrip(".")
+        if message[:1].isupper() and message[1:2].islower():  # "No such …", not "PC…"
+            message = message[0].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, ce.UsageError) and ctx is not None:
+        message += f" (try '{ctx.command_path} --help')"
+    return message or "usage error"
+
+
 def main() -> None:
-    app()
+    """The console script. Exit 0/1/2 as documented; a usage error is one line on
+    stderr (not click's usage block) and nothing on stdout."""
+    _tolerant_streams()
+    ce = _click_exceptions()
+    try:
+        code = app(prog_name="plancc", standalone_mode=False)  # an exit code, also for --help
+    except ce.ClickException as exc:
+        typer.echo(f"plancc: {_usage_message(exc)}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("plancc: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -8,9 +8,11 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from plancc.diagnostics import Diagnostic, Pos, diag
@@ -31,6 +33,23 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
+
+# The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the only one a plain scalar is
+# resolved by, whatever the YAML library would otherwise accept (`1_000`, `0b11`,
+# timestamps) and whatever `%YAML` directive the document carries.
+_CORE_NULL = re.compile(r"(?:null|Null|NULL|~|)\Z")
+_CORE_BOOL = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
+_CORE_INT = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
+_CORE_FLOAT = re.compile(
+    r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
+)
+_CORE = ((_CORE_NULL, _NULL), (_CORE_BOOL, _BOOL), (_CORE_INT, _INT), (_CORE_FLOAT, _FLOAT))
+
+
+def _core_tag(text: str) -> str:
+    """The tag the YAML 1.2 core schema gives the plain scalar ``text``."""
+    return next((tag for regex, tag in _CORE if regex.match(text)), _STR)
 
 
 @dataclass(frozen=True)
@@ -63,34 +82,68 @@ def _pos(mark: Any) -> Pos:
     return Pos(mark.line + 1, mark.column + 1)
 
 
+_BREAK = re.compile(r"\r(?!\n)|\n")
+
+
+def _text_pos(text: str, index: int) -> Pos:
+    """The line:col of ``text[index]``, counted as the YAML reader counts its marks:
+    a line ends at LF, CRLF or a lone CR; a column is a character (a BOM is none)."""
+    line, start = 1, 0
+    for m in _BREAK.finditer(text, 0, index + 1):  # one more: a CR's LF may be at index
+        if m.end() > index:
+            break
+        line, start = line + 1, m.end()
+    return Pos(line, len(text[start:index].replace("\ufeff", "")) + 1)
+
+
+def _one_line(message: str) -> str:
+    """A message on one printable line: line breaks and other unprintable characters
+    (say in a duplicate key's text) are shown escaped, as in a Python literal."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message
+    )
+
+
+def _error(file: str, pos: Pos, message: str) -> Diagnostic:
+    return diag(file, pos, "PC001", _one_line(message))
+
+
 def load(file: str, raw: bytes) -> Document | Diagnostic:
     """Parse one plan; a PC001 diagnostic when it is not a readable YAML document."""
     if len(raw) > MAX_BYTES:
-        return diag(file, Pos(1, 1), "PC001", f"file is {len(raw):,} bytes; the limit is 4 MiB")
+        return _error(file, Pos(1, 1), f"file is {len(raw):,} bytes; the limit is 4 MiB")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return diag(file, Pos(line, col), "PC001", "file is not valid UTF-8")
+        before = raw[: exc.start].decode("utf-8")  # the first bad byte: all before it is fine
+        return _error(file, _text_pos(before, len(before)), "file is not valid UTF-8")
     if text.startswith("\ufeff"):
         text = text[1:]
 
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.reader import ReaderError
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            root = YAML(typ="safe", pure=True).compose(text)
+            yaml = YAML(typ="safe", pure=True)
+            yaml.Resolver = _core_resolver()
+            root = yaml.compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         pos = _pos(mark) if mark is not None else Pos(1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
-        return diag(file, pos, "PC001", f"invalid YAML: {problem}")
+        return _error(file, pos, f"invalid YAML: {problem}")
+    except ReaderError as exc:  # a character YAML does not allow (a control character)
+        pos = _text_pos(text, min(max(exc.position, 0), len(text)))
+        char = exc.character
+        code = char if isinstance(char, int) else ord(char[:1] or "\0")
+        return _error(file, pos, f"invalid YAML: character U+{code:04X} is not allowed")
     except (YAMLError, RecursionError) as exc:
         reason = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
-        return diag(file, Pos(1, 1), "PC001", f"invalid YAML: {reason}")
+        reason = (reason.splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
+        return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
 
     builder = _Builder()
     try:
@@ -100,8 +153,24 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
             builder.count(root, 0, set())
             data = builder.build(root, ())
     except _Reject as rej:
-        return diag(file, rej.pos, "PC001", rej.message)
+        return _error(file, rej.pos, rej.message)
     return Document(file, raw, data, builder.values, builder.keys)
+
+
+@cache
+def _core_resolver() -> type:
+    """ruamel's resolver with plain scalars resolved by the YAML 1.2 core schema alone."""
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver
+    from ruamel.yaml.tag import Tag
+
+    class CoreResolver(VersionedResolver):
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is ScalarNode and implicit[0] and value != "<<":  # a merge key: PC001 later
+                return Tag(suffix=_core_tag(value))
+            return super().resolve(kind, value, implicit)
+
+    return CoreResolver
 
 
 class _Builder:
@@ -130,7 +199,8 @@ class _Builder:
                 if total > MAX_NODES:
                     raise _Reject(
                         _pos(node.start_mark),
-                        f"aliases expand to more than {MAX_NODES:,} nodes (alias bomb?)",
+                        f"the document has more than {MAX_NODES:,} nodes, "
+                        "counting each alias expanded",
                     )
         active.discard(key)
         self._sizes[key] = total
@@ -192,22 +262,23 @@ def _scalar(node: Any, pos: Pos) -> Any:
 
 
 def _yaml_int(text: str) -> int:
-    t = text.replace("_", "")
-    sign = -1 if t.startswith("-") else 1
-    t = t.lstrip("+-")
-    if t[:2] in ("0x", "0X"):
-        return sign * int(t[2:], 16)
-    if t[:2] in ("0o", "0O"):
-        return sign * int(t[2:], 8)
-    if t[:2] in ("0b", "0B"):
-        return sign * int(t[2:], 2)
-    return sign * int(t, 10)
+    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too)."""
+    if not _CORE_INT.match(text):
+        raise ValueError(text)
+    if text[:2] == "0x":
+        return int(text[2:], 16)
+    if text[:2] == "0o":
+        return int(text[2:], 8)
+    return int(text, 10)
 
 
 def _yaml_float(text: str) -> float:
-    t = text.replace("_", "").lower()
-    if t.lstrip("+-") in (".inf", "inf"):
+    """A YAML 1.2 core float (an explicit ``!!float`` must be one; ``5`` is one)."""
+    if not _CORE_FLOAT.match(text):
+        raise ValueError(text)
+    t = text.lower()
+    if t.lstrip("+-") == ".inf":
         return float("-inf") if t.startswith("-") else float("inf")
-    if t in (".nan", "nan"):
+    if t == ".nan":
         return float("nan")
     return float(t)

@@ -141,6 +141,42 @@ def test_arguments_in_any_order_give_the_same_report(plans: Path) -> None:
     assert one.stdout.count("PC010") == 1  # a plan named twice is checked once
 
 
+@pytest.mark.parametrize(
+    "second",
+    [
+        "{root}/clean.yaml",  # absolute
+        "{root}/../{name}/clean.yaml",  # through ..
+        ".",  # its directory
+        "{root}",
+        "link.yaml",  # a symlink to it
+        "hard.yaml",  # a hard link
+    ],
+)
+def test_one_file_under_two_spellings_is_one_plan(plans: Path, second: str) -> None:
+    (plans / "link.yaml").symlink_to(plans / "clean.yaml")
+    os.link(plans / "clean.yaml", plans / "hard.yaml")
+    other = second.format(root=plans, name=plans.name)
+    for args in (["clean.yaml", other], [other, "clean.yaml"]):
+        result = _run("validate", "-f", "json", *args)
+        data = json.loads(result.stdout)
+        assert "PC011" not in {d["code"] for d in data["diagnostics"]}, args
+        if other in (str(plans), "."):
+            continue  # the directory adds the other plans
+        assert result.exit_code == 0, result.stdout
+        assert len(data["plans"]) == 1, args
+
+
+def test_a_file_given_twice_keeps_its_first_spelling(plans: Path) -> None:
+    absolute = (plans / "error.yaml").as_posix()
+    assert [label for _, label in api.plan_files(["error.yaml", absolute])] == ["error.yaml"]
+    assert [label for _, label in api.plan_files([absolute, "error.yaml"])] == [absolute]
+    both = api.plan_files(["clean.yaml", ".", absolute])
+    assert [label for _, label in both] == ["clean.yaml", "error.yaml", "warning.yaml"]
+    result = _run("validate", "-q", absolute, "error.yaml")
+    assert result.stdout.count("PC010") == 1
+    assert result.stdout.startswith(f"{absolute}:5:42: error PC010")
+
+
 def test_two_plans_with_the_same_model_are_pc011(plans: Path) -> None:
     (plans / "copy.yaml").write_text(CLEAN)
     result = _run("validate", "-q", "copy.yaml", "clean.yaml")
@@ -334,8 +370,9 @@ def test_no_input_raises(pieces: list[str]) -> None:
 # -- real processes --------------------------------------------------------------------------
 
 
-def _python_m(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _python_m(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-m", "plancc", *args],
         cwd=cwd,
@@ -365,6 +402,80 @@ def test_python_m_plancc(plans: Path) -> None:
     missing = _python_m("validate", "-f", "json", "missing.yaml", cwd=plans)
     assert (missing.returncode, missing.stdout) == (2, "")
     assert missing.stderr == "plancc: missing.yaml: no such file or directory\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (
+            ["validate", "-f", "json", "--bogus", "x.yaml"],
+            "plancc: no such option: --bogus (try 'plancc validate --help')\n",
+        ),
+        (["validate"], "plancc: missing argument 'paths' (try 'plancc validate --help')\n"),
+        (["nope"], "plancc: no such command 'nope' (try 'plancc --help')\n"),
+        ([], "plancc: missing command (try 'plancc --help')\n"),
+        (
+            ["build", "clean.yaml"],
+            "plancc: missing option '--out' / '-o' (try 'plancc build --help')\n",
+        ),
+        (["explain", "PC030", "PC031"], None),
+        (["validate", "-f", "xml", "clean.yaml"], None),
+        (["validate", "--stric", "clean.yaml"], None),
+        (["--bogus"], None),
+    ],
+)
+def test_a_usage_error_is_one_line_on_stderr(
+    plans: Path, args: list[str], stderr: str | None
+) -> None:
+    proc = _python_m(*args, cwd=plans)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.startswith("plancc: ")
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.endswith("\n")
+    if stderr is not None:
+        assert proc.stderr == stderr
+
+
+def test_help_version_and_completion_still_work(plans: Path) -> None:
+    for args, usage in (
+        (["--help"], "Usage: plancc [OPTIONS] COMMAND"),
+        (["validate", "--help"], "Usage: plancc validate [OPTIONS]"),
+        (["build", "--help"], "Usage: plancc build [OPTIONS]"),
+    ):
+        proc = _python_m(*args, cwd=plans)
+        assert (proc.returncode, proc.stderr) == (0, ""), args
+        assert proc.stdout.startswith(usage)
+    proc = _python_m("--show-completion", "bash", cwd=plans)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert "_PLANCC_COMPLETE" in proc.stdout
+    complete = {"_PLANCC_COMPLETE": "complete_bash", "COMP_WORDS": "plancc val", "COMP_CWORD": "1"}
+    proc = _python_m(cwd=plans, **complete)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "validate\n", "")
+    proc = _python_m("explain", "PC999", cwd=plans)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "plancc: unknown code 'PC999'\n")
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_crash(plans: Path) -> None:
+    (plans / "dim.yaml").write_text(
+        CLEAN.replace("model: clean", "model: dim\ndims: {D: 64, E: 'D % 64'}"), "utf-8"
+    )
+    ascii_ = {"PYTHONIOENCODING": "ascii"}
+    text = _python_m("validate", "dim.yaml", cwd=plans, **ascii_)
+    assert (text.returncode, text.stderr) == (1, "")
+    assert "a dimension must be \\u2265 1" in text.stdout
+    assert "= 0.00\\u00d7 L2" in text.stdout
+    for fmt in ("json", "sarif"):  # the escape keeps them valid JSON, with the same content
+        utf8 = _python_m("validate", "-f", fmt, "dim.yaml", cwd=plans)
+        proc = _python_m("validate", "-f", fmt, "dim.yaml", cwd=plans, **ascii_)
+        assert (proc.returncode, proc.stderr) == (1, "")
+        assert proc.stdout.isascii()
+        assert json.loads(proc.stdout) == json.loads(utf8.stdout)
+    explain = _python_m("explain", "PC012", cwd=plans, **ascii_)
+    assert (explain.returncode, explain.stderr) == (0, "")
+    missing = _python_m("validate", "é.yaml", cwd=plans, **ascii_)
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1
+    assert "no such file or directory" in missing.stderr
 
 
 def test_the_shipped_plans_validate(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
+from plancc import cli
 from plancc import report as rp
 from plancc.api import Report, validate_paths
 from plancc.cli import Format, _emit, app
@@ -125,7 +126,14 @@ class _Terminal(io.StringIO):
 
 @pytest.mark.parametrize(
     ("tty", "no_color", "coloured"),
-    [(True, None, True), (True, "1", False), (True, "", False), (False, None, False)],
+    [
+        (True, None, True),
+        (True, "1", False),
+        (True, "0", False),  # any non-empty value, even "0", disables it (no-color.org)
+        (True, "", True),  # set but empty: as if unset
+        (False, None, False),
+        (False, "", False),
+    ],
 )
 def test_colour_only_on_a_terminal_without_no_color(
     report: Report,
@@ -175,6 +183,15 @@ def _on_a_pty(args: list[str], cwd: Path, **env: str) -> bytes:
 def test_colour_on_a_real_terminal(plans: list[str], tmp_path: Path) -> None:
     assert b"\033[1;31merror\033[0m" in _on_a_pty(["validate", *plans], tmp_path)
     assert b"\033[" not in _on_a_pty(["validate", *plans], tmp_path, NO_COLOR="1")
+    assert b"\033[1;31merror\033[0m" in _on_a_pty(["validate", *plans], tmp_path, NO_COLOR="")
+
+
+def test_validate_and_build_decide_colour_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "")
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    assert cli._colour()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not cli._colour()
 
 
 # -- json ------------------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def validate(doc: Document) -> Validated:
         return Validated(doc, None, Broken(), (d,), {})
     tree = copy.deepcopy(doc.data)
     broken = Broken()
-    found: list[tuple[Diagnostic, PathT | None]] = []
+    found: list[tuple[Diagnostic, _Spoils]] = []
     errors = list(_validator().iter_errors(doc.data))
     # A value of the wrong type gets one diagnostic, not one more per keyword it fails.
     mistyped = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
@@ -164,7 +164,19 @@ def _where(path: PathT) -> str:
     return out or "the plan"
 
 
-def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, PathT | None]]:
+@dataclass(frozen=True)
+class _KeyOnly:
+    """An unknown key: it spoils only itself, whatever its name means elsewhere."""
+
+    path: PathT
+
+
+# What a schema error spoils: a path (that node, or the entity it is required by),
+# one unknown key, or nothing.
+_Spoils = PathT | _KeyOnly | None
+
+
+def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
     """Diagnostics for one schema error, each with the path it spoils (None: nothing)."""
     path: PathT = tuple(err.absolute_path)
     v = err.validator
@@ -229,7 +241,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, PathT | None
                     diag(
                         file, doc.key_at(key_path), "PC002", f"unknown key '{key}' in {where}", hint
                     ),
-                    key_path,
+                    _KeyOnly(key_path),
                 )
         return
     if v == "dependentRequired":
@@ -305,9 +317,7 @@ def _expected(types: str | list[str]) -> str:
     return " or ".join(_JSON_TYPES.get(t, t) for t in names)
 
 
-def _explain_any_of(
-    doc: Document, err: Any, path: PathT
-) -> Iterator[tuple[Diagnostic, PathT | None]]:
+def _explain_any_of(doc: Document, err: Any, path: PathT) -> Iterator[tuple[Diagnostic, _Spoils]]:
     """Explain the branch whose type matches the value; else list the types expected."""
     by_branch: dict[int, list[Any]] = {}
     for sub in err.context:
@@ -358,8 +368,14 @@ def _entity(path: PathT) -> PathT:
     return path[:1]
 
 
-def _spoil(tree: dict[str, Any], path: PathT, broken: Broken) -> None:
+def _spoil(tree: dict[str, Any], spoils: PathT | _KeyOnly, broken: Broken) -> None:
     """Mark what the error at ``path`` spoils, so the models can still be built."""
+    if isinstance(spoils, _KeyOnly):
+        parent = _get(tree, spoils.path[:-1])
+        if isinstance(parent, dict) and spoils.path[-1] in parent:
+            parent[spoils.path[-1]] = _SPOILED
+        return
+    path = spoils
     if not path:
         return
     last = path[-1]
@@ -384,7 +400,9 @@ def _spoil(tree: dict[str, Any], path: PathT, broken: Broken) -> None:
             tree[top] = _SPOILED
         return
     node = _get(tree, target)
-    if target[-2] in _ITEM_LISTS or top == "forward":
+    if node is _MISSING or node is _SPOILED:
+        return  # dropped already, with what holds it: its name is remembered
+    if (isinstance(target[-1], int) and target[-2] in _ITEM_LISTS) or top == "forward":
         broken.forward |= top == "forward"
     elif top == "layers" and len(target) == 4 and target[2] == "stages":
         # A stand-in keeps the stage's index, so the stages after it keep theirs.

@@ -220,10 +220,11 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
     Fires when a stage strictly between the anchor and the warm's first
     consumer, outside the consumer groups the warm touches, reads static
     tensors (weights). Reported at `after`; the message names those stages
-    and their bytes, and the hint names the later anchor to try: the last of
-    those stages, i.e. the last stage before the first consumer, outside the
-    warm's consumer groups, that reads static tensors (saying so if it has
-    no `task` to anchor on).
+    and their bytes, and the hint names the later anchor to try: the last
+    stage before the first consumer that reads static tensors, in a consumer
+    group of the warm or not (saying so if it has no `task` to anchor on).
+    A stage of the warm's own group is a good anchor: group stages at or
+    before the anchor do not count for PC103.
 
     Why: a warm issued while the layer still streams its own weights
     competes with those streams for HBM bandwidth and L2. In the seed, the
@@ -255,7 +256,7 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
             n = sum(t.bytes or 0 for t in ws)
             total += n
             parts.append(f"'{s.name}' ({_names([t.name for t in ws])}, {_mb(n)})")
-        later = streaming[-1][0]  # the last of the stages named above
+        later = [s for s in p.between(first.index) if p.weights(s)][-1]
         if later.task is not None:
             hint = f"try anchoring at '{later.name}' (task {later.task}), the last weight stream "
         else:

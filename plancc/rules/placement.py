@@ -106,7 +106,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
     Fires on each warm after the first (in plan order) whose `after` names a
     stage another warm of the same layer kind already anchors on; reported at
-    its `after`.
+    its `after`. A warm whose tensors all have a dynamic dim counts for none.
 
     Why: one warm is one `pl.at(CORE_GROUP)` scope with one
     `make_context()`. Two warms issued together land on two AIVs and run
@@ -119,10 +119,13 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
     first: dict[tuple[str, int], ir.Warm] = {}
-    for layer, warm, at in anchored(plan):
-        other = first.setdefault((layer.name, at), warm)
+    for p in _placed(plan):
+        if not p.entries:
+            continue  # only dynamic tensors: nothing is issued (PC020)
+        warm = p.warm
+        other = first.setdefault((p.layer.name, p.at), warm)
         if other is not warm:
-            anchor = layer.stages[at].name
+            anchor = p.anchor.name
             yield Finding(
                 warm.after_pos,
                 f"warm '{warm.name}' shares anchor '{anchor}' with warm '{other.name}': two "

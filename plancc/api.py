@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from plancc import ir
 from plancc.check import Allowed, check
 from plancc.diagnostics import Diagnostic, Severity, diag
-from plancc.load import load
+from plancc.load import load, read_capped
 from plancc.resolve import resolve
 from plancc.validate import validate
 
@@ -99,7 +99,7 @@ def _identity(path: Path) -> object:
 def check_plan(path: Path, label: str) -> PlanResult:
     """The whole front end for one plan file: every diagnostic it can find."""
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path)
     except OSError as exc:
         raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
     doc = load(label, raw)

@@ -125,9 +125,10 @@ declare(
     "config-file",
     ERROR,
     """
-The `config:` file cannot be used: it is missing or unreadable, is not JSON,
-its top level is not an object, or a key the plan uses is not an integer.
-Reported at the `config` node.
+The `config:` file cannot be used: it is missing or unreadable, is not a
+regular file, is larger than 4 MiB, is not JSON, its top level is not an
+object, or a key the plan uses is not an integer. Reported at the `config`
+node.
 """,
 )
 declare(

@@ -8,6 +8,7 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from collections.abc import Mapping
@@ -108,10 +109,19 @@ def _error(file: str, pos: Pos, message: str) -> Diagnostic:
     return diag(file, pos, "PC001", _one_line(message))
 
 
+def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """A file's bytes, but never more than ``limit + 1`` of them: a huge file (or
+    ``/dev/zero``) is known to be too large without being read whole. Raises OSError."""
+    with open(path, "rb") as f:
+        return f.read(limit + 1)
+
+
 def load(file: str, raw: bytes) -> Document | Diagnostic:
     """Parse one plan; a PC001 diagnostic when it is not a readable YAML document."""
     if len(raw) > MAX_BYTES:
-        return _error(file, Pos(1, 1), f"file is {len(raw):,} bytes; the limit is 4 MiB")
+        return _error(
+            file, Pos(1, 1), f"file is larger than 4 MiB ({MAX_BYTES:,} bytes), the limit"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
@@ -21,7 +22,7 @@ from typing import Any, Literal
 from plancc import expr as ex
 from plancc import ir, model
 from plancc.diagnostics import Diagnostic, Pos, diag
-from plancc.load import PathT
+from plancc.load import MAX_BYTES, PathT, read_capped
 from plancc.names import DTYPES, identifier_problem, suggest
 from plancc.platforms import PLATFORMS
 from plancc.validate import Validated
@@ -131,7 +132,12 @@ class _Resolver:
         pos = self.v.at("config")
         path = Path(self.file).parent / self.plan.config
         try:
-            data = json.loads(path.read_bytes())
+            if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
+                raise OSError(0, "not a regular file")
+            raw = read_capped(path)
+            if len(raw) > MAX_BYTES:
+                raise OSError(0, "larger than 4 MiB")
+            data = json.loads(raw)
         except OSError as exc:
             self.config_broken = True
             reason = exc.strerror or type(exc).__name__

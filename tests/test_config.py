@@ -43,3 +43,26 @@ def test_config_is_relative_to_the_plan_not_the_working_directory(
     report = validate_paths([str(plan)])
     assert report.results[0].plan is not None
     assert report.results[0].plan.config == {"hidden_size": 16}
+
+
+def test_a_config_past_4_mib_is_pc005_and_not_read_whole(
+    write_plan: Callable[..., Path],
+) -> None:
+    plan = write_plan(PLAN)
+    padding = " " * (4 * 1024 * 1024)
+    (plan.parent / "model.config.json").write_text(
+        '{"hidden_size": 16}' + padding, encoding="utf-8"
+    )
+    assert _codes(plan) == [
+        ("PC005", 4, 9, "cannot read config 'model.config.json': larger than 4 MiB"),
+    ]
+
+
+def test_a_dangling_config_symlink_is_pc005_with_the_reason(
+    write_plan: Callable[..., Path],
+) -> None:
+    plan = write_plan(PLAN)
+    (plan.parent / "model.config.json").symlink_to(plan.parent / "missing.json")
+    assert _codes(plan) == [
+        ("PC005", 4, 9, "cannot read config 'model.config.json': No such file or directory"),
+    ]

@@ -10,7 +10,7 @@ import pytest
 
 from plancc import load as loader
 from plancc.diagnostics import Diagnostic, Pos, Severity
-from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load
+from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load, read_capped
 
 BLOCK = b"""\
 plancc: 1
@@ -258,7 +258,15 @@ def test_the_4_mib_limit(tmp_path: Path) -> None:
     assert _doc(at_limit).data == {"a": 1}
     d = _pc001(at_limit + b"\n")
     assert (d.line, d.col) == (1, 1)
-    assert d.message == "file is 4,194,305 bytes; the limit is 4 MiB"
+    assert d.message == "file is larger than 4 MiB (4,194,304 bytes), the limit"
+
+
+def test_a_file_past_the_limit_is_not_read_whole(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * (3 * MAX_BYTES))
+    assert len(read_capped(big)) == MAX_BYTES + 1
+    # A device that never ends is a PC001 too, not a MemoryError.
+    assert len(read_capped("/dev/zero")) == MAX_BYTES + 1
 
 
 @pytest.mark.parametrize(

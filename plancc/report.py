@@ -10,7 +10,7 @@ from plancc import __version__, ir
 from plancc.api import BuildReport, Report
 from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic, Severity
-from plancc.summary import plan_numbers, plural, summary_line
+from plancc.summary import peak_share, plan_numbers, plural, summary_line
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -204,7 +204,7 @@ def _build_line(plan: object, file: str, outputs: Sequence[Any]) -> str:
     n = plan_numbers(plan)
     line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
-        line += f", L2 peak {n['l2']['peak_fraction']:.2f}× L2"
+        line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
     groups: dict[str, list[str]] = {}
     for f in outputs:
         groups.setdefault(f.status.value, []).append(f.path.as_posix())

@@ -6,6 +6,8 @@ Shared by `validate`'s summary and the build manifest, so both say the same.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from plancc import ir
@@ -20,6 +22,41 @@ MIN_WARMUP_ROUNDS = 500
 def plural(n: int, word: str) -> str:
     """``1 warm``, ``3 warms``."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def fmt_share(share: Fraction, limits: Sequence[Fraction] = ()) -> str:
+    """``share`` to two decimals, or as many more as it takes to compare with each of
+    ``limits`` as the exact share does: one byte over L2 is ``1.000000005``, never
+    ``1.00``, and a share under a 0.756 budget is never ``0.76``.
+
+    The limits are decimals (1, a plan's `l2_fraction`), so enough digits always
+    tell them apart from the share, or show them exactly when the share equals one.
+    """
+    digits = 2
+    while True:
+        scaled = round(share * 10**digits)  # exact, half to even: no float drift
+        shown = Fraction(scaled, 10**digits)
+        if all(_sign(shown - limit) == _sign(share - limit) for limit in limits):
+            whole, decimals = divmod(scaled, 10**digits)
+            return f"{whole}.{decimals:0{digits}d}"
+        digits += 1
+
+
+def _sign(x: Fraction) -> int:
+    return (x > 0) - (x < 0)
+
+
+def fmt_fraction(x: float) -> str:
+    """A plan's fraction as written: the shortest text that reads back as it (``0.123456789``,
+    not ``0.123457``); a whole number without ``.0``, as YAML has it (``1``)."""
+    return repr(x).removesuffix(".0")
+
+
+def peak_share(plan: ir.Plan, l2: dict[str, Any]) -> str:
+    """The L2 peak of ``l2 = l2_numbers(plan)`` as × L2, told apart from both limits it is
+    judged by: L2 itself and the plan's budget."""
+    share = Fraction(l2["peak_bytes"], l2["capacity_bytes"])
+    return fmt_share(share, (Fraction(1), plan.l2_fraction))
 
 
 def l2_numbers(plan: ir.Plan) -> dict[str, Any]:
@@ -94,8 +131,8 @@ def summary_line(plan: ir.Plan) -> str:
     text = f"{plan.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:
         text += (
-            f", L2 peak {l2['peak_bytes']:,} B = {l2['peak_fraction']:.2f}× L2"
-            f" (budget {l2['budget_fraction']:g})"
+            f", L2 peak {l2['peak_bytes']:,} B = {peak_share(plan, l2)}× L2"
+            f" (budget {fmt_fraction(l2['budget_fraction'])})"
         )
     if "forward" in n:
         f = n["forward"]

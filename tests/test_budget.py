@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 from plancc.api import validate_paths
 from plancc.report import json_
+from plancc.summary import fmt_share
 
 L2 = 201_326_592
 
@@ -164,6 +167,86 @@ def test_summary_line_has_the_budget(write_plan: Callable[..., Path]) -> None:
         "(budget 0.75)",
         "0 errors, 0 warnings in 1 plan",
     ]
+
+
+ONE_WARM = """\
+plancc: 1
+model: m
+platform: a2a3
+budget: {{l2_fraction: {fraction}}}
+tensors: {{a: {{shape: [{n}], dtype: int8}}}}
+layers: {{l: {{stages: [{{name: s0, task: t0}}, {{name: g}}, {{name: s1, reads: [a]}}], \
+warms: [{{name: wa, after: s0, tensors: [a]}}]}}}}
+"""
+
+
+def _one_warm(write_plan: Callable[..., Path], fraction: str, n: int) -> tuple[list[str], str]:
+    """The messages and the summary line of one warm of ``n`` bytes under ``fraction``."""
+    from plancc.report import text
+
+    report = validate_paths([str(write_plan(ONE_WARM.format(fraction=fraction, n=n)))])
+    summary = text(report).splitlines()[-2]
+    return [d.message for d in report.diagnostics if d.code in ("PC030", "PC032")], summary
+
+
+def test_a_share_just_over_the_budget_does_not_read_under_it(
+    write_plan: Callable[..., Path],
+) -> None:
+    # 151,817,400 B is 0.754080… × L2: "0.75×" would read as inside the 0.754 budget.
+    messages, summary = _one_warm(write_plan, "0.754", 151_817_400)
+    assert messages == [
+        "warms alive at once exceed budget.l2_fraction 0.754 of L2 in layer kind 'l' during "
+        "stage 'g': wa = 151,817,400 B = 151.8 MB = 144.8 MiB = 0.7541× L2"
+    ]
+    assert summary.endswith(
+        ": 1 warm, 151,817,400 B warmed, L2 peak 151,817,400 B = 0.7541× L2 (budget 0.754)"
+    )
+
+
+def test_a_share_just_under_the_budget_does_not_read_over_it(
+    write_plan: Callable[..., Path],
+) -> None:
+    # 0.755799… × L2: "0.76×" would read as over the 0.756 budget, "0.756×" as at it.
+    messages, summary = _one_warm(write_plan, "0.756", 152_162_638)
+    assert messages == []
+    assert summary.endswith("L2 peak 152,162,638 B = 0.7558× L2 (budget 0.756)")
+
+
+def test_the_summary_of_one_byte_over_l2_does_not_read_as_l2(
+    write_plan: Callable[..., Path],
+) -> None:
+    _, summary = _one_warm(write_plan, "0.75", L2 + 1)
+    assert summary.endswith("L2 peak 201,326,593 B = 1.000000005× L2 (budget 0.75)")
+
+
+def test_a_share_exactly_at_the_budget_shows_the_budget(write_plan: Callable[..., Path]) -> None:
+    # 0.625 × L2 is not over the 0.625 budget, and "0.62×" would read as under it.
+    messages, summary = _one_warm(write_plan, "0.625", L2 * 5 // 8)
+    assert messages == []
+    assert summary.endswith("L2 peak 125,829,120 B = 0.625× L2 (budget 0.625)")
+
+
+def test_the_summary_prints_the_budget_as_written(write_plan: Callable[..., Path]) -> None:
+    for fraction, shown in [("0.123456789", "0.123456789"), ("1", "1"), ("1e-7", "1e-07")]:
+        _, summary = _one_warm(write_plan, fraction, 1)
+        assert summary.endswith(f"(budget {shown})"), summary
+
+
+@given(
+    st.integers(0, 2 * L2),
+    st.integers(1, L2),
+    st.lists(st.decimals(0, 2, places=9, allow_nan=False), max_size=3),
+)
+def test_a_printed_share_compares_with_each_limit_as_the_share_does(
+    n: int, l2: int, limits: list[Decimal]
+) -> None:
+    share = Fraction(n, l2)
+    fractions = [Fraction(limit) for limit in limits]
+    shown = fmt_share(share, fractions)
+    assert len(shown.split(".")[1]) >= 2
+    assert Fraction(shown) == round(share, len(shown.split(".")[1]))
+    for limit in fractions:
+        assert (Fraction(shown) > limit, Fraction(shown) < limit) == (share > limit, share < limit)
 
 
 # -- the peak against a brute-force per-stage sum ----------------------------------------

@@ -106,6 +106,24 @@ def test_build_writes_module_and_manifest(repo: Path) -> None:
     assert "plancc build ../plans/demo.yaml --out .\n" in module
 
 
+def test_the_build_line_does_not_read_inside_a_budget_it_exceeds(tmp_path: Path) -> None:
+    # 151,817,400 B is 0.754080… × L2: a PC032 warning, which builds; "0.75×" would hide it.
+    plan = tmp_path / "m.yaml"
+    plan.write_text(
+        "plancc: 1\nmodel: m\nplatform: a2a3\nbudget: {l2_fraction: 0.754}\n"
+        "tensors: {a: {shape: [151817400], dtype: int8}}\n"
+        "layers: {l: {stages: [{name: s0, task: t0}, {name: g}, {name: s1, reads: [a]}], "
+        "warms: [{name: wa, after: s0, tensors: [a]}]}}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _build(str(plan), "--out", str(tmp_path), "-f", "text")
+    assert code == 0
+    assert (
+        f"{plan.as_posix()}: 1 warm, 151,817,400 B warmed, L2 peak 0.7541× L2 -> written: "
+        in out.splitlines()[-2]
+    )
+
+
 def test_manifest_matches_the_contract(repo: Path) -> None:
     build([str(repo / "plans" / "demo.yaml")], str(repo / "out"))
     manifest = json.loads((repo / "out" / "demo_warms.manifest.json").read_text("utf-8"))

@@ -16,6 +16,7 @@ from fractions import Fraction
 from plancc import ir
 from plancc.codes import declare
 from plancc.diagnostics import Pos, Severity
+from plancc.summary import fmt_share
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,11 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
 def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> str:
     """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote.
 
-    The × L2 figure has two decimals, or as many more as it takes not to read
-    as ``limit`` (the fraction it was compared with) when it is not exactly
-    that: one byte over L2 must not print as 1.00×.
+    The × L2 figure has two decimals, or as many more as it takes to compare with
+    ``limit`` (the fraction it was compared with) as the exact share does: one
+    byte over L2 must not print as 1.00×, nor a share over a 0.754 budget as 0.75×.
     """
     text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
     if l2:
-        share = Fraction(n, l2)
-        digits = 2
-        while limit is not None and share != limit and digits < 15:
-            if Fraction(f"{float(share):.{digits}f}") != limit:
-                break
-            digits += 1
-        text += f" = {float(share):.{digits}f}× L2"
+        text += f" = {fmt_share(Fraction(n, l2), [] if limit is None else [limit])}× L2"
     return text

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from plancc import __version__, ir
-from plancc.api import BuildReport, Report
+from plancc import __version__
+from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
 from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic, Severity
 from plancc.summary import peak_share, plan_numbers, plural, summary_line
@@ -19,23 +18,41 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 def text(
     report: Report, *, colour: bool = False, quiet: bool = False, show_allowed: bool = False
 ) -> str:
+    """Each plan's diagnostics ending with its summary line, then the totals."""
     lines = []
-    for d in report.diagnostics:
+    for r in _by_file(report):
+        lines += _plan_diagnostics(r, colour, show_allowed)
+        if not quiet and r.plan is not None:
+            lines.append(summary_line(r.plan))
+    if not quiet:
+        lines.append(_totals(report))
+    return "".join(line + "\n" for line in lines)
+
+
+def _by_file(report: Report) -> list[PlanResult]:
+    return sorted(report.results, key=lambda r: r.file)
+
+
+def _plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[str]:
+    """One plan's diagnostics by position, then (with ``show_allowed``) its silenced ones."""
+    lines = []
+    for d in sorted(r.diagnostics, key=lambda d: d.sort_key):
         lines += _text_diagnostic(d, colour)
     if show_allowed:
-        for a in report.allowed:
+        for a in sorted(r.allowed, key=lambda a: a.diagnostic.sort_key):
             d = a.diagnostic
             lines.append(
                 f"{d.file}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: {d.message}"
             )
             lines.append(f"    reason: {a.reason}")
-    if not quiet:
-        lines += [summary_line(r.plan) for r in report.results if r.plan is not None]
-        lines.append(
-            f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
-            f"in {plural(len(report.results), 'plan')}"
-        )
-    return "".join(line + "\n" for line in lines)
+    return lines
+
+
+def _totals(report: Report) -> str:
+    return (
+        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
+        f"in {plural(len(report.results), 'plan')}"
+    )
 
 
 def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
@@ -156,7 +173,7 @@ def build(
     quiet: bool = False,
     show_allowed: bool = False,
 ) -> str:
-    """The output of a build that passed validation: warnings, then one line per plan."""
+    """The output of a build that passed validation: each plan's warnings and its line."""
     report = result.report
     files = [(p.result.file, f) for p in result.plans for f in p.files]
     if fmt == "json":
@@ -177,11 +194,16 @@ def build(
                 f"::error file={_escape_property(path)},title=plancc build --check::"
                 f"{_escape_data(path)} is {f.status.value}; run plancc build to regenerate it\n"
             )
-    else:
-        out += text(report, colour=colour, quiet=True, show_allowed=show_allowed)
+    built = {p.result.file: p for p in result.plans}
+    lines = []
+    for r in _by_file(report):  # as `validate`: each plan's diagnostics, then its line
+        if fmt != "github":
+            lines += _plan_diagnostics(r, colour, show_allowed)
+        if not quiet and r.file in built:
+            lines.append(_build_line(built[r.file]))
     if quiet:
-        return out + "".join(f"{f.path.as_posix()}: {f.status.value}\n" for f in stale)
-    lines = [_build_line(p.result.plan, p.result.file, p.files) for p in result.plans]
+        lines += [f"{f.path.as_posix()}: {f.status.value}" for f in stale]
+        return out + "".join(line + "\n" for line in lines)
     count = len(files)
     if result.check:
         tail = (
@@ -192,20 +214,18 @@ def build(
     else:
         written = sum(f.status.value == "written" for _, f in files)
         tail = f"{written} written, {count - written} unchanged"
-    lines.append(
-        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
-        f"in {plural(len(report.results), 'plan')}; {tail}"
-    )
+    lines.append(f"{_totals(report)}; {tail}")
     return out + "".join(line + "\n" for line in lines)
 
 
-def _build_line(plan: object, file: str, outputs: Sequence[Any]) -> str:
-    assert isinstance(plan, ir.Plan)
+def _build_line(built: BuiltPlan) -> str:
+    plan = built.result.plan
+    assert plan is not None
     n = plan_numbers(plan)
-    line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    line = f"{built.result.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
     groups: dict[str, list[str]] = {}
-    for f in outputs:
+    for f in built.files:
         groups.setdefault(f.status.value, []).append(f.path.as_posix())
     return line + " -> " + "; ".join(f"{s}: {', '.join(names)}" for s, names in groups.items())

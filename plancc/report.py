@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from plancc import __version__
 from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
@@ -112,6 +113,13 @@ def github(report: Report) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _uri(path: str) -> str:
+    """A path as a URI reference: percent-encoded but for ``/``, so that a space, ``%``
+    or ``:`` (which would start a scheme) reads back as the same path; a byte of a file
+    name that is not UTF-8 is encoded as itself."""
+    return quote(path, safe="/", errors="surrogateescape")
+
+
 def sarif(report: Report) -> str:
     codes = all_codes()
     index = {c.id: i for i, c in enumerate(codes)}
@@ -138,7 +146,7 @@ def sarif(report: Report) -> str:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": d.file},
+                            "artifactLocation": {"uri": _uri(d.file)},
                             "region": {"startLine": d.line, "startColumn": d.col},
                         }
                     }
@@ -158,6 +166,7 @@ def sarif(report: Report) -> str:
                         "rules": rules,
                     }
                 },
+                "columnKind": "unicodeCodePoints",  # plancc's columns count characters
                 "results": results,
             }
         ],

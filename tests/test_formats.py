@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from jsonschema import Draft4Validator
@@ -399,6 +400,31 @@ def test_sarif_is_valid_sarif_2_1_0(plans: list[str]) -> None:
         ("PC004", "PC004", "warning", "b.yaml", 6, 17),
     ]
     assert run["results"][1]["message"]["text"] == "unknown dim 'DD' (did you mean 'D'?)"
+    assert run["columnKind"] == "unicodeCodePoints"  # columns count characters, as plancc's do
+
+
+@pytest.mark.parametrize(
+    ("name", "uri"),
+    [
+        ("my plans/100%:a.yaml", "my%20plans/100%25%3Aa.yaml"),
+        ("é.yaml", "%C3%A9.yaml"),
+        (os.fsdecode(b"caf\xe9.yaml"), "caf%E9.yaml"),  # not UTF-8: the byte itself
+    ],
+)
+def test_sarif_uris_are_percent_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, uri: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my plans").mkdir()
+    Path(name).write_text(PLAN_A, "utf-8")
+    log = json.loads(rp.sarif(validate_paths([name])))
+    assert list(_sarif_validator().iter_errors(log)) == []
+    uris = {
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for res in log["runs"][0]["results"]
+    }
+    assert uris == {uri}
+    assert unquote(uri, errors="surrogateescape") == name
 
 
 def test_sarif_without_results_is_valid(plans: list[str], tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from plancc import __version__
@@ -11,6 +12,9 @@ from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
 from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic, Severity
 from plancc.summary import peak_share, plan_numbers, plural, summary_line
+
+if TYPE_CHECKING:
+    from plancc.write import FileStatus
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
@@ -120,39 +124,69 @@ def _uri(path: str) -> str:
     return quote(path, safe="/", errors="surrogateescape")
 
 
-def sarif(report: Report) -> str:
+# What `plancc build --check` finds: not a PCnnn code (a diagnostic of no plan), so its
+# id cannot collide with one.
+_STALE_OUTPUT = "stale-output"
+_STALE_DOC = (
+    "A generated output is missing, or differs from what `plancc build` would write.\n\n"
+    "Fix: run the same `plancc build` without `--check`, and commit the result."
+)
+
+
+def _rule(id: str, name: str, doc: str, level: str) -> dict[str, Any]:
+    return {
+        "id": id,
+        "name": name,
+        "shortDescription": {"text": doc.split("\n\n", maxsplit=1)[0].replace("\n", " ")},
+        "fullDescription": {"text": doc},
+        "help": {"text": doc},
+        "defaultConfiguration": {"level": level},
+    }
+
+
+def _location(file: str, line: int, col: int) -> dict[str, Any]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(file)},
+            "region": {"startLine": line, "startColumn": col},
+        }
+    }
+
+
+def _result(
+    rule: str, index: int, level: str, message: str, where: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "ruleId": rule,
+        "ruleIndex": index,
+        "level": level,
+        "message": {"text": message},
+        "locations": [where],
+    }
+
+
+def sarif(report: Report, out_of_date: Sequence[FileStatus] | None = None) -> str:
+    """The SARIF log of ``report``; for a build (``out_of_date`` given) the `stale-output`
+    rule too, with a result for each missing or stale output."""
     codes = all_codes()
     index = {c.id: i for i, c in enumerate(codes)}
-    rules = [
-        {
-            "id": c.id,
-            "name": c.name,
-            "shortDescription": {"text": c.doc.split("\n\n")[0].replace("\n", " ")},
-            "fullDescription": {"text": c.doc},
-            "help": {"text": c.doc},
-            "defaultConfiguration": {"level": c.severity.value},
-        }
-        for c in codes
-    ]
+    rules = [_rule(c.id, c.name, c.doc, c.severity.value) for c in codes]
     results = []
     for d in report.diagnostics:
         message = d.message + (f" ({d.hint})" if d.hint else "")
         results.append(
-            {
-                "ruleId": d.code,
-                "ruleIndex": index[d.code],
-                "level": d.severity.value,
-                "message": {"text": message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(d.file)},
-                            "region": {"startLine": d.line, "startColumn": d.col},
-                        }
-                    }
-                ],
-            }
+            _result(
+                d.code, index[d.code], d.severity.value, message, _location(d.file, d.line, d.col)
+            )
         )
+    if out_of_date is not None:
+        rules.append(_rule(_STALE_OUTPUT, _STALE_OUTPUT, _STALE_DOC, "error"))
+        for f in out_of_date:
+            path = f.path.as_posix()
+            message = f"{path} is {f.status.value}; run plancc build to regenerate it"
+            # The whole file: code scanning needs a start line, so its first.
+            where = _location(path, 1, 1)
+            results.append(_result(_STALE_OUTPUT, len(codes), "error", message, where))
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -191,9 +225,9 @@ def build(
             {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
         ]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "sarif":
-        return sarif(report)
     stale = result.out_of_date
+    if fmt == "sarif":
+        return sarif(report, stale)
     out = ""
     if fmt == "github":
         out += github(report)

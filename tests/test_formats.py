@@ -434,6 +434,68 @@ def test_sarif_without_results_is_valid(plans: list[str], tmp_path: Path) -> Non
     assert log["runs"][0]["results"] == []
 
 
+def test_build_check_sarif_lists_each_stale_or_missing_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("c.yaml").write_text(PLAN_B.replace("model: b", "model: c").split("lint")[0], "utf-8")
+    Path("my out").mkdir()
+    assert _run(["build", "c.yaml", "--out", "my out"]).exit_code == 0
+    fresh = json.loads(
+        _run(["build", "c.yaml", "--out", "my out", "--check", "-f", "sarif"]).stdout
+    )
+    assert fresh["runs"][0]["results"] == []
+    Path("my out/c_warms.manifest.json").unlink()
+    with Path("my out/c_warms.py").open("a", encoding="utf-8") as module:
+        module.write("# edited\n")
+    result = _run(["build", "c.yaml", "--out", "my out", "--check", "-f", "sarif"])
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    assert list(_sarif_validator().iter_errors(log)) == []
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [*(c.id for c in all_codes()), "stale-output"]
+    short = "A generated output is missing, or differs from what `plancc build` would write."
+    doc = f"{short}\n\nFix: run the same `plancc build` without `--check`, and commit the result."
+    assert rules[-1] == {
+        "id": "stale-output",
+        "name": "stale-output",
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": doc},
+        "help": {"text": doc},
+        "defaultConfiguration": {"level": "error"},
+    }
+    where = {"startLine": 1, "startColumn": 1}
+    assert [
+        (
+            res["ruleId"],
+            rules[res["ruleIndex"]]["id"],
+            res["level"],
+            res["message"]["text"],
+            res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            res["locations"][0]["physicalLocation"]["region"],
+        )
+        for res in run["results"]
+    ] == [
+        (
+            "stale-output",
+            "stale-output",
+            "error",
+            "my out/c_warms.py is stale; run plancc build to regenerate it",
+            "my%20out/c_warms.py",
+            where,
+        ),
+        (
+            "stale-output",
+            "stale-output",
+            "error",
+            "my out/c_warms.manifest.json is missing; run plancc build to regenerate it",
+            "my%20out/c_warms.manifest.json",
+            where,
+        ),
+    ]
+
+
 def test_the_sarif_schema_catches_a_broken_log(report: Report) -> None:
     log = json.loads(rp.sarif(report))
     log["runs"][0]["results"][0]["level"] = "fatal"

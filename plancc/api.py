@@ -190,6 +190,8 @@ def build(
 
     from plancc import render, write
 
+    if not out:  # Path("") is ".": an empty --out would write into the current directory
+        raise UsageError("--out '': empty output directory (use --out . for this directory)")
     out_dir = Path(out)
     if not out_dir.exists():
         raise UsageError(f"{out}: output directory does not exist")

@@ -383,6 +383,18 @@ def test_missing_output_directory_is_a_usage_error(repo: Path, check: list[str])
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_empty_output_directory_is_a_usage_error(
+    repo: Path, check: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo / "out")
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", "", *check)
+    assert code == 2
+    assert out == ""
+    assert err == "plancc: --out '': empty output directory (use --out . for this directory)\n"
+    assert os.listdir(repo / "out") == []
+
+
 def test_output_path_that_is_a_file_is_a_usage_error(repo: Path) -> None:
     (repo / "file").write_text("x", encoding="utf-8")
     code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "file"))

@@ -239,6 +239,16 @@ def test_a_changed_output_is_replaced_atomically(repo: Path) -> None:
     assert sorted(os.listdir(repo / "out")) == OUTPUTS  # no temporary file left
 
 
+def test_a_model_name_as_long_as_the_filesystem_allows_builds(repo: Path) -> None:
+    model = "m" * (255 - len("_warms.manifest.json"))  # the manifest's name is 255 bytes
+    (repo / "plans" / "demo.yaml").write_text(PLAN.replace("model: demo", f"model: {model}"))
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+    assert (code, err) == (0, ""), out
+    names = [f"{model}_warms.manifest.json", f"{model}_warms.py"]
+    assert sorted(os.listdir(repo / "out")) == names  # no temporary file left
+    assert len(names[0].encode()) == 255
+
+
 def test_a_symlinked_output_is_replaced_not_followed(repo: Path) -> None:
     outside = repo / "outside.txt"
     outside.write_bytes(b"keep me\n")

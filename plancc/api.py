@@ -126,23 +126,28 @@ def validate_paths(paths: Sequence[str]) -> Report:
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
-    """Two plans of one run may not share a `model`: their outputs would collide (PC011)."""
-    first: dict[str, str] = {}
+    """Two plans of one run may not share a `model`: their outputs would collide (PC011).
+    Models are compared case-folded, as a case-insensitive filesystem compares the files."""
+    first: dict[str, tuple[str, str]] = {}  # case-folded model -> (model, file)
     out = []
     for r in results:
         if r.plan is not None and not r.model_broken:
             model = r.plan.model
-            if model in first and first[model] != r.file:
-                d = diag(
-                    r.file,
-                    r.plan.model_pos,
-                    "PC011",
-                    f"model '{model}' is also the model of {first[model]}",
-                    "each plan's outputs are named after its model",
+            key = model.casefold()
+            if key in first and first[key][1] != r.file:
+                other, file = first[key]
+                message = (
+                    f"model '{model}' is also the model of {file}"
+                    if other == model
+                    else f"model '{model}' differs only in case from '{other}', the model of {file}"
                 )
+                hint = "each plan's outputs are named after its model"
+                if other != model:
+                    hint += ", and a case-insensitive filesystem sees one name"
+                d = diag(r.file, r.plan.model_pos, "PC011", message, hint)
                 out.append(PlanResult(r.file, r.plan, (*r.diagnostics, d), r.allowed))
                 continue
-            first.setdefault(model, r.file)
+            first.setdefault(key, (model, r.file))
         out.append(r)
     return out
 
@@ -190,6 +195,8 @@ def build(
 
     from plancc import render, write
 
+    if not out:  # Path("") is ".": an empty --out would write into the current directory
+        raise UsageError("--out '': empty output directory (use --out . for this directory)")
     out_dir = Path(out)
     if not out_dir.exists():
         raise UsageError(f"{out}: output directory does not exist")

@@ -150,7 +150,8 @@ A name is defined twice where it must be unique. Dims, the config keys a plan
 uses, tensors and warms share one namespace (they all become names in the
 generated module); warm names are unique across the plan; stage names within
 a layer kind; a tensor may appear once per warm; two plans of one build may
-not have the same `model`.
+not have the same `model`, compared ignoring case (their files would collide
+on a case-insensitive filesystem).
 """,
 )
 declare(

@@ -150,9 +150,10 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
         char = exc.character
         code = char if isinstance(char, int) else ord(char[:1] or "\0")
         return _error(file, pos, f"invalid YAML: character U+{code:04X} is not allowed")
-    except (YAMLError, RecursionError) as exc:
-        reason = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
-        reason = (reason.splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
+    except RecursionError:  # ruamel composes recursively: too deep for Python's own stack
+        return _error(file, _too_deep(yaml, text), f"nesting deeper than {MAX_DEPTH} levels")
+    except YAMLError as exc:
+        reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
 
     builder = _Builder()
@@ -165,6 +166,19 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     except _Reject as rej:
         return _error(file, rej.pos, rej.message)
     return Document(file, raw, data, builder.values, builder.keys)
+
+
+def _too_deep(yaml: Any, text: str) -> Pos:
+    """Where the first node deeper than MAX_DEPTH starts, found in the parser's event
+    stream, which needs no recursion: the node ``_Builder.count`` would reject."""
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
+
+    events = yaml.parse(text)
+    depth, event = 0, next(events)  # depth: collections open around the event
+    while not (isinstance(event, NodeEvent) and depth > MAX_DEPTH):
+        depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
+        event = next(events)
+    return _pos(event.start_mark)
 
 
 @cache

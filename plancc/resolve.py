@@ -590,35 +590,43 @@ class _Resolver:
     def forward_from_config(
         self, fwd: model.ForwardFromConfig, kind_ref: Callable[[str, Pos], bool]
     ) -> ir.Forward | None:
+        """Every check that does not depend on another's outcome runs and reports: the
+        kinds, `layers`, the list's values, `layers` against the list's length, and each
+        value without a kind (once, at the first layer it occurs at)."""
+        key = fwd.from_config
         key_pos = self.v.at("forward", "from_config")
         known = [kind_ref(k, self.v.at("forward", "kinds", v)) for v, k in fwd.kinds.items()]
-        count = self.forward_layers(fwd)  # checked even when the list itself is bad
-        values = self.config_list(fwd.from_config, key_pos)
-        if values is None or count is False or not all(known):
+        count = self.forward_layers(fwd)
+        values = self.config_list(key, key_pos)
+        if values is None or count is False:  # no list, or unknown how much of it to take
             return None
+        ok = all(known) and all(_is_int(v) for v in values)
         if count is not None and count > len(values):
             self.report(
                 self.v.at("forward", "layers"),
                 "PC014",
-                f"forward.layers is {count}, but '{fwd.from_config}' has only "
-                f"{len(values)} entries",
+                f"forward.layers is {count}, but '{key}' has only {len(values)} entries: "
+                f"layer {len(values)} has none",
             )
-            return None
+            ok = False
         kinds_by_value = {int(k): v for k, v in fwd.kinds.items()}
-        kinds = []
+        unmapped: dict[int, list[int]] = {}  # value -> the layers it is at
         for index, value in enumerate(values[:count]):
-            kind = kinds_by_value.get(value)
-            if kind is None:
-                self.report(
-                    key_pos,
-                    "PC014",
-                    f"'{fwd.from_config}' value {value} (layer {index}) has no layer kind "
-                    "in forward.kinds",
-                    f"add `{value}: <layer kind>` to forward.kinds",
-                )
-                return None
-            kinds.append(kind)
-        return ir.Forward(tuple(kinds), self.v.at("forward"))
+            if _is_int(value) and value not in kinds_by_value:
+                unmapped.setdefault(value, []).append(index)
+        for value, at in unmapped.items():
+            where = f"layer {at[0]}"
+            if len(at) > 1:
+                where = f"first at {where}, {len(at)} layers in all"
+            self.report(
+                key_pos,
+                "PC014",
+                f"'{key}' value {value} ({where}) has no layer kind in forward.kinds",
+                f"add `{value}: <layer kind>` to forward.kinds",
+            )
+        if not ok or unmapped:
+            return None
+        return ir.Forward(tuple(kinds_by_value[v] for v in values[:count]), self.v.at("forward"))
 
     def forward_layers(self, fwd: model.ForwardFromConfig) -> int | Literal[False] | None:
         """`forward.layers` (None: absent, take the whole list; False: reported bad)."""
@@ -636,8 +644,9 @@ class _Resolver:
             return False
         return n
 
-    def config_list(self, key: str, pos: Pos) -> list[int] | None:
-        """The config's list of integers under ``key``; None after reporting why not."""
+    def config_list(self, key: str, pos: Pos) -> list[Any] | None:
+        """The config's list under ``key``, its first non-integer reported; None after
+        reporting why there is no list."""
         if self.config is None:
             if not self.config_broken:
                 self.report(pos, "PC010", f"unknown config key '{key}': the plan has no `config`")
@@ -658,7 +667,7 @@ class _Resolver:
                     "PC014",
                     f"'{key}' value {json.dumps(value)[:40]} (layer {index}) is not an integer",
                 )
-                return None
+                break
         return values
 
 

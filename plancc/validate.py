@@ -176,6 +176,9 @@ class _KeyOnly:
 _Spoils = PathT | _KeyOnly | None
 
 
+_SHOWN = 40  # characters of a bad value a message quotes, as the loader does
+
+
 def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
     """Diagnostics for one schema error, each with the path it spoils (None: nothing)."""
     path: PathT = tuple(err.absolute_path)
@@ -192,6 +195,8 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 if not isinstance(err.instance, str)
                 else repr(err.instance)
             )
+            if len(got) > _SHOWN:  # a whole list or a long string would be the message
+                got = got[:_SHOWN] + "…"
             yield (
                 diag(
                     file,

@@ -126,10 +126,13 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
 
 
 def _stage(path: Path, data: bytes) -> str:
-    """Write ``data`` to a new temporary file beside ``path``; its name."""
+    """Write ``data`` to a new temporary file beside ``path``; its name.
+
+    The name is short (``.plancc-XXXXXXXX.tmp``), not derived from ``path``: an
+    output whose own name is as long as the filesystem allows still has one."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else _new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".plancc-", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:

@@ -257,6 +257,16 @@ def test_a_changed_output_is_replaced_atomically(repo: Path) -> None:
     assert sorted(os.listdir(repo / "out")) == OUTPUTS  # no temporary file left
 
 
+def test_a_model_name_as_long_as_the_filesystem_allows_builds(repo: Path) -> None:
+    model = "m" * (255 - len("_warms.manifest.json"))  # the manifest's name is 255 bytes
+    (repo / "plans" / "demo.yaml").write_text(PLAN.replace("model: demo", f"model: {model}"))
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+    assert (code, err) == (0, ""), out
+    names = [f"{model}_warms.manifest.json", f"{model}_warms.py"]
+    assert sorted(os.listdir(repo / "out")) == names  # no temporary file left
+    assert len(names[0].encode()) == 255
+
+
 def test_a_symlinked_output_is_replaced_not_followed(repo: Path) -> None:
     outside = repo / "outside.txt"
     outside.write_bytes(b"keep me\n")
@@ -399,6 +409,18 @@ def test_missing_output_directory_is_a_usage_error(repo: Path, check: list[str])
     assert out == ""
     assert err == f"plancc: {missing}: output directory does not exist\n"
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_empty_output_directory_is_a_usage_error(
+    repo: Path, check: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo / "out")
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", "", *check)
+    assert code == 2
+    assert out == ""
+    assert err == "plancc: --out '': empty output directory (use --out . for this directory)\n"
+    assert os.listdir(repo / "out") == []
 
 
 def test_output_path_that_is_a_file_is_a_usage_error(repo: Path) -> None:

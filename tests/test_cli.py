@@ -188,6 +188,18 @@ def test_two_plans_with_the_same_model_are_pc011(plans: Path) -> None:
     )
 
 
+def test_two_plans_whose_models_differ_only_in_case_are_pc011(plans: Path) -> None:
+    (plans / "upper.yaml").write_text(CLEAN.replace("model: clean", "model: Clean"))
+    result = _run("validate", "-q", "upper.yaml", "clean.yaml")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "upper.yaml:2:8: error PC011: model 'Clean' differs only in case from 'clean', "
+        "the model of clean.yaml\n"
+        "    each plan's outputs are named after its model, "
+        "and a case-insensitive filesystem sees one name\n"
+    )
+
+
 def test_two_plans_missing_their_model_are_not_pc011(plans: Path) -> None:
     for name in ("x.yaml", "y.yaml"):
         (plans / name).write_text(CLEAN.replace("model: clean\n", "model: [1]\n"))

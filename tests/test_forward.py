@@ -75,7 +75,9 @@ def test_layers_one_past_the_list_is_pc014(write_plan: Callable[..., Path]) -> N
     (plan.parent / "model.config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
     report = validate_paths([str(plan)])
     assert [(d.code, d.line, d.col) for d in report.diagnostics] == [("PC014", 22, 11)]
-    assert "forward.layers is 6, but 'ratios' has only 5 entries" in report.diagnostics[0].message
+    assert report.diagnostics[0].message == (
+        "forward.layers is 6, but 'ratios' has only 5 entries: layer 5 has none"
+    )
 
 
 def test_peak_over_the_forward_leaves_out_unused_kinds(write_plan: Callable[..., Path]) -> None:

@@ -314,8 +314,23 @@ def test_nesting_is_bounded() -> None:
     assert d.message == f"nesting deeper than {MAX_DEPTH} levels"
     ok = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
     assert isinstance(load("plan.yaml", ok.encode()), Document)
-    very_deep = "a: " + "[" * 1500 + "]" * 1500 + "\n"  # deeper than Python's own stack
-    assert _pc001(very_deep.encode()).message.startswith("invalid YAML")
+
+
+# Reported at the first node deeper than the limit, also where ruamel's recursive
+# composer runs out of Python stack before plancc counts the depth (600 levels).
+TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels"
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 600, 1500])
+def test_deep_flow_nesting_is_reported_where_it_passes_the_limit(levels: int) -> None:
+    d = _pc001(("a: " + "[" * levels + "]" * levels + "\n").encode())
+    assert (d.line, d.col, d.message) == (1, 4 + MAX_DEPTH, TOO_DEEP)  # the 65th [
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 600, 1500])
+def test_deep_block_nesting_is_reported_where_it_passes_the_limit(levels: int) -> None:
+    d = _pc001("".join(" " * i + f"k{i}:\n" for i in range(levels)).encode())
+    assert (d.line, d.col, d.message) == (65, 65, TOO_DEEP)  # k64, a key of the 64th mapping
 
 
 BIG = f"the document has more than {MAX_NODES:,} nodes, counting each alias expanded"

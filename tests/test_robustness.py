@@ -73,6 +73,22 @@ def test_many_shape_entries_do_not_overflow_printing(write_plan: Write) -> None:
     assert [g[0] for g in _diagnostics(write_plan(text))] == ["PC012"]
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("[" + ", ".join(["0"] * 10_000) + "]", "[" + "0, " * 13 + "…"),
+        ("x" * 100_000, "'" + "x" * 39 + "…"),
+        ("[1, 2]", "[1, 2]"),
+    ],
+    ids=["long-list", "long-string", "short"],
+)
+def test_a_huge_plancc_value_is_quoted_in_part(write_plan: Write, value: str, shown: str) -> None:
+    text = HEAD.replace("plancc: 1", f"plancc: {value}") + "dims: {D0: 1}\n" + TAIL
+    assert _diagnostics(write_plan(text)) == [
+        ("PC003", 1, 9, f"plancc must be the integer 1, not {shown}")
+    ]
+
+
 def test_a_huge_forward_is_pc014_not_a_memory_error(write_plan: Write) -> None:
     text = HEAD + "dims: {D0: 1}\n" + TAIL
     text += "forward: [{layer: k, repeat: 9223372036854775807}]\n"

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: da65e6dcc25215b7394863a2f9d1bb70ce38d1c01364cf7b7f18e0e29dcc8409
+Plan sha256: 7160b28ffe52b81d4f623e367e70a2273c27991b6a40860cfb77eb8ab95f1bef
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

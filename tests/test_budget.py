@@ -122,6 +122,18 @@ def test_budget_exactly_at_the_fraction_is_clean(write_plan: Callable[..., Path]
     assert _budget(diagnostics) == []
 
 
+def test_exactly_l2_is_a_warning_and_one_byte_more_an_error() -> None:
+    # The boundary of PC030 ("exceed L2"): exactly L2 is only over the budget.
+    from typer.testing import CliRunner
+
+    from plancc.cli import app
+
+    cases = Path(__file__).parent / "cases" / "semantics"
+    for name, code in (("pc030_exactly_l2_is_pc032", 0), ("pc030_one_byte_over", 1)):
+        result = CliRunner().invoke(app, ["validate", str(cases / f"{name}.yaml")])
+        assert result.exit_code == code, result.output
+
+
 SUB_BYTE = """\
 plancc: 1
 model: m

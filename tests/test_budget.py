@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -132,6 +133,23 @@ def test_exactly_l2_is_a_warning_and_one_byte_more_an_error() -> None:
     for name, code in (("pc030_exactly_l2_is_pc032", 0), ("pc030_one_byte_over", 1)):
         result = CliRunner().invoke(app, ["validate", str(cases / f"{name}.yaml")])
         assert result.exit_code == code, result.output
+
+
+@pytest.mark.parametrize(
+    ("platform", "capacity", "fraction"),
+    [("a2a3", L2, 0.5), ("a2a3sim", L2, 0.5), ("a5", None, None), ("a5sim", None, None)],
+)
+def test_l2_capacity_per_platform(
+    write_plan: Callable[..., Path], platform: str, capacity: int | None, fraction: float | None
+) -> None:
+    # platforms.json: the simulator has a2a3's 192 MiB; a5 and a5sim have no L2 figure.
+    text = SEED_LAYER.format(n_w1=4, n_w3=4, tensors="wo_a, wo_b")
+    l2, _ = _numbers(write_plan(text.replace("platform: a2a3\n", f"platform: {platform}\n")))
+    assert (l2["capacity_bytes"], l2["peak_bytes"], l2["peak_fraction"]) == (
+        capacity,
+        100_663_296,
+        fraction,
+    )
 
 
 SUB_BYTE = """\

@@ -152,6 +152,34 @@ def test_l2_capacity_per_platform(
     )
 
 
+INCOMPLETE_KIND = """\
+plancc: 1
+model: m
+platform: a2a3
+tensors:
+  w: {shape: [100663296], dtype: int8}
+  big: {shape: [300000000], dtype: int8}
+layers:
+  ok:
+    stages: [{name: s0, task: t0}, {name: gap}, {name: s1, reads: [w]}]
+    warms: [{name: wa, after: s0, tensors: [w]}]
+  broken:
+    stages: [{name: s0, task: t0}, {task: 5}, {name: s2, reads: [big]}]
+    warms: [{name: wb, after: s0, tensors: [big]}]
+"""
+
+
+@pytest.mark.parametrize("forward", ["", "forward: [ok, broken, ok]\n"])
+def test_the_peak_leaves_out_an_incomplete_kind_as_the_budget_rules_do(
+    write_plan: Callable[..., Path], forward: str
+) -> None:
+    # 'broken' has a stand-in stage: PC030 does not judge its 300 MB warm, so the
+    # reported peak is the complete kind's 0.50x L2, not an unjudged 1.49x.
+    l2, diagnostics = _numbers(write_plan(INCOMPLETE_KIND + forward))
+    assert [code for code, _ in diagnostics] == ["PC002", "PC002"]
+    assert (l2["peak_bytes"], l2["peak_fraction"]) == (100_663_296, 0.5)
+
+
 SUB_BYTE = """\
 plancc: 1
 model: m

@@ -156,6 +156,9 @@ class Plan:
     # Every rule id named by an `allow` (of any warm, resolved or not) or by
     # `lint.ignore`: (id, where it is named, which silence names it).
     silences: tuple[tuple[str, Pos, str], ...]
+    # Warm entries (mappings) in the document, including those schema recovery
+    # dropped: PC031 is about the plan asking for warms, whether or not they resolved.
+    declared_warms: int
 
     @property
     def warms(self) -> tuple[Warm, ...]:

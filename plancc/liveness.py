@@ -49,6 +49,12 @@ def layer_peak(layer: ir.Layer) -> Peak:
 
 
 def plan_peak(plan: ir.Plan) -> int:
-    """The peak over the forward when the plan has one, else over every layer kind."""
+    """The peak over the forward when the plan has one, else over every layer kind.
+
+    A kind with a stand-in stage (incomplete) is left out, as PC030 and PC032
+    leave it out: its liveness is a guess, and the summary must not report a
+    peak the budget rules did not judge.
+    """
     kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
-    return max((layer_peak(plan.layers[k]).bytes for k in kinds if k in plan.layers), default=0)
+    layers = (plan.layers[k] for k in kinds if k in plan.layers)
+    return max((layer_peak(layer).bytes for layer in layers if layer.complete), default=0)

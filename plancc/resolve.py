@@ -124,6 +124,20 @@ class _Resolver:
             forward=forward,
             lint_ignore=ignore,
             silences=(*self.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
+            declared_warms=self.declared_warms(),
+        )
+
+    def declared_warms(self) -> int:
+        """The mappings in every layer kind's `warms` list of the document itself.
+
+        Read from the document, not the validated plan, so that a warm dropped
+        for a missing key (or inside a layer kind dropped whole) still counts.
+        """
+        layers = self.v.doc.data.get("layers")
+        kinds = layers.values() if isinstance(layers, dict) else ()
+        lists = (k.get("warms") for k in kinds if isinstance(k, dict))
+        return sum(
+            sum(isinstance(w, dict) for w in warms) for warms in lists if isinstance(warms, list)
         )
 
     def load_config(self) -> None:

@@ -84,15 +84,16 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
 
     An SDMA-enabled worker fails during runtime initialization there; PyPTO
     never turns a requested prefetch into a no-op. Reported at the
-    `platform` key.
+    `platform` key. Every warm the plan declares counts, also one dropped
+    for a schema error (PC002): the plan still asks for warms.
 
     Fix: build warm plans for a2a3 only.
     """
-    if plan.platform is not None and not plan.platform.sdma and plan.warms:
+    if plan.platform is not None and not plan.platform.sdma and plan.declared_warms:
         yield Finding(
             plan.platform_pos,
             f"platform '{plan.platform.name}' has no SDMA provider, but the plan has "
-            f"{plural(len(plan.warms), 'warm')}: the runtime would fail at initialization "
+            f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization "
             f"({plan.platform.note})",
             "warms run only on a2a3",
         )

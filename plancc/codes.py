@@ -172,9 +172,10 @@ declare(
     ERROR,
     """
 A name that reaches generated code is not usable there: it must match
-`[A-Za-z][A-Za-z0-9_]*` (ASCII, not starting with `_`) and must not be a
-Python keyword. Dims, tensors and warms also must not be `pl`, `after` or
-`warm_ctx`, or end in `_flat`: the generated module uses those names.
+`[A-Za-z][A-Za-z0-9_]*` (ASCII, not starting with `_`), be at most 100
+characters long and must not be a Python keyword. Dims, tensors and warms
+also must not be `pl`, `after` or `warm_ctx`, or end in `_flat`: the
+generated module uses those names.
 """,
 )
 declare(

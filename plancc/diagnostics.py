@@ -34,6 +34,15 @@ class Diagnostic:
         return (self.file, self.line, self.col, self.code, self.message)
 
 
+SHOWN = 40  # characters of a value from the plan that a message quotes
+
+
+def clip(text: str) -> str:
+    """``text`` as a message quotes it: at most SHOWN characters, then an ellipsis, so a
+    100,000-character value cannot become the message."""
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
 def diag(file: str, pos: Pos, code: str, message: str, hint: str | None = None) -> Diagnostic:
     """A diagnostic whose severity comes from the code's catalog entry."""
     from plancc.codes import severity_of

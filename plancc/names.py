@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from plancc.diagnostics import clip
 from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
 
 KEYWORDS = frozenset(keyword.kwlist)
@@ -17,6 +18,9 @@ PLATFORMS = tuple(_PLATFORM_TABLE)
 RESERVED = frozenset({"pl", "after", "warm_ctx"})
 RESERVED_SUFFIX = "_flat"
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# Long enough for any real name; short enough that `<model>_warms.manifest.json` and the
+# generated functions stay well within a file system's 255-byte names.
+MAX_NAME = 100
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ DTYPES: dict[str, DType] = {
 
 def identifier_problem(name: str, *, reserved: bool) -> str | None:
     """Why ``name`` cannot be a name in generated code, or None when it can."""
+    if len(name) > MAX_NAME:
+        return f"'{clip(name)}' is {len(name):,} characters long; a name has at most {MAX_NAME}"
     if name.startswith("_"):
         return f"'{name}' starts with '_'"
     if not _IDENT.fullmatch(name):

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from plancc import expr as ex
 from plancc import ir, model
-from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.diagnostics import Diagnostic, Pos, clip, diag
 from plancc.load import MAX_BYTES, PathT, read_capped
 from plancc.names import DTYPES, identifier_problem, suggest
 from plancc.platforms import PLATFORMS
@@ -190,7 +190,7 @@ class _Resolver:
                 self.report(
                     self.v.at("config"),
                     "PC005",
-                    f"config key '{name}' is used as a dim but is {json.dumps(value)[:40]}, "
+                    f"config key '{name}' is used as a dim but is {clip(json.dumps(value))}, "
                     "not an integer",
                 )
                 raise _Unresolved
@@ -200,7 +200,9 @@ class _Resolver:
             return int(value)
         if self.config_broken or self.v.broken.all_dims:
             raise _Unresolved
-        self.report(pos, "PC010", f"unknown dim '{name}'", self.suggest(name, self.names_known))
+        self.report(
+            pos, "PC010", f"unknown dim '{clip(name)}'", self.suggest(name, self.names_known)
+        )
         raise _Unresolved
 
     def evaluate(
@@ -327,7 +329,7 @@ class _Resolver:
                 self.report(
                     self.v.at("tensors", name, "dtype"),
                     "PC023",
-                    f"unknown dtype '{t.dtype}' for tensor '{name}'",
+                    f"unknown dtype '{clip(t.dtype)}' for tensor '{name}'",
                     self.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
                 )
             shape = self.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
@@ -393,7 +395,9 @@ class _Resolver:
         broken = self.v.broken
         if name in broken.tensors or name in self.broken_tensors or broken.all_tensors:
             return None
-        self.report(pos, "PC010", f"unknown tensor '{name}'", self.suggest(name, self.plan.tensors))
+        self.report(
+            pos, "PC010", f"unknown tensor '{clip(name)}'", self.suggest(name, self.plan.tensors)
+        )
         return None
 
     def resolve_layer(
@@ -467,7 +471,7 @@ class _Resolver:
             self.report(
                 after_pos,
                 "PC010",
-                f"unknown stage '{w.after}' in layer kind '{kind}'",
+                f"unknown stage '{clip(w.after)}' in layer kind '{kind}'",
                 self.suggest(w.after, by_name),
             )
         entries: list[ir.WarmEntry] = []
@@ -558,7 +562,7 @@ class _Resolver:
             b = self.v.broken
             if name not in b.kinds and not b.all_kinds:
                 self.report(
-                    pos, "PC010", f"unknown layer kind '{name}'", self.suggest(name, layers)
+                    pos, "PC010", f"unknown layer kind '{clip(name)}'", self.suggest(name, layers)
                 )
             return False
 
@@ -623,6 +627,15 @@ class _Resolver:
                 f"layer {len(values)} has none",
             )
             ok = False
+        taken = len(values) if count is None else min(count, len(values))
+        if taken > MAX_FORWARD_LAYERS:
+            where = "forward.layers" if count is not None else f"'{key}'"
+            self.report(
+                self.v.at("forward", "layers") if count is not None else key_pos,
+                "PC014",
+                f"{where} gives a forward of {taken:,} layers, more than {MAX_FORWARD_LAYERS:,}",
+            )
+            return None
         kinds_by_value = {int(k): v for k, v in fwd.kinds.items()}
         unmapped: dict[int, list[int]] = {}  # value -> the layers it is at
         for index, value in enumerate(values[:count]):
@@ -663,15 +676,17 @@ class _Resolver:
         reporting why there is no list."""
         if self.config is None:
             if not self.config_broken:
-                self.report(pos, "PC010", f"unknown config key '{key}': the plan has no `config`")
+                self.report(
+                    pos, "PC010", f"unknown config key '{clip(key)}': the plan has no `config`"
+                )
             return None
         if key not in self.config:
             lists = [k for k, v in self.config.items() if isinstance(v, list)]
-            self.report(pos, "PC010", f"unknown config key '{key}'", self.suggest(key, lists))
+            self.report(pos, "PC010", f"unknown config key '{clip(key)}'", self.suggest(key, lists))
             return None
         values = self.config[key]
         if not isinstance(values, list):
-            got = json.dumps(values)[:40]
+            got = clip(json.dumps(values))
             self.report(pos, "PC014", f"config key '{key}' is {got}, not a list of integers")
             return None
         for index, value in enumerate(values):
@@ -679,7 +694,7 @@ class _Resolver:
                 self.report(
                     pos,
                     "PC014",
-                    f"'{key}' value {json.dumps(value)[:40]} (layer {index}) is not an integer",
+                    f"'{key}' value {clip(json.dumps(value))} (layer {index}) is not an integer",
                 )
                 break
         return values

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.diagnostics import Diagnostic, Pos, clip, diag
 from plancc.load import Document, PathT
 from plancc.model import NAME_PATTERN, SIZE_PATTERN, Plan
 from plancc.names import suggest
@@ -176,9 +176,6 @@ class _KeyOnly:
 _Spoils = PathT | _KeyOnly | None
 
 
-_SHOWN = 40  # characters of a bad value a message quotes, as the loader does
-
-
 def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
     """Diagnostics for one schema error, each with the path it spoils (None: nothing)."""
     path: PathT = tuple(err.absolute_path)
@@ -195,14 +192,12 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 if not isinstance(err.instance, str)
                 else repr(err.instance)
             )
-            if len(got) > _SHOWN:  # a whole list or a long string would be the message
-                got = got[:_SHOWN] + "…"
             yield (
                 diag(
                     file,
                     doc.at(path),
                     "PC003",
-                    f"plancc must be the integer 1, not {got}",
+                    f"plancc must be the integer 1, not {clip(got)}",
                     "1 is the only plan format version; write `plancc: 1`",
                 ),
                 path,
@@ -244,7 +239,11 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 hint = suggest(key, allowed) or f"allowed keys: {', '.join(sorted(allowed))}"
                 yield (
                     diag(
-                        file, doc.key_at(key_path), "PC002", f"unknown key '{key}' in {where}", hint
+                        file,
+                        doc.key_at(key_path),
+                        "PC002",
+                        f"unknown key '{clip(key)}' in {where}",
+                        hint,
                     ),
                     _KeyOnly(key_path),
                 )
@@ -286,7 +285,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 file,
                 doc.at(path),
                 "PC002",
-                f"{where} '{err.instance}' is not one of: {options}",
+                f"{where} '{clip(str(err.instance))}' is not one of: {options}",
                 closest,
             ),
             path,
@@ -298,8 +297,8 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 file,
                 doc.at(path),
                 "PC002",
-                f"{where} '{err.instance}' is not a size: give an integer number of bytes or "
-                "a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
+                f"{where} '{clip(str(err.instance))}' is not a size: give an integer number of "
+                "bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
             ),
             path,
         )

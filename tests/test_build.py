@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from plancc import write
 from plancc.api import UsageError, build
 from plancc.cli import app
+from plancc.names import MAX_NAME
 from plancc.platforms import PLATFORMS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,14 +258,18 @@ def test_a_changed_output_is_replaced_atomically(repo: Path) -> None:
     assert sorted(os.listdir(repo / "out")) == OUTPUTS  # no temporary file left
 
 
-def test_a_model_name_as_long_as_the_filesystem_allows_builds(repo: Path) -> None:
-    model = "m" * (255 - len("_warms.manifest.json"))  # the manifest's name is 255 bytes
-    (repo / "plans" / "demo.yaml").write_text(PLAN.replace("model: demo", f"model: {model}"))
-    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "out"))
+def test_the_longest_model_name_builds_and_one_more_character_is_pc013(repo: Path) -> None:
+    plan = repo / "plans" / "demo.yaml"
+    plan.write_text(PLAN.replace("model: demo", f"model: {'m' * MAX_NAME}"))
+    code, out, err = _build(str(plan), "--out", str(repo / "out"))
     assert (code, err) == (0, ""), out
-    names = [f"{model}_warms.manifest.json", f"{model}_warms.py"]
+    names = [f"{'m' * MAX_NAME}_warms.manifest.json", f"{'m' * MAX_NAME}_warms.py"]
     assert sorted(os.listdir(repo / "out")) == names  # no temporary file left
-    assert len(names[0].encode()) == 255
+
+    plan.write_text(PLAN.replace("model: demo", f"model: {'m' * (MAX_NAME + 1)}"))
+    code, out, err = _build(str(plan), "--out", str(repo / "out"))
+    assert code == 1
+    assert f"error PC013: model '{'m' * 40}…' is 101 characters long; a name has at most 100" in out
 
 
 def test_a_symlinked_output_is_replaced_not_followed(repo: Path) -> None:

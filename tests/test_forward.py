@@ -112,3 +112,26 @@ def test_warmup_is_at_least_500_rounds(write_plan: Callable[..., Path]) -> None:
     measure = measure_numbers(ir_plan)
     assert measure is not None
     assert (measure["warm_issues_per_round"], measure["warmup_rounds"]) == (80, 500)
+
+
+@pytest.mark.parametrize(
+    ("layers", "at", "message"),
+    [
+        ("", (20, 16), "'long' gives a forward of 100,001 layers, more than 100,000"),
+        (
+            "\n  layers: 100001",
+            (22, 11),
+            "forward.layers gives a forward of 100,001 layers, more than 100,000",
+        ),
+    ],
+)
+def test_a_forward_from_config_has_at_most_100000_layers(
+    write_plan: Callable[..., Path], layers: str, at: tuple[int, int], message: str
+) -> None:
+    plan = write_plan(PLAN.format(forward=f"  from_config: long\n  kinds: {{0: a, 4: b}}{layers}"))
+    config = {"long": [0] * 100_001}
+    (plan.parent / "model.config.json").write_text(json.dumps(config), encoding="utf-8")
+    report = validate_paths([str(plan)])
+    assert [(d.code, d.line, d.col, d.message) for d in report.diagnostics] == [
+        ("PC014", *at, message)
+    ]

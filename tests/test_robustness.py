@@ -140,3 +140,30 @@ def test_a_forward_kind_key_with_too_many_digits_is_pc002(write_plan: Write) -> 
     text += f"forward: {{from_config: x, kinds: {{{'1' * 30}: k}}}}\n"
     got = _diagnostics(write_plan(text))
     assert [g[0] for g in got] == ["PC010", "PC002"]
+
+
+def test_a_long_bad_value_is_quoted_in_part(write_plan: Write) -> None:
+    long = "q" * 300
+    shown = "q" * 40 + "…"
+    plan = write_plan(
+        f"plancc: 1\nmodel: {long}\nplatform: {long}\n"
+        f"tensors:\n  w: {{shape: [4], dtype: {long}}}\n  v: {{shape: [{long}], dtype: bf16}}\n"
+        f"layers:\n  k:\n    {long}: 1\n    stages:\n"
+        f"      - {{name: s0, task: t0, streams: {long}}}\n"
+        f"      - {{name: s1, reads: [w, {long}]}}\n"
+        f"    warms:\n      - {{name: w1, after: {long}, tensors: [w]}}\n"
+    )
+    assert [(d.code, d.message) for d in validate_paths([str(plan)]).diagnostics] == [
+        ("PC013", f"model '{shown}' is 300 characters long; a name has at most 100"),
+        ("PC002", f"platform '{shown}' is not one of: a2a3, a2a3sim, a5, a5sim"),
+        ("PC023", f"unknown dtype '{shown}' for tensor 'w'"),
+        ("PC010", f"unknown dim '{shown}'"),
+        ("PC002", f"unknown key '{shown}' in layers.k"),
+        (
+            "PC002",
+            f"layers.k.stages[0].streams '{shown}' is not a size: give an integer number of "
+            "bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
+        ),
+        ("PC010", f"unknown tensor '{shown}'"),
+        ("PC010", f"unknown stage '{shown}' in layer kind 'k'"),
+    ]

@@ -113,9 +113,9 @@ def _emit(report: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> No
     if fmt is Format.json:
         out = rp.json_(report, show_allowed=show_allowed)
     elif fmt is Format.github:
-        out = rp.github(report)
+        out = rp.github(report, show_allowed=show_allowed)
     elif fmt is Format.sarif:
-        out = rp.sarif(report)
+        out = rp.sarif(report, show_allowed=show_allowed)
     else:
         out = rp.text(report, colour=_colour(), quiet=quiet, show_allowed=show_allowed)
     sys.stdout.write(out)

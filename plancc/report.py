@@ -104,17 +104,24 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(report: Report) -> str:
-    """GitHub workflow commands: one ``::error``/``::warning`` annotation per diagnostic."""
+def github(report: Report, *, show_allowed: bool = False) -> str:
+    """GitHub workflow commands: one ``::error``/``::warning`` annotation per diagnostic;
+    with ``show_allowed``, a ``::notice`` per silenced warning, giving its reason."""
     lines = []
     for d in report.diagnostics:
         message = d.message + (f"\n{d.hint}" if d.hint else "")
-        props = (
-            f"file={_escape_property(d.file)},line={d.line},col={d.col},"
-            f"title={_escape_property(d.code)}"
-        )
-        lines.append(f"::{d.severity.value} {props}::{_escape_data(message)}")
+        lines.append(f"::{d.severity.value} {_props(d, d.code)}::{_escape_data(message)}")
+    for a in report.allowed if show_allowed else ():
+        d = a.diagnostic
+        message = f"{d.message}\nallowed: {a.reason}"
+        lines.append(f"::notice {_props(d, f'{d.code} (allowed)')}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
+
+
+def _props(d: Diagnostic, title: str) -> str:
+    return (
+        f"file={_escape_property(d.file)},line={d.line},col={d.col},title={_escape_property(title)}"
+    )
 
 
 def _uri(path: str) -> str:
@@ -165,9 +172,12 @@ def _result(
     }
 
 
-def sarif(report: Report, out_of_date: Sequence[FileStatus] | None = None) -> str:
+def sarif(
+    report: Report, out_of_date: Sequence[FileStatus] | None = None, *, show_allowed: bool = False
+) -> str:
     """The SARIF log of ``report``; for a build (``out_of_date`` given) the `stale-output`
-    rule too, with a result for each missing or stale output."""
+    rule too, with a result for each missing or stale output. With ``show_allowed``, each
+    silenced warning is a result with an in-source suppression that gives its reason."""
     codes = all_codes()
     index = {c.id: i for i, c in enumerate(codes)}
     rules = [_rule(c.id, c.name, c.doc, c.severity.value) for c in codes]
@@ -179,6 +189,14 @@ def sarif(report: Report, out_of_date: Sequence[FileStatus] | None = None) -> st
                 d.code, index[d.code], d.severity.value, message, _location(d.file, d.line, d.col)
             )
         )
+    for a in report.allowed if show_allowed else ():
+        d = a.diagnostic
+        message = d.message + (f" ({d.hint})" if d.hint else "")
+        result = _result(
+            d.code, index[d.code], d.severity.value, message, _location(d.file, d.line, d.col)
+        )
+        result["suppressions"] = [{"kind": "inSource", "justification": a.reason}]
+        results.append(result)
     if out_of_date is not None:
         rules.append(_rule(_STALE_OUTPUT, _STALE_OUTPUT, _STALE_DOC, "error"))
         for f in out_of_date:
@@ -227,10 +245,10 @@ def build(
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     stale = result.out_of_date
     if fmt == "sarif":
-        return sarif(report, stale)
+        return sarif(report, stale, show_allowed=show_allowed)
     out = ""
     if fmt == "github":
-        out += github(report)
+        out += github(report, show_allowed=show_allowed)
         for f in stale:
             path = f.path.as_posix()
             out += (

@@ -359,7 +359,7 @@ def test_the_vendored_sarif_schema_is_unmodified() -> None:
     assert digest in (SARIF_SCHEMA.parent / "README.md").read_text("utf-8")
 
 
-def _sarif_validator() -> Draft4Validator:
+def sarif_validator() -> Draft4Validator:
     schema = json.loads(SARIF_SCHEMA.read_text("utf-8"))
     assert schema["id"].endswith("/sarif-schema-2.1.0.json")
     Draft4Validator.check_schema(schema)
@@ -370,7 +370,7 @@ def test_sarif_is_valid_sarif_2_1_0(plans: list[str]) -> None:
     result = _run(["validate", "--format", "sarif", *plans])
     assert result.exit_code == 1
     log = json.loads(result.stdout)
-    errors = [e.message for e in _sarif_validator().iter_errors(log)]
+    errors = [e.message for e in sarif_validator().iter_errors(log)]
     assert errors == []
     assert log["version"] == "2.1.0"
     (run,) = log["runs"]
@@ -418,7 +418,7 @@ def test_sarif_uris_are_percent_encoded(
     (tmp_path / "my plans").mkdir()
     Path(name).write_text(PLAN_A, "utf-8")
     log = json.loads(rp.sarif(validate_paths([name])))
-    assert list(_sarif_validator().iter_errors(log)) == []
+    assert list(sarif_validator().iter_errors(log)) == []
     uris = {
         res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         for res in log["runs"][0]["results"]
@@ -427,10 +427,23 @@ def test_sarif_uris_are_percent_encoded(
     assert unquote(uri, errors="surrogateescape") == name
 
 
+def test_sarif_with_suppressed_results_is_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = json.loads(
+        rp.sarif(validate_paths(_warned_plans(tmp_path, monkeypatch)), show_allowed=True)
+    )
+    assert list(sarif_validator().iter_errors(log)) == []
+    suppressed = [r for r in log["runs"][0]["results"] if "suppressions" in r]
+    assert [(r["ruleId"], r["suppressions"][0]["justification"]) for r in suppressed] == [
+        ("PC101", "allow on warm 'y': measured")
+    ] * 2
+
+
 def test_sarif_without_results_is_valid(plans: list[str], tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(PLAN_B.replace("model: b", "model: c").split("lint")[0])
     log = json.loads(rp.sarif(validate_paths(["c.yaml"])))
-    assert list(_sarif_validator().iter_errors(log)) == []
+    assert list(sarif_validator().iter_errors(log)) == []
     assert log["runs"][0]["results"] == []
 
 
@@ -451,7 +464,7 @@ def test_build_check_sarif_lists_each_stale_or_missing_output(
     result = _run(["build", "c.yaml", "--out", "my out", "--check", "-f", "sarif"])
     assert result.exit_code == 1
     log = json.loads(result.stdout)
-    assert list(_sarif_validator().iter_errors(log)) == []
+    assert list(sarif_validator().iter_errors(log)) == []
     (run,) = log["runs"]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [*(c.id for c in all_codes()), "stale-output"]
@@ -500,5 +513,5 @@ def test_the_sarif_schema_catches_a_broken_log(report: Report) -> None:
     log = json.loads(rp.sarif(report))
     log["runs"][0]["results"][0]["level"] = "fatal"
     del log["runs"][0]["tool"]["driver"]["name"]
-    messages = sorted(e.message for e in _sarif_validator().iter_errors(log))
+    messages = sorted(e.message for e in sarif_validator().iter_errors(log))
     assert len(messages) == 2, messages

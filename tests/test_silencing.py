@@ -218,14 +218,36 @@ def test_show_allowed_json(write_plan: Callable[..., Path]) -> None:
     assert all(a["severity"] == "warning" and a["message"] for a in shown["allowed"])
 
 
-def test_other_formats_never_show_allowed(write_plan: Callable[..., Path]) -> None:
-    path = write_plan(_plan(lint="lint:\n  ignore: [PC101, PC104, PC107]\n"))
+def test_github_and_sarif_show_allowed_only_when_asked(write_plan: Callable[..., Path]) -> None:
+    text = _plan(lint="lint:\n  ignore: [PC101, PC104, PC107]\n")
+    path = write_plan(text)
     code, out = _run("validate", str(path), "--format", "github")
-    assert code == 0
-    assert out == ""
+    assert (code, out) == (0, "")
     code, out = _run("validate", str(path), "--format", "sarif")
     assert code == 0
     assert json.loads(out)["runs"][0]["results"] == []
+
+    line, col = _after(text, 1)
+    code, out = _run("validate", str(path), "--format", "github", "--show-allowed")
+    assert code == 0
+    notices = out.splitlines()
+    assert f"notice file={path.as_posix()},line={line},col={col},title=PC101 (allowed)" in [
+        n.split("::")[1] for n in notices
+    ]
+    assert sorted(n.split("title=")[1].split(" ")[0] for n in notices) == [
+        "PC101",
+        "PC104",
+        "PC107",
+    ]
+    assert all(n.endswith("%0Aallowed: lint.ignore") for n in notices)
+
+    code, out = _run("validate", str(path), "--format", "sarif", "--show-allowed")
+    assert code == 0
+    results = json.loads(out)["runs"][0]["results"]
+    assert sorted(r["ruleId"] for r in results) == ["PC101", "PC104", "PC107"]
+    assert all(
+        r["suppressions"] == [{"kind": "inSource", "justification": "lint.ignore"}] for r in results
+    )
 
 
 def test_strict_makes_warnings_fail(write_plan: Callable[..., Path]) -> None:

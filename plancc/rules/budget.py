@@ -84,8 +84,9 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
 
     An SDMA-enabled worker fails during runtime initialization there; PyPTO
     never turns a requested prefetch into a no-op. Reported at the
-    `platform` key. Every warm the plan declares counts, also one dropped
-    for a schema error (PC002): the plan still asks for warms.
+    `platform` entry's value (`a5` in `platform: a5`). Every warm the plan
+    declares counts, also one dropped for a schema error (PC002): the plan
+    still asks for warms.
 
     Fix: build warm plans for a2a3 only.
     """

@@ -111,8 +111,8 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Why: one warm is one `pl.at(CORE_GROUP)` scope with one
     `make_context()`. Two warms issued together land on two AIVs and run
     concurrently, but split the SDMA bandwidth: in the seed, wo_a and wo_b in
-    two scopes reached 122 + 52 = 153 GB/s aggregate (100.7 MB in 660.2 µs)
-    against 285 GB/s for a single uncontended stream, which turned a −1.08 %
+    two scopes reached 122 and 52 GB/s, 153 GB/s aggregate (100.7 MB in
+    660.2 µs), against 285 GB/s for a single uncontended stream, which turned a −1.08 %
     win into a +0.66 % loss. Sharding across SDMA channels scales negatively
     for the same reason.
 

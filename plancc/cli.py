@@ -63,6 +63,22 @@ def _root(
     _state["debug"] = debug
 
 
+class _OutputError(Exception):
+    """Standard output cannot take what plancc prints (a full disk, a closed stream)."""
+
+
+def _out(text: str) -> None:
+    """Print to stdout, flushed now, so a write error is reported here, in one line,
+    not at interpreter exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _OutputError(exc.strerror or str(exc)) from None
+
+
 def _fail(message: str) -> NoReturn:
     typer.echo(f"plancc: {message}", err=True)
     raise typer.Exit(2)
@@ -91,6 +107,9 @@ def _guarded(fn: Callable[[], int]) -> None:
         # The reader went away (`plancc rules | head -1`): nothing left to say to anyone.
         _stdout_to_devnull()
         raise typer.Exit(2) from None
+    except _OutputError as exc:
+        _stdout_to_devnull()
+        _fail(f"cannot write output: {exc}")
     except Exception as exc:
         if _state["debug"]:
             traceback.print_exc()
@@ -118,7 +137,7 @@ def _emit(report: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> No
         out = rp.sarif(report, show_allowed=show_allowed)
     else:
         out = rp.text(report, colour=_colour(), quiet=quiet, show_allowed=show_allowed)
-    sys.stdout.write(out)
+    _out(out)
 
 
 Paths = Annotated[list[str], typer.Argument(help="Plan files, or directories of *.yaml plans.")]
@@ -196,9 +215,7 @@ def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool)
     assert isinstance(result, BuildReport)
     if fmt is Format.auto:
         fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-    sys.stdout.write(
-        rp.build(result, fmt.value, colour=_colour(), quiet=quiet, show_allowed=show_allowed)
-    )
+    _out(rp.build(result, fmt.value, colour=_colour(), quiet=quiet, show_allowed=show_allowed))
 
 
 @app.command()
@@ -214,7 +231,7 @@ def schema(
 
         text = plan_schema_text()
         if out is None:
-            sys.stdout.write(text)
+            _out(text)
             return 0
         from plancc.api import UsageError
 
@@ -234,6 +251,7 @@ def explain(code: Annotated[str, typer.Argument(help="A rule id, e.g. PC030.")])
     def body() -> int:
         from plancc.api import UsageError
         from plancc.codes import lookup
+        from plancc.diagnostics import clip
         from plancc.names import suggest
 
         found = lookup(code.upper())
@@ -241,8 +259,9 @@ def explain(code: Annotated[str, typer.Argument(help="A rule id, e.g. PC030.")])
             from plancc.codes import all_codes
 
             hint = suggest(code.upper(), [c.id for c in all_codes()])
-            raise UsageError(f"unknown code '{code}'" + (f"; {hint}" if hint else ""))
-        typer.echo(f"{found.id} {found.name} ({found.severity.value})\n\n{found.doc}")
+            shown = clip(code)
+            raise UsageError(f"unknown code '{shown}'" + (f"; {hint}" if hint else ""))
+        _out(f"{found.id} {found.name} ({found.severity.value})\n\n{found.doc}\n")
         return 0
 
     _guarded(body)
@@ -255,8 +274,7 @@ def rules() -> None:
     def body() -> int:
         from plancc.codes import all_codes
 
-        for c in all_codes():
-            typer.echo(f"{c.id}  {c.severity.value:<7}  {c.name}")
+        _out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in all_codes()))
         return 0
 
     _guarded(body)
@@ -318,10 +336,22 @@ def _usage_message(exc: Exception) -> str:
 def main() -> None:
     """The console script. Exit 0/1/2 as documented; a usage error is one line on
     stderr (not click's usage block) and nothing on stdout."""
+    if sys.stdout is None:  # started with stdout closed (`plancc … >&-`)
+        if sys.stderr is not None:
+            sys.stderr.write("plancc: cannot write output: standard output is closed\n")
+        sys.exit(2)
     _tolerant_streams()
     ce = _click_exceptions()
     try:
         code = app(prog_name="plancc", standalone_mode=False)  # an exit code, also for --help
+        sys.stdout.flush()
+    except BrokenPipeError:  # --help or --version into a closed pipe
+        _stdout_to_devnull()
+        sys.exit(2)
+    except OSError as exc:  # --help or --version into a full disk
+        _stdout_to_devnull()
+        typer.echo(f"plancc: cannot write output: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     except ce.ClickException as exc:
         typer.echo(f"plancc: {_usage_message(exc)}", err=True)
         sys.exit(exc.exit_code)

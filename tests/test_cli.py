@@ -5,6 +5,7 @@ In-process through typer's CliRunner (fast), plus a few real ``python -m plancc`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -513,3 +514,33 @@ def test_a_closed_stdout_is_not_an_internal_error(tmp_path: Path) -> None:
         os.close(write)
     assert proc.returncode == 2
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("args", [("validate", "plans"), ("rules",), ("--version",), ("--help",)])
+@pytest.mark.parametrize(
+    ("stdout", "message"),
+    [
+        (None, "standard output is closed"),  # `plancc … >&-`
+        ("/dev/full", "No space left on device"),
+    ],
+)
+def test_output_that_cannot_be_written_is_one_line_and_exit_2(
+    args: tuple[str, ...], stdout: str | None, message: str
+) -> None:
+    if stdout is not None and not Path(stdout).exists():
+        pytest.skip(f"{stdout} is not on this system")
+    with contextlib.ExitStack() as stack:
+        target = stack.enter_context(open(stdout, "w")) if stdout else None
+        proc = subprocess.run(
+            [sys.executable, "-m", "plancc", *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=target,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            # No stdout at all: the child starts with file descriptor 1 closed.
+            preexec_fn=None if target else (lambda: os.close(1)),
+        )
+    assert (proc.returncode, proc.stderr) == (2, f"plancc: cannot write output: {message}\n")

@@ -29,9 +29,26 @@ class Diagnostic:
     message: str
     hint: str | None = None
 
+    def __post_init__(self) -> None:
+        # Messages quote plan text; one diagnostic stays one line, and no escape
+        # sequence or bidi override in a plan reaches the terminal.
+        object.__setattr__(self, "message", printable(self.message))
+        if self.hint is not None:
+            object.__setattr__(self, "hint", printable(self.hint))
+
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.col, self.code, self.message)
+
+
+def printable(text: str) -> str:
+    """``text`` on one printable line: line breaks, control and format characters (a
+    terminal escape, U+2028, a bidi override) are shown escaped, as in a Python literal."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 SHOWN = 40  # characters of a value from the plan that a message quotes

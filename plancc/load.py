@@ -97,16 +97,8 @@ def _text_pos(text: str, index: int) -> Pos:
     return Pos(line, len(text[start:index].replace("\ufeff", "")) + 1)
 
 
-def _one_line(message: str) -> str:
-    """A message on one printable line: line breaks and other unprintable characters
-    (say in a duplicate key's text) are shown escaped, as in a Python literal."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message
-    )
-
-
 def _error(file: str, pos: Pos, message: str) -> Diagnostic:
-    return diag(file, pos, "PC001", _one_line(message))
+    return diag(file, pos, "PC001", message)  # one line: Diagnostic escapes what it quotes
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:

@@ -146,6 +146,8 @@ class _Resolver:
         pos = self.v.at("config")
         path = Path(self.file).parent / self.plan.config
         try:
+            if "\0" in self.plan.config:  # no file system has such a name
+                raise OSError(0, "a path cannot contain a NUL character")
             if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
                 raise OSError(0, "not a regular file")
             raw = read_capped(path)
@@ -155,11 +157,11 @@ class _Resolver:
         except OSError as exc:
             self.config_broken = True
             reason = exc.strerror or type(exc).__name__
-            self.report(pos, "PC005", f"cannot read config '{self.plan.config}': {reason}")
+            self.report(pos, "PC005", f"cannot read config '{clip(self.plan.config)}': {reason}")
             return
         except ValueError as exc:
             self.config_broken = True
-            self.report(pos, "PC005", f"config '{self.plan.config}' is not JSON: {exc}")
+            self.report(pos, "PC005", f"config '{clip(self.plan.config)}' is not JSON: {exc}")
             return
         except RecursionError:
             self.config_broken = True

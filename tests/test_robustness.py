@@ -167,3 +167,17 @@ def test_a_long_bad_value_is_quoted_in_part(write_plan: Write) -> None:
         ("PC010", f"unknown tensor '{shown}'"),
         ("PC010", f"unknown stage '{shown}' in layer kind 'k'"),
     ]
+
+
+def test_quoted_plan_text_is_escaped_onto_one_printable_line(write_plan: Write) -> None:
+    plan = write_plan(
+        'plancc: 1\nmodel: m\nplatform: "a\\nb\\e[31mR\\u2028\\u202e"\nconfig: "c.json\\0"\n'
+        "tensors: {}\nlayers: {k: {stages: [{name: s}]}}\n"
+    )
+    assert [(d.code, d.message) for d in validate_paths([str(plan)]).diagnostics] == [
+        (
+            "PC002",
+            "platform 'a\\nb\\x1b[31mR\\u2028\\u202e' is not one of: a2a3, a2a3sim, a5, a5sim",
+        ),
+        ("PC005", "cannot read config 'c.json\\x00': a path cannot contain a NUL character"),
+    ]

@@ -142,6 +142,7 @@ class _Resolver:
 
     def load_config(self) -> None:
         if self.plan.config is None:
+            self.config_broken = self.v.broken.config  # dropped: PC002 said why
             return
         pos = self.v.at("config")
         path = Path(self.file).parent / self.plan.config
@@ -643,6 +644,9 @@ class _Resolver:
         for index, value in enumerate(values[:count]):
             if _is_int(value) and value not in kinds_by_value:
                 unmapped.setdefault(value, []).append(index)
+        if self.v.broken.forward:  # a dropped `kinds` key may be the one they lack
+            unmapped.clear()
+            ok = False
         for value, at in unmapped.items():
             where = f"layer {at[0]}"
             if len(at) > 1:

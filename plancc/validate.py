@@ -58,7 +58,8 @@ class Broken:
     all_kinds: bool = False
     # Stages replaced by a stand-in (kind, index): their layer kind is incomplete.
     standin_stages: set[tuple[str, int]] = field(default_factory=set)
-    forward: bool = False  # an item of an explicit forward was dropped
+    forward: bool = False  # an item of an explicit forward, or a `kinds` key, was dropped
+    config: bool = False  # `config` was dropped: unknown names may be its keys
     platform: bool = False
     model: bool = False
 
@@ -387,6 +388,8 @@ def _spoil(tree: dict[str, Any], spoils: PathT | _KeyOnly, broken: Broken) -> No
         parent = _get(tree, path[:-1])
         if isinstance(parent, dict) and last in parent and _entity(path) != path:
             parent[last] = _SPOILED  # an optional key: drop just it
+            # Without it, the config values it maps have no kind: not news.
+            broken.forward |= path[:2] == ("forward", "kinds")
             return
     target = _entity(path)
     top = str(target[0])
@@ -402,6 +405,7 @@ def _spoil(tree: dict[str, Any], spoils: PathT | _KeyOnly, broken: Broken) -> No
             broken.all_kinds |= top == "layers"
         else:
             tree[top] = _SPOILED
+            broken.config |= top == "config"
         return
     node = _get(tree, target)
     if node is _MISSING or node is _SPOILED:

@@ -6,6 +6,8 @@ Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,13 +89,22 @@ def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
 def _identity(path: Path) -> object:
     """What makes two spellings one file: its device and inode (which see through
     symlinks, hard links and case-insensitive names), else its real path."""
-    import os
-
     try:
         st = path.stat()
     except OSError:  # reading it will report the problem
         return os.path.realpath(path)
     return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
+
+
+def _plan_location(file: str) -> str:
+    """Where a plan is, for the generated header: its real path, but for a pipe
+    (`<(generate-plan)`) the name it was given, since a pipe's real path
+    (`/proc/<pid>/fd/pipe:[inode]`) differs on every run."""
+    try:
+        regular = stat.S_ISREG(os.stat(file).st_mode)
+    except OSError:
+        regular = False
+    return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
 def check_plan(path: Path, label: str) -> PlanResult:
@@ -191,7 +202,6 @@ def build(
     Writes nothing at all when any plan has an error (or a warning with
     ``strict``). The output directory must exist.
     """
-    import os
 
     from plancc import render, write
 
@@ -210,7 +220,7 @@ def build(
         if r.plan is None:
             continue
         try:  # from the real locations: a symlinked or respelled --out gives the same bytes
-            rel = os.path.relpath(os.path.realpath(r.file), os.path.realpath(out_dir))
+            rel = os.path.relpath(_plan_location(r.file), os.path.realpath(out_dir))
         except ValueError:  # another drive on Windows: no relative path exists
             raise UsageError(f"{r.file}: not on the drive of the output directory {out}") from None
         texts = render.render(r.plan, Path(rel).as_posix())

@@ -503,3 +503,25 @@ def test_python_dash_m_plancc_build(repo: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert sorted(os.listdir(repo / "out")) == OUTPUTS
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
+def test_a_plan_from_a_pipe_builds_the_same_bytes_every_time(repo: Path) -> None:
+    # `plancc build <(generate-plan)`: each run reads a new pipe, whose real path
+    # (/proc/<pid>/fd/pipe:[inode]) differs; the header names the path as given.
+    fd = 200  # one descriptor number for both runs, as a shell gives
+    outputs = []
+    for _ in range(2):
+        read, write = os.pipe()
+        os.write(write, PLAN.encode("utf-8"))
+        os.close(write)
+        os.dup2(read, fd)
+        os.close(read)
+        try:
+            code, out, err = _build(f"/dev/fd/{fd}", "--out", str(repo / "out"))
+        finally:
+            os.close(fd)
+        assert code == 0, out + err
+        outputs.append({p.name: p.read_bytes() for p in (repo / "out").iterdir()})
+    assert outputs[0] == outputs[1]
+    assert b"/dev/fd/200" in outputs[0]["demo_warms.py"]

@@ -32,9 +32,9 @@ class Diagnostic:
     def __post_init__(self) -> None:
         # Messages quote plan text; one diagnostic stays one line, and no escape
         # sequence or bidi override in a plan reaches the terminal.
-        object.__setattr__(self, "message", printable(self.message))
+        object.__setattr__(self, "message", _bounded(printable(self.message)))
         if self.hint is not None:
-            object.__setattr__(self, "hint", printable(self.hint))
+            object.__setattr__(self, "hint", _bounded(printable(self.hint)))
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
@@ -49,6 +49,15 @@ def printable(text: str) -> str:
     return "".join(
         c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
     )
+
+
+MAX_MESSAGE = 1000  # a safety net: a message naming hundreds of stages is cut here
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[:MAX_MESSAGE]}… ({len(text) - MAX_MESSAGE:,} more characters)"
 
 
 SHOWN = 40  # characters of a value from the plan that a message quotes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -181,3 +182,19 @@ def test_quoted_plan_text_is_escaped_onto_one_printable_line(write_plan: Write) 
         ),
         ("PC005", "cannot read config 'c.json\\x00': a path cannot contain a NUL character"),
     ]
+
+
+def test_a_message_is_cut_at_1000_characters(write_plan: Write) -> None:
+    # PC104 names every stage that streams weights before the first consumer.
+    stages = "".join(f"      - {{name: stage_{i:03}, reads: [w{i}]}}\n" for i in range(60))
+    tensors = "".join(f"  w{i}: {{shape: [1024], dtype: int8}}\n" for i in range(60))
+    plan = write_plan(
+        "plancc: 1\nmodel: m\nplatform: a2a3\ntensors:\n  o: {shape: [1024], dtype: int8}\n"
+        f"{tensors}layers:\n  k:\n    stages:\n      - {{name: s0, task: t0}}\n{stages}"
+        "      - {name: s1, reads: [o]}\n    warms: [{name: w, after: s0, tensors: [o]}]\n"
+    )
+    (pc104,) = [d for d in validate_paths([str(plan)]).diagnostics if d.code == "PC104"]
+    assert pc104.message.startswith("warm 'w' is issued at 's0' while 'stage_000' (w0, 1,024 B)")
+    head, tail = pc104.message[:1000], pc104.message[1000:]
+    assert "stage_059" not in head
+    assert re.fullmatch(r"… \([0-9,]+ more characters\)", tail)

@@ -11,7 +11,8 @@ import contextlib
 import hashlib
 import json
 import stat
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
 from fractions import Fraction
@@ -63,7 +64,6 @@ class _Resolver:
     plan: model.Plan
     diagnostics: list[Diagnostic] = field(default_factory=list)
     dim_values: dict[str, int | None] = field(default_factory=dict)
-    broken_dims: set[str] = field(default_factory=set)
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
@@ -182,10 +182,19 @@ class _Resolver:
         config = [k for k, v in (self.config or {}).items() if _is_int(v)]
         return [*self.plan.dims, *config]
 
-    def lookup(self, name: str, pos: Pos, stack: tuple[str, ...] = ()) -> int | None:
+    @cached_property
+    def plan_order(self) -> dict[str, int]:
+        """Each dim's index in the plan."""
+        return {name: i for i, name in enumerate(self.plan.dims)}
+
+    def lookup(self, name: str, pos: Pos) -> int | None:
         if name in self.plan.dims:
-            return self.dim(name, stack)
-        if name in self.v.broken.dims or name in self.broken_dims or self.v.broken.all_dims:
+            # Dims are resolved in dependency order before anything uses them, so a dim
+            # without a value is broken (reported already) and never still to be resolved.
+            if name not in self.dim_values:
+                raise _Unresolved
+            return self.dim_values[name]
+        if name in self.v.broken.dims or self.v.broken.all_dims:
             raise _Unresolved
         if self.config is not None and name in self.config:
             value = self.config[name]
@@ -208,94 +217,124 @@ class _Resolver:
         )
         raise _Unresolved
 
-    def evaluate(
-        self, source: int | str, pos: Pos, what: str, stack: tuple[str, ...] = ()
-    ) -> tuple[ex.Expr, int | None]:
+    def evaluate(self, source: int | str, pos: Pos, what: str) -> tuple[ex.Expr, int | None]:
         """Parse and evaluate one dim expression; _Unresolved after reporting why not."""
         try:
             parsed = ex.parse(source)
-            value = ex.evaluate(parsed, lambda n: self.lookup(n, pos, stack))
+            value = ex.evaluate(parsed, lambda n: self.lookup(n, pos))
         except ex.ExprError as exc:
             self.report(pos, "PC012", f"{what}: {exc}")
-            raise _Unresolved from None
-        except RecursionError:  # a cycle through hundreds of dims (dim_order prevents chains)
-            self.report(pos, "PC012", f"{what}: dims depend on each other too deeply")
             raise _Unresolved from None
         if value is not None and value < 1:
             self.report(pos, "PC012", f"{what} '{source}' is {value}; a dimension must be ≥ 1")
             raise _Unresolved
         return parsed, value
 
-    def dim(self, name: str, stack: tuple[str, ...] = ()) -> int | None:
-        if name in self.dim_values:
-            return self.dim_values[name]
-        if name in self.broken_dims:
-            raise _Unresolved
-        if name in stack:
-            cycle = [*stack[stack.index(name) :], name]
-            first = min(cycle[:-1], key=list(self.plan.dims).index)
-            start = cycle.index(first)
-            ordered = [*cycle[start:-1], *cycle[:start], first]
-            self.broken_dims.update(cycle)
-            self.report(
-                self.v.at("dims", first), "PC012", f"dims form a cycle: {' -> '.join(ordered)}"
-            )
-            raise _Unresolved
-        source = self.plan.dims[name]
-        if source == "dynamic":
-            self.dim_values[name] = None
-            return None
-        try:
-            _, value = self.evaluate(
-                source, self.v.at("dims", name), f"dim '{name}'", (*stack, name)
-            )
-        except _Unresolved:
-            self.broken_dims.add(name)
-            raise
-        self.dim_values[name] = value
-        return value
-
-    def dim_order(self) -> list[str]:
-        """The dims, each after the dims it uses (cycles aside), found without recursion."""
+    def dim_uses(self) -> dict[str, list[str]]:
+        """The dims each dim's expression uses, in the order it names them, each once.
+        A dim that is dynamic or does not parse uses none (evaluating it reports why)."""
         uses: dict[str, list[str]] = {}
         for name, source in self.plan.dims.items():
             try:
                 parsed = ex.parse(source) if source != "dynamic" else None
             except ex.ExprError:
                 parsed = None
-            uses[name] = [n for n in ex.names(parsed) if n in self.plan.dims] if parsed else []
-        order: list[str] = []
-        state: dict[str, bool] = {}  # False: being visited, True: done
+            used = ex.names(parsed) if parsed is not None else ()
+            uses[name] = list(dict.fromkeys(n for n in used if n in self.plan.dims))
+        return uses
+
+    def dim_components(self, uses: dict[str, list[str]]) -> list[list[str]]:
+        """The strongly connected components of the dims' use graph, each after every
+        component it uses: Tarjan's algorithm, iterative, so that neither a long chain
+        nor a long cycle of dims depends on how much of Python's stack is left."""
+        index: dict[str, int] = {}  # the order dims are first reached in
+        low: dict[str, int] = {}  # the smallest index reachable within the component
+        stack: list[str] = []
+        on_stack: set[str] = set()
+        components: list[list[str]] = []
+        work: list[tuple[str, Iterator[str]]] = []  # the depth-first path, iterators at each
+
+        def reach(name: str) -> None:
+            index[name] = low[name] = len(index)
+            stack.append(name)
+            on_stack.add(name)
+            work.append((name, iter(uses[name])))
+
         for root in self.plan.dims:
-            todo = [(root, iter(uses[root]))]
-            state.setdefault(root, False)
-            while todo:
-                name, it = todo[-1]
-                nxt = next((n for n in it if n not in state), None)
-                if nxt is None:
-                    todo.pop()
-                    if not state[name]:
-                        state[name] = True
-                        order.append(name)
-                else:
-                    state[nxt] = False
-                    todo.append((nxt, iter(uses[nxt])))
-        return order
+            if root in index:
+                continue
+            reach(root)
+            while work:
+                name, todo = work[-1]
+                for used in todo:
+                    if used not in index:
+                        reach(used)
+                        break
+                    if used in on_stack:
+                        low[name] = min(low[name], index[used])
+                else:  # every dim it uses is done: its component may be complete
+                    work.pop()
+                    if work:
+                        parent = work[-1][0]
+                        low[parent] = min(low[parent], low[name])
+                    if low[name] == index[name]:
+                        component = [stack.pop()]
+                        while component[-1] != name:
+                            component.append(stack.pop())
+                        on_stack.difference_update(component)
+                        components.append(component)
+        return components
+
+    def report_cycle(self, component: list[str], uses: dict[str, list[str]]) -> None:
+        """One PC012 for a component of dims that use each other: the shortest cycle
+        from its first dim in plan order back to it. The component's names that are
+        not dims are still checked, as they would be in an expression that resolves."""
+        first = min(component, key=self.plan_order.__getitem__)
+        members = set(component)
+        came_from: dict[str, str] = {}
+        queue = deque([first])
+        while True:  # breadth first: some member within the component uses `first`
+            last = queue.popleft()
+            if first in uses[last]:
+                break
+            for used in uses[last]:
+                if used in members and used != first and used not in came_from:
+                    came_from[used] = last
+                    queue.append(used)
+        cycle = [last]
+        while cycle[-1] != first:
+            cycle.append(came_from[cycle[-1]])
+        cycle.reverse()
+        self.report(self.v.at("dims", first), "PC012", f"dims form a cycle: {_cycle_text(cycle)}")
+        for name in sorted(component, key=self.plan_order.__getitem__):
+            pos = self.v.at("dims", name)
+            for used in ex.names(ex.parse(self.plan.dims[name])):
+                if used not in self.plan.dims:
+                    with contextlib.suppress(_Unresolved):
+                        self.lookup(used, pos)
 
     def resolve_dims(self) -> tuple[ir.Dim, ...]:
-        # Resolving in dependency order keeps a long chain of dims from recursing deeply.
-        for name in self.dim_order():
+        uses = self.dim_uses()
+        for component in self.dim_components(uses):
+            name = component[0]
+            if len(component) > 1 or name in uses[name]:
+                self.report_cycle(component, uses)
+                continue
+            source = self.plan.dims[name]
+            if source == "dynamic":
+                self.dim_values[name] = None
+                continue
+            # Every dim it uses comes in an earlier component: resolved, or broken.
             with contextlib.suppress(_Unresolved):
-                self.dim(name)
+                _, self.dim_values[name] = self.evaluate(
+                    source, self.v.at("dims", name), f"dim '{name}'"
+                )
         out = []
         for name in self.plan.dims:
             pos = self.v.key_at("dims", name)
             self.name_check(name, pos, "dim", reserved=True)
-            try:
-                value = self.dim(name)
-            except _Unresolved:
-                continue
-            out.append(ir.Dim(name, value, pos))
+            if name in self.dim_values:
+                out.append(ir.Dim(name, self.dim_values[name], pos))
         return tuple(out)
 
     def exprs(
@@ -704,6 +743,17 @@ class _Resolver:
                 )
                 break
         return values
+
+
+_CYCLE_SHOWN = 8  # a longer cycle is named by its first few dims and its length
+
+
+def _cycle_text(cycle: list[str]) -> str:
+    """``A -> B -> A``; for a cycle through hundreds of dims, a bounded part of it."""
+    names = [clip(name) for name in cycle]
+    if len(names) > _CYCLE_SHOWN:
+        names = [*names[:3], f"… ({len(names)} dims)"]
+    return " -> ".join([*names, clip(cycle[0])])
 
 
 def _too_many(values: tuple[int | None, ...]) -> bool:

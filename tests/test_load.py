@@ -398,5 +398,24 @@ def test_a_big_document_without_aliases_is_not_called_an_alias_bomb(
     ok = b"a: [" + b"0, " * 6 + b"0]\n"  # the root, the key, the list and 7 items: 10 nodes
     assert isinstance(load("plan.yaml", ok), Document)
     d = _pc001(b"a: [" + b"0, " * 9 + b"0]\n")  # the list alone has 11
-    assert (d.line, d.col) == (1, 4)
+    assert (d.line, d.col) == (1, 26)  # the 11th node: the list's 8th item
     assert d.message == "the document has more than 10 nodes, counting each alias expanded"
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        # The root, the key `x`, the list and 149,997 items: node 100,001 is item 99,997.
+        (b"x:\n" + b"- 1\n" * 149_997, (2 + 99_997, 3)),
+        (b"x: [" + b"1, " * 149_996 + b"1]\n", (1, 5 + 3 * 99_997)),
+    ],
+    ids=["block", "flow"],
+)
+def test_a_huge_document_is_rejected_at_the_node_past_the_limit(
+    monkeypatch: pytest.MonkeyPatch, raw: bytes, where: tuple[int, int]
+) -> None:
+    work = _Counting(monkeypatch)
+    # YAML broken at the very end goes unseen: nothing after the node past the limit is read.
+    d = _pc001(raw + b'"unclosed\n')
+    assert ((d.line, d.col), d.message) == (where, BIG)
+    assert work.counted == 0  # stopped while composing, before the composed graph is counted

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plancc.api import validate_paths
+from plancc.api import Report, validate_paths
 from plancc.resolve import MAX_FORWARD_LAYERS, parse_size
 
 HEAD = "plancc: 1\nmodel: m\nplatform: a2a3\n"
@@ -38,7 +38,70 @@ def test_a_cycle_through_many_dims_is_pc012(write_plan: Write) -> None:
     n = 3000
     dims = "".join(f"  D{i}: D{(i + 1) % n}\n" for i in range(n))
     got = _diagnostics(write_plan(HEAD + "dims:\n" + dims + TAIL))
-    assert [g[0] for g in got] == ["PC012"]
+    assert got == [("PC012", 5, 7, f"dims form a cycle: D0 -> D1 -> D2 -> … ({n} dims) -> D0")]
+
+
+def _deep(frames: int, call: Callable[[], object]) -> object:
+    """``call()`` from ``frames`` frames further down Python's stack."""
+    return _deep(frames - 1, call) if frames else call()
+
+
+@pytest.mark.parametrize("n", [160, 3000])
+def test_dims_resolve_alike_whatever_the_callers_stack_depth(write_plan: Write, n: int) -> None:
+    chain = "".join(f"  C{i}: C{i + 1} + 1\n" for i in range(n)) + f"  C{n}: 1\n"
+    cycle = "".join(f"  D{i}: D{(i + 1) % n}\n" for i in range(n))
+    path = write_plan(HEAD + "dims:\n" + chain + cycle + "  D: C0 + D0\n" + TAIL)
+    expected = [("PC012", n + 6, 7, f"dims form a cycle: D0 -> D1 -> D2 -> … ({n} dims) -> D0")]
+    assert _diagnostics(path) == expected
+    assert _deep(500, lambda: _diagnostics(path)) == expected
+    report = _deep(500, lambda: validate_paths([str(path)]))
+    assert isinstance(report, Report)
+    (result,) = report.results
+    assert result.plan is not None
+    assert [(d.name, d.value) for d in result.plan.dims] == [
+        (f"C{i}", n + 1 - i) for i in range(n + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("n", "shown"),
+    [
+        (1, "D0 -> D0"),
+        (8, "D0 -> D1 -> D2 -> D3 -> D4 -> D5 -> D6 -> D7 -> D0"),
+        (9, "D0 -> D1 -> D2 -> … (9 dims) -> D0"),
+    ],
+)
+def test_a_cycle_of_more_than_eight_dims_is_named_in_part(
+    write_plan: Write, n: int, shown: str
+) -> None:
+    dims = "".join(f"  D{i}: D{(i + 1) % n} + 1\n" for i in range(n))
+    got = _diagnostics(write_plan(HEAD + "dims:\n" + dims + TAIL))
+    assert got == [("PC012", 5, 7, f"dims form a cycle: {shown}")]
+
+
+def test_long_names_in_a_cycle_are_quoted_in_part(write_plan: Write) -> None:
+    a, b = "A" * 100, "B" * 100
+    dims = f"dims:\n  D0: 1\n  {a}: {b}\n  {b}: {a}\n"
+    got = _diagnostics(write_plan(HEAD + dims + TAIL))
+    assert ("PC012", 6, 105, f"dims form a cycle: {a[:40]}… -> {b[:40]}… -> {a[:40]}…") in got
+
+
+def test_dims_using_each_other_in_several_cycles_are_one_pc012(write_plan: Write) -> None:
+    # One strongly connected component: A -> B -> A, B -> C -> B and C -> E -> A.
+    dims = "dims:\n  D0: 1\n  C: B + E\n  A: B\n  B: A * C\n  E: A\n  F: C + 1\n"
+    got = _diagnostics(write_plan(HEAD + dims + TAIL))
+    assert got == [("PC012", 6, 6, "dims form a cycle: C -> B -> C")]
+
+
+def test_names_that_are_not_dims_are_checked_in_a_cycle_too(write_plan: Write) -> None:
+    dims = "dims:\n  D0: X + D0\n  E: E * Y + 1\n"
+    got = _diagnostics(write_plan(HEAD + dims + TAIL))
+    assert got == [
+        ("PC010", 5, 7, "unknown dim 'X'"),
+        ("PC012", 5, 7, "dims form a cycle: D0 -> D0"),
+        ("PC010", 6, 6, "unknown dim 'Y'"),
+        ("PC012", 6, 6, "dims form a cycle: E -> E"),
+    ]
 
 
 def test_a_short_cycle_names_every_member_in_plan_order(write_plan: Write) -> None:

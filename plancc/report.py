@@ -140,6 +140,10 @@ _STALE_DOC = (
 )
 
 
+def _stale(f: FileStatus) -> str:
+    return f"{f.path.as_posix()} is {f.status.value}; run plancc build to regenerate it"
+
+
 def _rule(id: str, name: str, doc: str, level: str) -> dict[str, Any]:
     return {
         "id": id,
@@ -181,30 +185,23 @@ def sarif(
     codes = all_codes()
     index = {c.id: i for i, c in enumerate(codes)}
     rules = [_rule(c.id, c.name, c.doc, c.severity.value) for c in codes]
-    results = []
-    for d in report.diagnostics:
+
+    def of(d: Diagnostic) -> dict[str, Any]:
         message = d.message + (f" ({d.hint})" if d.hint else "")
-        results.append(
-            _result(
-                d.code, index[d.code], d.severity.value, message, _location(d.file, d.line, d.col)
-            )
-        )
+        where = _location(d.file, d.line, d.col)
+        return _result(d.code, index[d.code], d.severity.value, message, where)
+
+    results = [of(d) for d in report.diagnostics]
     for a in report.allowed if show_allowed else ():
-        d = a.diagnostic
-        message = d.message + (f" ({d.hint})" if d.hint else "")
-        result = _result(
-            d.code, index[d.code], d.severity.value, message, _location(d.file, d.line, d.col)
+        results.append(
+            {**of(a.diagnostic), "suppressions": [{"kind": "inSource", "justification": a.reason}]}
         )
-        result["suppressions"] = [{"kind": "inSource", "justification": a.reason}]
-        results.append(result)
     if out_of_date is not None:
         rules.append(_rule(_STALE_OUTPUT, _STALE_OUTPUT, _STALE_DOC, "error"))
         for f in out_of_date:
-            path = f.path.as_posix()
-            message = f"{path} is {f.status.value}; run plancc build to regenerate it"
             # The whole file: code scanning needs a start line, so its first.
-            where = _location(path, 1, 1)
-            results.append(_result(_STALE_OUTPUT, len(codes), "error", message, where))
+            where = _location(f.path.as_posix(), 1, 1)
+            results.append(_result(_STALE_OUTPUT, len(codes), "error", _stale(f), where))
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -253,7 +250,7 @@ def build(
             path = f.path.as_posix()
             out += (
                 f"::error file={_escape_property(path)},title=plancc build --check::"
-                f"{_escape_data(path)} is {f.status.value}; run plancc build to regenerate it\n"
+                f"{_escape_data(_stale(f))}\n"
             )
     built = {p.result.file: p for p in result.plans}
     lines = []

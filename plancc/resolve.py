@@ -678,14 +678,13 @@ class _Resolver:
                 f"{where} gives a forward of {taken:,} layers, more than {MAX_FORWARD_LAYERS:,}",
             )
             return None
+        if self.v.broken.forward:  # a dropped `kinds` entry may be the one a value lacks
+            return None
         kinds_by_value = {int(k): v for k, v in fwd.kinds.items()}
         unmapped: dict[int, list[int]] = {}  # value -> the layers it is at
         for index, value in enumerate(values[:count]):
             if _is_int(value) and value not in kinds_by_value:
                 unmapped.setdefault(value, []).append(index)
-        if self.v.broken.forward:  # a dropped `kinds` key may be the one they lack
-            unmapped.clear()
-            ok = False
         for value, at in unmapped.items():
             where = f"layer {at[0]}"
             if len(at) > 1:

@@ -376,21 +376,15 @@ def _entity(path: PathT) -> PathT:
 def _spoil(tree: dict[str, Any], spoils: PathT | _KeyOnly, broken: Broken) -> None:
     """Mark what the error at ``path`` spoils, so the models can still be built."""
     if isinstance(spoils, _KeyOnly):
-        parent = _get(tree, spoils.path[:-1])
-        if isinstance(parent, dict) and spoils.path[-1] in parent:
-            parent[spoils.path[-1]] = _SPOILED
+        _drop_key(tree, spoils.path, broken)
         return
     path = spoils
     if not path:
         return
     last = path[-1]
-    if isinstance(last, str) and last not in _REQUIRED_KEYS and len(path) > 1:
-        parent = _get(tree, path[:-1])
-        if isinstance(parent, dict) and last in parent and _entity(path) != path:
-            parent[last] = _SPOILED  # an optional key: drop just it
-            # Without it, the config values it maps have no kind: not news.
-            broken.forward |= path[:2] == ("forward", "kinds")
-            return
+    optional = isinstance(last, str) and last not in _REQUIRED_KEYS and len(path) > 1
+    if optional and _entity(path) != path and _drop_key(tree, path, broken):
+        return
     target = _entity(path)
     top = str(target[0])
     if len(target) == 1:
@@ -433,6 +427,18 @@ def _spoil(tree: dict[str, Any], spoils: PathT | _KeyOnly, broken: Broken) -> No
     parent = _get(tree, target[:-1])
     if isinstance(parent, dict | list) and node is not _MISSING:
         parent[target[-1]] = _SPOILED  # type: ignore[index]
+
+
+def _drop_key(tree: dict[str, Any], path: PathT, broken: Broken) -> bool:
+    """Drop the one mapping entry at ``path``; whether it was there to drop."""
+    parent = _get(tree, path[:-1])
+    if not (isinstance(parent, dict) and path[-1] in parent):
+        return False
+    parent[path[-1]] = _SPOILED
+    # A dropped `forward.kinds` entry leaves the config values it mapped without a
+    # kind: that is not news.
+    broken.forward |= path[:2] == ("forward", "kinds")
+    return True
 
 
 class _Spoiled:

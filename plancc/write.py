@@ -128,8 +128,8 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
 def _stage(path: Path, data: bytes) -> str:
     """Write ``data`` to a new temporary file beside ``path``; its name.
 
-    The name is short (``.plancc-XXXXXXXX.tmp``), not derived from ``path``: an
-    output whose own name is as long as the filesystem allows still has one."""
+    The name (``.plancc-XXXXXXXX.tmp``) is fixed and short, not derived from ``path``,
+    so its length never depends on the model's name."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else _new_file_mode()
         fd, tmp = tempfile.mkstemp(prefix=".plancc-", suffix=".tmp", dir=path.parent)

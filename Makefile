@@ -37,5 +37,12 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
 
+# docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
+.PHONY: screenshot
+screenshot: $(STAMP)
+	mkdir -p build
+	$(BIN)/plancc report plans/deepseek_v4_flash.yaml -o build/deepseek_v4_flash_report.html
+	$(BIN)/python tests/chromium.py build/deepseek_v4_flash_report.html docs/report-flash.png 1240
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info

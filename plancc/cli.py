@@ -219,6 +219,32 @@ def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool)
 
 
 @app.command()
+def report(
+    plan: Annotated[str, typer.Argument(help="A plan file.")],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "--out", "-o", metavar="FILE.html", help="Default: build/<model>_report.html."
+        ),
+    ] = None,
+    measure: Annotated[
+        str | None,
+        typer.Option("--measure", metavar="RESULT.json", help="A `plancc measure` result."),
+    ] = None,
+) -> None:
+    """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
+
+    def body() -> int:
+        from plancc.report_html import report as write_report
+
+        done = write_report(plan, out, measure)
+        _out(done.line)
+        return done.exit_code
+
+    _guarded(body)
+
+
+@app.command()
 def schema(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the schema to this file.")

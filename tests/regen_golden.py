@@ -1,6 +1,8 @@
 """Regenerate the golden files under tests/golden: ``make golden``.
 
-Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan.
+Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan;
+and ``plancc report plans/deepseek_v4_flash.yaml -o tests/golden/deepseek_v4_flash_report.html``
+(tests/test_report_html.py compares the page).
 Run it after an intended change to the plan, the template or the renderer,
 then review the diff of tests/golden like any other change. tests/test_build.py
 fails while the golden files differ from what a build would write.
@@ -8,12 +10,14 @@ fails while the golden files differ from what a build would write.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
+REPORTED = "plans/deepseek_v4_flash.yaml"  # from the repository root, as the page names it
 
 
 def main() -> int:
@@ -27,6 +31,11 @@ def main() -> int:
     for plan in result.plans:
         for f in plan.files:
             print(f"{f.path.relative_to(ROOT).as_posix()}: {f.status.value}")
+    from plancc.report_html import report as write_report
+
+    os.chdir(ROOT)
+    page = write_report(REPORTED, str(GOLDEN / "deepseek_v4_flash_report.html"), None)
+    print(f"{page.path.relative_to(ROOT).as_posix()}: {page.status}")
     return 0
 
 

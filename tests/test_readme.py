@@ -27,6 +27,7 @@ def test_the_tour_has_its_blocks() -> None:
         "validate",
         "explain",
         "build",
+        "report",
     ]
 
 

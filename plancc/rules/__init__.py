@@ -25,6 +25,7 @@ class Finding:
     message: str
     hint: str | None = None
     warm: ir.Warm | None = None  # the warm whose `allow` may silence it
+    stages: tuple[int, ...] = ()  # indices of the stages it is about (`plancc report` marks them)
 
 
 RuleFn = Callable[[ir.Plan], Iterator[Finding]]

@@ -29,12 +29,13 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
         for entry in warm.entries:
             if not entry.tensor.static:
                 continue
-            early = [s.name for s in readers(layer, entry.tensor.name) if s.index <= at]
+            early = [s for s in readers(layer, entry.tensor.name) if s.index <= at]
             if early:
                 yield Finding(
                     entry.pos,
-                    f"tensor '{entry.tensor.name}' is read by stage '{early[0]}' at or before the "
-                    f"anchor '{anchor}': the warm would be issued after its consumer started",
+                    f"tensor '{entry.tensor.name}' is read by stage '{early[0].name}' at or before "
+                    f"the anchor '{anchor}': the warm would be issued after its consumer started",
+                    stages=(early[0].index,),
                 )
 
 

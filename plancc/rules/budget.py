@@ -28,6 +28,7 @@ def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, limit: Fract
         f"{what} in layer kind '{layer.name}' during stage '{stage}': {names} = "
         f"{fmt_bytes(peak.bytes, l2, limit)}",
         warm=latest,
+        stages=() if peak.stage is None else (peak.stage,),
     )
 
 

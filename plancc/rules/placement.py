@@ -275,6 +275,7 @@ def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
             "anchored at rms_norm the o-projection warm cost +770 µs in the seed",
             hint,
             warm=p.warm,
+            stages=tuple(s.index for s, _ in streaming),
         )
 
 
@@ -300,7 +301,8 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
         if not p.entries:
             continue
         start, end = p.at + 1, p.live_end
-        busy = [s.name for s in p.layer.stages[start : end + 1] if s.sdma]
+        sdma = [s for s in p.layer.stages[start : end + 1] if s.sdma]
+        busy = [s.name for s in sdma]
         if busy:
             yield Finding(
                 p.warm.name_pos,
@@ -309,6 +311,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
                 "routed_w1 blew combine from 40.5 to 115.4 µs in the seed",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
+                stages=tuple(s.index for s in sdma),
             )
 
 
@@ -353,6 +356,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
             "through L2 in the seed and nothing warmed before it survives",
             "anchor the warm after the streaming stage, or warm less",
             warm=p.warm,
+            stages=tuple(s.index for s in stages),
         )
 
 
@@ -389,32 +393,85 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     after q), or anchor earlier; add `duration_us` to the stages in between
     for an estimate.
     """
-    rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     for p in _placed(plan):
-        first = p.first
-        if first is None or p.bytes == 0:
+        est = _landing(p)
+        if est is None or not est.fires:
             continue
-        between = p.between(first.index)
-        durations = [s.duration_us for s in between]
-        if between and rate is not None and all(d is not None for d in durations):
-            window = sum((_decimal(d) for d in durations if d is not None), Fraction(0))
-            landed = window * rate / 1_000_000
-            if 4 * landed >= p.bytes:
-                continue
-            share = min(Fraction(1), landed / p.bytes)
+        first = est.first
+        if est.window_us is not None and est.rate is not None and est.share is not None:
             detail = (
-                f"in the {float(window):g} µs before its first consumer '{first.name}', "
-                f"{rate / 1e9:g} GB/s lands an estimated {_percent(share)} of its "
-                f"{_mb(p.bytes)}"
+                f"in the {float(est.window_us):g} µs before its first consumer '{first.name}', "
+                f"{est.rate / 1e9:g} GB/s lands an estimated {_percent(est.share)} of its "
+                f"{_mb(est.bytes)}"
             )
-        elif first.index == p.at + 1:
-            detail = f"its first consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
         else:
-            continue
+            detail = f"its first consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
         yield Finding(
             p.warm.after_pos,
             f"warm '{p.warm.name}' cannot land: {detail}; q/kv weights are read microseconds "
             "after rms_norm and warming them gave back up to 673 of the seed's 830 µs gain",
             "warm only weights consumed later in the layer, or anchor earlier",
             warm=p.warm,
+            stages=tuple(s.index for s in p.between(first.index)),
         )
+
+
+@dataclass(frozen=True)
+class Landing:
+    """PC107's arithmetic for one warm, shared by the rule and `plancc report`, which draws it.
+
+    The window is the sum of the `duration_us` of the stages strictly between the
+    anchor and the first consumer, known only when each of them has one.
+    """
+
+    anchor: ir.Stage
+    consumers: dict[str, ir.Stage]  # static tensor -> its consumer
+    bytes: int  # the warm's static bytes
+    rate: int | None  # the platform's single-stream SDMA rate, B/s
+    window_us: Fraction | None
+
+    @property
+    def first(self) -> ir.Stage:
+        return min(self.consumers.values(), key=lambda s: s.index)
+
+    @property
+    def landed(self) -> Fraction | None:
+        """Bytes the platform's rate moves in the window."""
+        if self.window_us is None or self.rate is None:
+            return None
+        return self.window_us * self.rate / 1_000_000
+
+    @property
+    def share(self) -> Fraction | None:
+        landed = self.landed
+        return None if landed is None else min(Fraction(1), landed / self.bytes)
+
+    def transfer_us(self, nbytes: int) -> Fraction | None:
+        """How long the platform's rate takes to move ``nbytes``."""
+        return None if self.rate is None else Fraction(nbytes * 1_000_000, self.rate)
+
+    @property
+    def fires(self) -> bool:
+        landed = self.landed
+        if landed is not None:
+            return 4 * landed < self.bytes
+        return self.first.index == self.anchor.index + 1
+
+
+def _landing(p: _Placed) -> Landing | None:
+    if p.first is None or p.bytes == 0:
+        return None
+    rate = p.plan.platform.sdma_bytes_per_s if p.plan.platform is not None else None
+    durations = [s.duration_us for s in p.between(p.first.index)]
+    window = None
+    if durations and rate is not None and all(d is not None for d in durations):
+        window = sum((_decimal(d) for d in durations if d is not None), Fraction(0))
+    return Landing(p.anchor, p.consumers, p.bytes, rate, window)
+
+
+def landings(plan: ir.Plan) -> Iterator[tuple[ir.Warm, Landing]]:
+    """Each warm that has a consumer after its anchor, with its landing arithmetic."""
+    for p in _placed(plan):
+        est = _landing(p)
+        if est is not None:
+            yield p.warm, est

@@ -1,0 +1,169 @@
+"""`plancc report`: one self-contained HTML page that draws a plan.
+
+facts.py says what to draw (landings, L2 held, where each diagnostic belongs),
+geometry.py where (SVG units), measure.py reads `plancc measure` results, and
+templates/report.html.j2 writes the page: inline SVG and CSS, no script, no
+font or file from elsewhere, the same bytes for the same plan.
+
+A plan with errors still gets its page: what resolved is drawn, every
+diagnostic is listed. See docs/report.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plancc import __version__, ir
+from plancc.api import PlanResult, UsageError, check_plan, plan_files
+from plancc.diagnostics import Severity
+from plancc.report_html import fmt, layout
+from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
+from plancc.report_html.measure import Measure
+from plancc.report_html.measure import read as read_measure
+from plancc.report_html.occupancy import Occupancy, occupancy
+from plancc.report_html.strip import strip
+from plancc.report_html.timeline import Timeline, timeline
+from plancc.resources import read_text
+from plancc.summary import forward_numbers, l2_numbers, peak_share
+
+TEMPLATE = "report.html.j2"
+DEFAULT_DIR = "build"
+
+
+@dataclass(frozen=True)
+class Written:
+    result: PlanResult
+    path: Path
+    status: str  # "written" or "unchanged"
+    errors: int
+    warnings: int
+
+    @property
+    def line(self) -> str:
+        counts = f"{self.errors} error{'s' if self.errors != 1 else ''}, "
+        counts += f"{self.warnings} warning{'s' if self.warnings != 1 else ''}"
+        return f"{self.result.file}: {counts} -> {self.status}: {self.path.as_posix()}\n"
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the plan has errors, as `validate` says: the page is written all the same."""
+        return 1 if self.errors else 0
+
+
+def report(plan: str, out: str | None, measure: str | None) -> Written:
+    """Check ``plan``, render its page and write it to ``out`` (default
+    ``build/<model>_report.html``). Usage and I/O problems raise UsageError."""
+    from plancc import write
+
+    found = plan_files([plan])
+    if len(found) != 1 or Path(plan).is_dir():
+        raise UsageError(f"{plan}: report takes one plan file, not a directory")
+    path, label = found[0]
+    result = check_plan(path, label)
+    measured = read_measure(measure) if measure is not None else None
+    if out is None:
+        target = Path(DEFAULT_DIR) / f"{_model(result)}_report.html"
+        try:
+            target.parent.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{target.parent}: cannot create: {exc.strerror or exc}") from None
+    elif not out:
+        raise UsageError("-o '': empty output file name")
+    else:
+        target = Path(out)
+        if not target.parent.is_dir():
+            raise UsageError(f"{out}: directory {target.parent} does not exist")
+    page = render(result, measured)
+    try:
+        done = write.write(target.parent, {target.name: page.encode("utf-8")})
+    except (write.WriteError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    errors = sum(d.severity is Severity.ERROR for d in result.diagnostics)
+    return Written(result, target, done[0].status.value, errors, len(result.diagnostics) - errors)
+
+
+def _model(result: PlanResult) -> str:
+    """The model names the page; a plan too broken to name one, its file's stem."""
+    if result.plan is not None and not result.model_broken:
+        return result.plan.model
+    return Path(result.file).stem or "plan"
+
+
+def render(result: PlanResult, measure: Measure | None = None) -> str:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(px=fmt.px, mb=fmt.mb, mib=fmt.mib, num=fmt.num, clip=layout.clip)
+    return env.get_template(TEMPLATE).render(**context(result, measure))
+
+
+@dataclass(frozen=True)
+class LayerFigures:
+    facts: LayerFacts
+    timeline: Timeline
+    occupancy: Occupancy
+    listed: tuple[Entry, ...] = field(default=())  # diagnostics about the kind as a whole
+
+
+def layer_figures(lf: LayerFacts, plan: ir.Plan, measure: Measure | None) -> LayerFigures:
+    cols = layout.columns(lf, plan)
+    listed = tuple(e for e in lf.entries if e.figure is None)
+    return LayerFigures(lf, timeline(lf, cols, measure), occupancy(lf, cols, plan), listed)
+
+
+def context(result: PlanResult, measure: Measure | None) -> dict[str, Any]:
+    pf = facts(result)
+    plan = pf.plan
+    out: dict[str, Any] = {
+        "version": __version__,
+        "file": result.file,
+        "model": _model(result),
+        "facts": pf,
+        "measure": measure,
+        "geo": layout,
+        "plan": plan,
+        "layers": [],
+        "strip": None,
+        "forward": None,
+        "l2": None,
+        "peak_share": None,
+    }
+    if plan is None:
+        return out
+    out["layers"] = [layer_figures(lf, plan, measure) for lf in pf.layers]
+    out["strip"] = strip(plan)
+    out["forward"] = forward_numbers(plan) if plan.forward is not None else None
+    l2 = l2_numbers(plan)
+    out["l2"] = l2
+    if l2["capacity_bytes"]:
+        out["peak_share"] = peak_share(plan, l2)
+        out["budget_bytes"] = int(l2["capacity_bytes"] * plan.l2_fraction)
+    out["kinds"] = _kinds(plan, pf)
+    return out
+
+
+def _kinds(plan: ir.Plan, pf: PlanFacts) -> list[dict[str, Any]]:
+    """Per layer kind, for the forward's legend: layers in the forward, warm issues, bytes."""
+    used = list(plan.forward.kinds) if plan.forward is not None else []
+    rows = []
+    for i, lf in enumerate(pf.layers):
+        name = lf.layer.name
+        rows.append(
+            {
+                "index": i,
+                "name": name,
+                "layers": used.count(name),
+                "issues": sum(len(w.entries) for w in lf.layer.warms),
+                "bytes": sum(w.bytes for w in lf.layer.warms),
+            }
+        )
+    return rows

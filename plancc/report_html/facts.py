@@ -1,0 +1,213 @@
+"""What the report draws, before any geometry: per layer kind its warms' landings, the L2
+held at each stage, and where each diagnostic belongs.
+
+Every number comes from plancc's own stages: liveness from the resolved plan
+(``ir.Warm.live``), the peak from ``liveness.layer_peak``, the landing
+arithmetic from PC107's ``Landing``, and a diagnostic's warm and stages from the
+rule ``Finding`` that raised it. Nothing here re-derives a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from plancc import ir
+from plancc.api import PlanResult
+from plancc.codes import all_codes, lookup
+from plancc.diagnostics import Diagnostic, Pos
+from plancc.liveness import Peak, layer_peak
+from plancc.rules import RULES, Finding
+from plancc.rules.placement import Landing, landings
+
+# Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
+OCCUPANCY_CODES = frozenset({"PC030", "PC032"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One diagnostic of the page's list, and where the figures mark it."""
+
+    number: int  # 1-based: markers on the figures say it, the list is ordered by it
+    diagnostic: Diagnostic
+    status: str  # "error", "warning" or "allowed"
+    reason: str | None  # why an allowed warning is accepted
+    explain: str  # `plancc explain` text
+    layer: str | None = None  # the layer kind whose figures mark it
+    warm: int | None = None  # index of the warm in its layer kind
+    stages: tuple[int, ...] = ()
+    figure: str | None = None  # "timeline" or "occupancy"; None: listed only
+
+    @property
+    def label(self) -> str:
+        return f"{self.diagnostic.code} {self.status}"
+
+
+@dataclass(frozen=True)
+class WarmFacts:
+    warm: ir.Warm
+    index: int  # in its layer kind: its colour and lane
+    landing: Landing | None  # None: no static tensor read after the anchor
+
+    @property
+    def static_entries(self) -> tuple[ir.WarmEntry, ...]:
+        return tuple(e for e in self.warm.entries if e.tensor.static)
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.tensor.bytes or 0 for e in self.static_entries)
+
+
+@dataclass(frozen=True)
+class LayerFacts:
+    layer: ir.Layer
+    warms: tuple[WarmFacts, ...]
+    # held[stage][warm index] = bytes that warm adds at that stage: each distinct
+    # tensor counts once, for the first warm (in plan order) holding it, so a
+    # stage's sum is exactly what liveness sums.
+    held: tuple[tuple[int, ...], ...]
+    peak: Peak
+    timed: bool  # every stage has duration_us: widths are to scale
+    entries: tuple[Entry, ...] = field(default=())
+
+    @property
+    def marked(self) -> tuple[Entry, ...]:
+        return tuple(e for e in self.entries if e.figure is not None)
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    result: PlanResult
+    layers: tuple[LayerFacts, ...]
+    entries: tuple[Entry, ...]
+
+    @property
+    def plan(self) -> ir.Plan | None:
+        return self.result.plan
+
+    @property
+    def errors(self) -> int:
+        return sum(e.status == "error" for e in self.entries)
+
+    @property
+    def warnings(self) -> int:
+        return sum(e.status == "warning" for e in self.entries)
+
+    @property
+    def allowed(self) -> int:
+        return sum(e.status == "allowed" for e in self.entries)
+
+
+def facts(result: PlanResult) -> PlanFacts:
+    plan = result.plan
+    entries = _entries(result)
+    if plan is None:
+        return PlanFacts(result, (), tuple(entries))
+    est = {id(w): landing for w, landing in landings(plan)}
+    layers = []
+    for layer in plan.layers.values():
+        warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))
+        timed = bool(layer.stages) and all(s.duration_us is not None for s in layer.stages)
+        mine = tuple(e for e in entries if e.layer == layer.name)
+        layers.append(LayerFacts(layer, warms, _held(layer), layer_peak(layer), timed, mine))
+    return PlanFacts(result, tuple(layers), tuple(entries))
+
+
+def _held(layer: ir.Layer) -> tuple[tuple[int, ...], ...]:
+    out = []
+    for stage in range(len(layer.stages)):
+        seen: set[str] = set()
+        row = []
+        for warm in layer.warms:
+            n = 0
+            if warm.alive_at(stage):
+                for e in warm.entries:
+                    if e.tensor.name not in seen:
+                        seen.add(e.tensor.name)
+                        n += e.tensor.bytes or 0
+            row.append(n)
+        out.append(tuple(row))
+    return tuple(out)
+
+
+# -- where each diagnostic belongs ----------------------------------------------------------
+
+
+def _entries(result: PlanResult) -> list[Entry]:
+    listed: list[tuple[Diagnostic, str | None]] = [(d, None) for d in result.diagnostics]
+    listed += [(a.diagnostic, a.reason) for a in result.allowed]
+    listed.sort(key=lambda pair: pair[0].sort_key)
+    found = dict(_findings(result.plan)) if result.plan is not None else {}
+    out = []
+    for number, (d, reason) in enumerate(listed, start=1):
+        code = lookup(d.code)
+        status = "allowed" if reason is not None else d.severity.value
+        entry = Entry(number, d, status, reason, code.doc if code else "")
+        if result.plan is not None:
+            entry = _place(entry, result.plan, found.get(d))
+        out.append(entry)
+    return out
+
+
+def _findings(plan: ir.Plan) -> Iterator[tuple[Diagnostic, Finding]]:
+    """Each rule's findings with the diagnostic ``check`` made of it (the same value),
+    for the warm and the stages a finding names."""
+    all_codes()  # imports every rule module, as `check` does
+    for r in RULES:
+        for f in r.check(plan):
+            yield (
+                Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint),
+                f,
+            )
+
+
+def _place(entry: Entry, plan: ir.Plan, finding: Finding | None) -> Entry:
+    d = entry.diagnostic
+    pos = Pos(d.line, d.col)
+    warm = finding.warm if finding is not None else None
+    stages = finding.stages if finding is not None else ()
+    layer = None
+    if warm is None:
+        warm, layer, stages = _by_position(plan, pos, stages)
+    if warm is not None:
+        layer = plan.layers.get(warm.layer)
+    if layer is None:
+        return entry
+    index = next((i for i, w in enumerate(layer.warms) if w is warm), None)
+    if d.code in OCCUPANCY_CODES and stages:
+        figure = "occupancy"
+    elif stages or index is not None:
+        figure = "timeline"
+    else:
+        figure = None  # about the layer kind as a whole: listed under its heading
+    return Entry(
+        entry.number,
+        d,
+        entry.status,
+        entry.reason,
+        entry.explain,
+        layer.name,
+        index,
+        stages,
+        figure,
+    )
+
+
+def _by_position(
+    plan: ir.Plan, pos: Pos, stages: tuple[int, ...]
+) -> tuple[ir.Warm | None, ir.Layer | None, tuple[int, ...]]:
+    """The warm, else the stage, else the layer kind a position lies in."""
+    for layer in plan.layers.values():
+        for warm in layer.warms:
+            spots = {warm.name_pos, warm.after_pos, warm.tensors_pos, *warm.allow.values()}
+            spots |= {e.pos for e in warm.entries}
+            if pos in spots or pos.line in {p.line for p in spots}:
+                return warm, layer, stages
+        lines = [s.pos.line for s in layer.stages]
+        for i, stage in enumerate(layer.stages):
+            end = lines[i + 1] if i + 1 < len(lines) else stage.pos.line + 1
+            if stage.pos.line <= pos.line < end:
+                return None, layer, stages or (stage.index,)
+        if pos == layer.pos:
+            return None, layer, stages
+    return None, None, stages

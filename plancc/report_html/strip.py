@@ -1,0 +1,51 @@
+"""The forward as a strip of its layers, coloured by kind, with each layer's warm issues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plancc import ir
+from plancc.report_html.layout import X0, X1, Tick
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int
+    kind: str
+    kind_index: int
+    x: float
+    w: float
+    letter: str
+    issues: int
+
+
+@dataclass(frozen=True)
+class Strip:
+    cells: tuple[Cell, ...]
+    ticks: tuple[Tick, ...]
+    cell_w: float
+    show_issues: bool  # cells wide enough to write each layer's warm issues under it
+
+
+def strip(plan: ir.Plan) -> Strip | None:
+    if plan.forward is None:
+        return None
+    kinds = list(plan.layers)
+    letters = _letters(kinds)
+    n = len(plan.forward.kinds)
+    w = min(28.0, (X1 - X0) / max(n, 1))
+    cells = []
+    for i, kind in enumerate(plan.forward.kinds):
+        layer = plan.layers[kind]
+        issues = sum(len(warm.entries) for warm in layer.warms)
+        cells.append(Cell(i, kind, kinds.index(kind), X0 + i * w, w, letters[kind], issues))
+    every = next(k for k in (1, 2, 5, 10, 20, 50, 100, 1000, 10**4, 10**5) if k * w >= 30)
+    ticks = tuple(Tick(X0 + i * w, str(i)) for i in range(0, n, every))
+    return Strip(tuple(cells), ticks, w, w >= 14)
+
+
+def _letters(kinds: list[str]) -> dict[str, str]:
+    """Each kind's mark in the strip: its first letter, or its number when that is shared."""
+    first = [k[:1].upper() for k in kinds]
+    marks = zip(kinds, first, strict=True)
+    return {k: f if first.count(f) == 1 else str(i + 1) for i, (k, f) in enumerate(marks)}

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plancc import ir
+from plancc import codes, ir
 from plancc.check import Allowed, check
-from plancc.diagnostics import Diagnostic, Severity, diag
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic, diag
 from plancc.load import load, read_capped
 from plancc.resolve import resolve
 from plancc.validate import validate
@@ -155,7 +156,7 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
                 hint = "each plan's outputs are named after its model"
                 if other != model:
                     hint += ", and a case-insensitive filesystem sees one name"
-                d = diag(r.file, r.plan.model_pos, "PC011", message, hint)
+                d = diag(r.file, r.plan.model_pos, codes.DUPLICATE_NAME, message, hint)
                 out.append(PlanResult(r.file, r.plan, (*r.diagnostics, d), r.allowed))
                 continue
             first.setdefault(key, (model, r.file))

@@ -250,15 +250,13 @@ def explain(code: Annotated[str, typer.Argument(help="A rule id, e.g. PC030.")])
 
     def body() -> int:
         from plancc.api import UsageError
-        from plancc.codes import lookup
-        from plancc.diagnostics import clip
+        from plancc.check import catalog, lookup
         from plancc.names import suggest
+        from plancc.text import clip
 
         found = lookup(code.upper())
         if found is None:
-            from plancc.codes import all_codes
-
-            hint = suggest(code.upper(), [c.id for c in all_codes()])
+            hint = suggest(code.upper(), [c.id for c in catalog()])
             shown = clip(code)
             raise UsageError(f"unknown code '{shown}'" + (f"; {hint}" if hint else ""))
         _out(f"{found.id} {found.name} ({found.severity.value})\n\n{found.doc}\n")
@@ -272,9 +270,9 @@ def rules() -> None:
     """List every diagnostic code with its name and severity."""
 
     def body() -> int:
-        from plancc.codes import all_codes
+        from plancc.check import catalog
 
-        _out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in all_codes()))
+        _out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in catalog()))
         return 0
 
     _guarded(body)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, diag
 
 if TYPE_CHECKING:  # for the annotation only: ruamel is imported when a plan is loaded
@@ -102,7 +103,9 @@ def _text_pos(text: str, index: int) -> Pos:
 
 
 def _error(file: str, pos: Pos, message: str) -> Diagnostic:
-    return diag(file, pos, "PC001", message)  # one line: Diagnostic escapes what it quotes
+    return diag(
+        file, pos, codes.YAML_SYNTAX, message
+    )  # one line: Diagnostic escapes what it quotes
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:

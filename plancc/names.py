@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from plancc.diagnostics import clip
 from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
+from plancc.text import clip
 
 KEYWORDS = frozenset(keyword.kwlist)
 PLATFORMS = tuple(_PLATFORM_TABLE)

@@ -9,9 +9,11 @@ from urllib.parse import quote
 
 from plancc import __version__
 from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
-from plancc.codes import all_codes
-from plancc.diagnostics import Diagnostic, Severity
-from plancc.summary import peak_share, plan_numbers, plural, summary_line
+from plancc.check import catalog
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic
+from plancc.summary import peak_share, plan_numbers, summary_line
+from plancc.text import plural
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -182,7 +184,7 @@ def sarif(
     """The SARIF log of ``report``; for a build (``out_of_date`` given) the `stale-output`
     rule too, with a result for each missing or stale output. With ``show_allowed``, each
     silenced warning is a result with an in-source suppression that gives its reason."""
-    codes = all_codes()
+    codes = catalog()
     index = {c.id: i for i, c in enumerate(codes)}
     rules = [_rule(c.id, c.name, c.doc, c.severity.value) for c in codes]
 

@@ -20,12 +20,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from plancc import codes, ir, model
 from plancc import expr as ex
-from plancc import ir, model
-from plancc.diagnostics import Diagnostic, Pos, clip, diag
+from plancc.codes import Code
+from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import MAX_BYTES, PathT, read_capped
 from plancc.names import DTYPES, identifier_problem, suggest
 from plancc.platforms import PLATFORMS
+from plancc.text import clip
 from plancc.validate import Validated
 
 _UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
@@ -76,7 +78,7 @@ class _Resolver:
     def file(self) -> str:
         return self.v.doc.file
 
-    def report(self, pos: Pos, code: str, message: str, hint: str | None = None) -> None:
+    def report(self, pos: Pos, code: Code, message: str, hint: str | None = None) -> None:
         d = diag(self.file, pos, code, message, hint)
         if d not in self.reported:  # e.g. one bad config key used by several dims
             self.reported.add(d)
@@ -91,7 +93,9 @@ class _Resolver:
     def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
         problem = identifier_problem(name, reserved=reserved)
         if problem:
-            self.report(pos, "PC013", f"{what} {problem}", "names reach generated code")
+            self.report(
+                pos, codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
+            )
         return problem is None
 
     # -- top level -------------------------------------------------------------------------
@@ -158,19 +162,25 @@ class _Resolver:
         except OSError as exc:
             self.config_broken = True
             reason = exc.strerror or type(exc).__name__
-            self.report(pos, "PC005", f"cannot read config '{clip(self.plan.config)}': {reason}")
+            self.report(
+                pos, codes.CONFIG_FILE, f"cannot read config '{clip(self.plan.config)}': {reason}"
+            )
             return
         except ValueError as exc:
             self.config_broken = True
-            self.report(pos, "PC005", f"config '{clip(self.plan.config)}' is not JSON: {exc}")
+            self.report(
+                pos, codes.CONFIG_FILE, f"config '{clip(self.plan.config)}' is not JSON: {exc}"
+            )
             return
         except RecursionError:
             self.config_broken = True
-            self.report(pos, "PC005", f"config '{self.plan.config}' nests too deeply to read")
+            self.report(
+                pos, codes.CONFIG_FILE, f"config '{self.plan.config}' nests too deeply to read"
+            )
             return
         if not isinstance(data, dict):
             self.config_broken = True
-            self.report(pos, "PC005", f"config '{self.plan.config}' is not a JSON object")
+            self.report(pos, codes.CONFIG_FILE, f"config '{self.plan.config}' is not a JSON object")
             return
         self.config = data
 
@@ -201,7 +211,7 @@ class _Resolver:
             if not _is_int(value):
                 self.report(
                     self.v.at("config"),
-                    "PC005",
+                    codes.CONFIG_FILE,
                     f"config key '{name}' is used as a dim but is {clip(json.dumps(value))}, "
                     "not an integer",
                 )
@@ -213,7 +223,10 @@ class _Resolver:
         if self.config_broken or self.v.broken.all_dims:
             raise _Unresolved
         self.report(
-            pos, "PC010", f"unknown dim '{clip(name)}'", self.suggest(name, self.names_known)
+            pos,
+            codes.UNKNOWN_NAME,
+            f"unknown dim '{clip(name)}'",
+            self.suggest(name, self.names_known),
         )
         raise _Unresolved
 
@@ -223,10 +236,12 @@ class _Resolver:
             parsed = ex.parse(source)
             value = ex.evaluate(parsed, lambda n: self.lookup(n, pos))
         except ex.ExprError as exc:
-            self.report(pos, "PC012", f"{what}: {exc}")
+            self.report(pos, codes.BAD_EXPRESSION, f"{what}: {exc}")
             raise _Unresolved from None
         if value is not None and value < 1:
-            self.report(pos, "PC012", f"{what} '{source}' is {value}; a dimension must be ≥ 1")
+            self.report(
+                pos, codes.BAD_EXPRESSION, f"{what} '{source}' is {value}; a dimension must be ≥ 1"
+            )
             raise _Unresolved
         return parsed, value
 
@@ -305,7 +320,11 @@ class _Resolver:
         while cycle[-1] != first:
             cycle.append(came_from[cycle[-1]])
         cycle.reverse()
-        self.report(self.v.at("dims", first), "PC012", f"dims form a cycle: {_cycle_text(cycle)}")
+        self.report(
+            self.v.at("dims", first),
+            codes.BAD_EXPRESSION,
+            f"dims form a cycle: {_cycle_text(cycle)}",
+        )
         for name in sorted(component, key=self.plan_order.__getitem__):
             pos = self.v.at("dims", name)
             for used in ex.names(ex.parse(self.plan.dims[name])):
@@ -370,7 +389,7 @@ class _Resolver:
             if dtype is None:
                 self.report(
                     self.v.at("tensors", name, "dtype"),
-                    "PC023",
+                    codes.UNKNOWN_DTYPE,
                     f"unknown dtype '{clip(t.dtype)}' for tensor '{name}'",
                     self.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
                 )
@@ -386,7 +405,7 @@ class _Resolver:
             if _too_many(values):
                 self.report(
                     self.v.at("tensors", name, "shape"),
-                    "PC012",
+                    codes.BAD_EXPRESSION,
                     f"shape of '{name}' has more than 2**63 - 1 elements",
                 )
                 self.broken_tensors.add(name)
@@ -409,7 +428,7 @@ class _Resolver:
         if _too_many(values):
             self.report(
                 self.v.at(*path),
-                "PC012",
+                codes.BAD_EXPRESSION,
                 f"flat view of '{tensor}' has more than 2**63 - 1 elements",
             )
             raise _Unresolved
@@ -438,7 +457,10 @@ class _Resolver:
         if name in broken.tensors or name in self.broken_tensors or broken.all_tensors:
             return None
         self.report(
-            pos, "PC010", f"unknown tensor '{clip(name)}'", self.suggest(name, self.plan.tensors)
+            pos,
+            codes.UNKNOWN_NAME,
+            f"unknown tensor '{clip(name)}'",
+            self.suggest(name, self.plan.tensors),
         )
         return None
 
@@ -461,7 +483,7 @@ class _Resolver:
                 first = seen[s.name]
                 self.report(
                     name_pos,
-                    "PC011",
+                    codes.DUPLICATE_NAME,
                     f"stage '{s.name}' is defined twice in layer kind '{kind}' "
                     f"(first at {first.line}:{first.col})",
                 )
@@ -512,7 +534,7 @@ class _Resolver:
         if anchor is None and (kind, w.after) not in self.v.broken.stages:
             self.report(
                 after_pos,
-                "PC010",
+                codes.UNKNOWN_NAME,
                 f"unknown stage '{clip(w.after)}' in layer kind '{kind}'",
                 self.suggest(w.after, by_name),
             )
@@ -528,7 +550,7 @@ class _Resolver:
                 first = seen[name]
                 self.report(
                     pos,
-                    "PC011",
+                    codes.DUPLICATE_NAME,
                     f"tensor '{name}' is listed twice in warm '{w.name}' "
                     f"(first at {first.line}:{first.col})",
                 )
@@ -584,7 +606,7 @@ class _Resolver:
                 where = f" (at {first_pos.line}:{first_pos.col})" if first_pos.line else ""
                 self.report(
                     pos,
-                    "PC011",
+                    codes.DUPLICATE_NAME,
                     f"{what} '{name}' has the same name as {first_what} '{name}'{where}",
                     "dims, config keys, tensors and warms share one namespace",
                 )
@@ -604,7 +626,10 @@ class _Resolver:
             b = self.v.broken
             if name not in b.kinds and not b.all_kinds:
                 self.report(
-                    pos, "PC010", f"unknown layer kind '{clip(name)}'", self.suggest(name, layers)
+                    pos,
+                    codes.UNKNOWN_NAME,
+                    f"unknown layer kind '{clip(name)}'",
+                    self.suggest(name, layers),
                 )
             return False
 
@@ -628,7 +653,7 @@ class _Resolver:
                 if repeat is None:
                     self.report(
                         self.v.at("forward", i, "repeat"),
-                        "PC014",
+                        codes.BAD_FORWARD,
                         f"repeat of forward entry {i} is dynamic: a forward has a fixed length",
                     )
                 if not kind_ref(name, pos) or repeat is None:
@@ -637,7 +662,7 @@ class _Resolver:
                 if len(kinds) + repeat > MAX_FORWARD_LAYERS:
                     self.report(
                         self.v.at("forward", i),
-                        "PC014",
+                        codes.BAD_FORWARD,
                         f"forward has more than {MAX_FORWARD_LAYERS:,} layers at entry {i}",
                     )
                     return None
@@ -664,7 +689,7 @@ class _Resolver:
         if count is not None and count > len(values):
             self.report(
                 self.v.at("forward", "layers"),
-                "PC014",
+                codes.BAD_FORWARD,
                 f"forward.layers is {count}, but '{key}' has only {len(values)} entries: "
                 f"layer {len(values)} has none",
             )
@@ -674,7 +699,7 @@ class _Resolver:
             where = "forward.layers" if count is not None else f"'{key}'"
             self.report(
                 self.v.at("forward", "layers") if count is not None else key_pos,
-                "PC014",
+                codes.BAD_FORWARD,
                 f"{where} gives a forward of {taken:,} layers, more than {MAX_FORWARD_LAYERS:,}",
             )
             return None
@@ -691,7 +716,7 @@ class _Resolver:
                 where = f"first at {where}, {len(at)} layers in all"
             self.report(
                 key_pos,
-                "PC014",
+                codes.BAD_FORWARD,
                 f"'{key}' value {value} ({where}) has no layer kind in forward.kinds",
                 f"add `{value}: <layer kind>` to forward.kinds",
             )
@@ -710,7 +735,9 @@ class _Resolver:
             return False
         if n is None:
             self.report(
-                layers_pos, "PC014", "forward.layers is dynamic: a forward has a fixed length"
+                layers_pos,
+                codes.BAD_FORWARD,
+                "forward.layers is dynamic: a forward has a fixed length",
             )
             return False
         return n
@@ -721,23 +748,32 @@ class _Resolver:
         if self.config is None:
             if not self.config_broken:
                 self.report(
-                    pos, "PC010", f"unknown config key '{clip(key)}': the plan has no `config`"
+                    pos,
+                    codes.UNKNOWN_NAME,
+                    f"unknown config key '{clip(key)}': the plan has no `config`",
                 )
             return None
         if key not in self.config:
             lists = [k for k, v in self.config.items() if isinstance(v, list)]
-            self.report(pos, "PC010", f"unknown config key '{clip(key)}'", self.suggest(key, lists))
+            self.report(
+                pos,
+                codes.UNKNOWN_NAME,
+                f"unknown config key '{clip(key)}'",
+                self.suggest(key, lists),
+            )
             return None
         values = self.config[key]
         if not isinstance(values, list):
             got = clip(json.dumps(values))
-            self.report(pos, "PC014", f"config key '{key}' is {got}, not a list of integers")
+            self.report(
+                pos, codes.BAD_FORWARD, f"config key '{key}' is {got}, not a list of integers"
+            )
             return None
         for index, value in enumerate(values):
             if not _is_int(value):
                 self.report(
                     pos,
-                    "PC014",
+                    codes.BAD_FORWARD,
                     f"'{key}' value {clip(json.dumps(value))} (layer {index}) is not an integer",
                 )
                 break

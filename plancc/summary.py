@@ -6,50 +6,17 @@ Shared by `validate`'s summary and the build manifest, so both say the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 from plancc import ir
 from plancc.liveness import plan_peak
+from plancc.text import fmt_fraction, fmt_share, plural
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
 # until a few thousand have been issued; comparisons need ≥ 500 rounds.
 STARTUP_WARM_ISSUES = 5000
 MIN_WARMUP_ROUNDS = 500
-
-
-def plural(n: int, word: str) -> str:
-    """``1 warm``, ``3 warms``."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def fmt_share(share: Fraction, limits: Sequence[Fraction] = ()) -> str:
-    """``share`` to two decimals, or as many more as it takes to compare with each of
-    ``limits`` as the exact share does: one byte over L2 is ``1.000000005``, never
-    ``1.00``, and a share under a 0.756 budget is never ``0.76``.
-
-    The limits are decimals (1, a plan's `l2_fraction`), so enough digits always
-    tell them apart from the share, or show them exactly when the share equals one.
-    """
-    digits = 2
-    while True:
-        scaled = round(share * 10**digits)  # exact, half to even: no float drift
-        shown = Fraction(scaled, 10**digits)
-        if all(_sign(shown - limit) == _sign(share - limit) for limit in limits):
-            whole, decimals = divmod(scaled, 10**digits)
-            return f"{whole}.{decimals:0{digits}d}"
-        digits += 1
-
-
-def _sign(x: Fraction) -> int:
-    return (x > 0) - (x < 0)
-
-
-def fmt_fraction(x: float) -> str:
-    """A plan's fraction as written: the shortest text that reads back as it (``0.123456789``,
-    not ``0.123457``); a whole number without ``.0``, as YAML has it (``1``)."""
-    return repr(x).removesuffix(".0")
 
 
 def peak_share(plan: ir.Plan, l2: dict[str, Any]) -> str:

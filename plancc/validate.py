@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from plancc.diagnostics import Diagnostic, Pos, clip, diag
+from plancc import codes
+from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import Document, PathT
 from plancc.model import NAME_PATTERN, SIZE_PATTERN, Plan
 from plancc.names import suggest
 from plancc.resources import read_text
+from plancc.text import clip
 
 # Keys that are required somewhere in the format: a bad value under one of
 # them spoils its whole entity; a bad optional key is simply dropped.
@@ -123,7 +125,7 @@ def _validator() -> Any:
 def validate(doc: Document) -> Validated:
     if not isinstance(doc.data, dict):
         got = _kind(doc.data)
-        d = diag(doc.file, doc.at(()), "PC002", f"a plan must be a mapping, not {got}")
+        d = diag(doc.file, doc.at(()), codes.STRUCTURE, f"a plan must be a mapping, not {got}")
         return Validated(doc, None, Broken(), (d,), {})
     tree = copy.deepcopy(doc.data)
     broken = Broken()
@@ -197,7 +199,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 diag(
                     file,
                     doc.at(path),
-                    "PC003",
+                    codes.VERSION,
                     f"plancc must be the integer 1, not {clip(got)}",
                     "1 is the only plan format version; write `plancc: 1`",
                 ),
@@ -212,7 +214,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             diag(
                 file,
                 doc.key_at(key_path),
-                "PC002",
+                codes.STRUCTURE,
                 f"{where} key '{err.instance}' must be an integer (a value of the config list)",
             ),
             key_path,
@@ -228,7 +230,12 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 # A top-level key spoils only itself: the rest of the plan is still checked.
                 spoiled = path if path else (key,)
                 yield (
-                    diag(file, doc.at(path), "PC002", f"{where} is missing required key '{key}'"),
+                    diag(
+                        file,
+                        doc.at(path),
+                        codes.STRUCTURE,
+                        f"{where} is missing required key '{key}'",
+                    ),
                     spoiled,
                 )
         return
@@ -242,7 +249,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                     diag(
                         file,
                         doc.key_at(key_path),
-                        "PC002",
+                        codes.STRUCTURE,
                         f"unknown key '{clip(key)}' in {where}",
                         hint,
                     ),
@@ -257,7 +264,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                     diag(
                         file,
                         doc.key_at((*path, key)),
-                        "PC002",
+                        codes.STRUCTURE,
                         f"'{key}' in {where} needs '{missing[0]}': say why the warnings are "
                         "accepted",
                     ),
@@ -272,7 +279,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             diag(
                 file,
                 doc.at(path),
-                "PC002",
+                codes.STRUCTURE,
                 f"{where} must be {_expected(err.validator_value)}, not {_kind(err.instance)}",
             ),
             path,
@@ -285,7 +292,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             diag(
                 file,
                 doc.at(path),
-                "PC002",
+                codes.STRUCTURE,
                 f"{where} '{clip(str(err.instance))}' is not one of: {options}",
                 closest,
             ),
@@ -297,7 +304,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             diag(
                 file,
                 doc.at(path),
-                "PC002",
+                codes.STRUCTURE,
                 f"{where} '{clip(str(err.instance))}' is not a size: give an integer number of "
                 "bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
             ),
@@ -314,7 +321,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
         "exclusiveMaximum": f"must be less than {err.validator_value}",
     }
     text = messages.get(v, err.message)
-    yield diag(file, doc.at(path), "PC002", f"{where} {text}"), path
+    yield diag(file, doc.at(path), codes.STRUCTURE, f"{where} {text}"), path
 
 
 def _expected(types: str | list[str]) -> str:
@@ -341,7 +348,7 @@ def _explain_any_of(doc: Document, err: Any, path: PathT) -> Iterator[tuple[Diag
         diag(
             doc.file,
             doc.at(path),
-            "PC002",
+            codes.STRUCTURE,
             f"{_where(path)} must be {words}, not {_kind(err.instance)}",
         ),
         path,

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from plancc import __version__, api
+from plancc.check import catalog as all_codes
 from plancc.check import check
 from plancc.cli import app
-from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic
 from plancc.load import load
 from plancc.resolve import resolve

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from plancc import cli
 from plancc import report as rp
 from plancc.api import Report, validate_paths
+from plancc.check import catalog as all_codes
 from plancc.cli import Format, _emit, app
-from plancc.codes import all_codes
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
+from plancc.codes import Severity
 from plancc.liveness import Peak, layer_peak
-from plancc.rules import Finding, fmt_bytes, rule
-from plancc.summary import plural
+from plancc.rules import Finding, rule
+from plancc.text import fmt_bytes, plural
 
 
 def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
-from plancc.rules import Finding, anchored, fmt_bytes, rule
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
+from plancc.text import fmt_bytes
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from functools import cache
 from typing import Any
 
 from plancc import ir
-from plancc.summary import forward_numbers, l2_numbers, measure_numbers
+from plancc.metrics import forward_numbers, l2_numbers, measure_numbers
 
 MANIFEST_FORMAT = "plancc-manifest/1"
 LINE_LENGTH = 88  # ruff's and black's default

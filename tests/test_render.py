@@ -716,6 +716,6 @@ def test_manifest_text_is_json_with_inline_number_lists(plans: dict[str, ir.Plan
 
 
 def test_jinja_stays_off_the_validate_path() -> None:
-    code = "import sys, plancc.cli, plancc.api, plancc.report; print('jinja2' in sys.modules)"
+    code = "import sys, plancc.cli, plancc.api, plancc.formats; print('jinja2' in sys.modules)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "False", result.stderr

@@ -204,7 +204,7 @@ def build(
     ``strict``). The output directory must exist.
     """
 
-    from plancc import render, write
+    from plancc import render, write  # noqa: PLC0415 (jinja2 only for build)
 
     if not out:  # Path("") is ".": an empty --out would write into the current directory
         raise UsageError("--out '': empty output directory (use --out . for this directory)")

@@ -82,7 +82,7 @@ def _colour() -> bool:
 
 def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
     """The output format (``auto`` decided) and its options."""
-    from plancc.formats import FORMATS, Options
+    from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
 
     if fmt is Format.auto:
         fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
@@ -118,7 +118,7 @@ def validate(
     show_allowed: ShowAllowedOpt = False,
 ) -> int:
     """Check plans: schema, names, L2 budget and placement rules."""
-    from plancc.api import validate_paths
+    from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
     report = validate_paths(paths)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
@@ -149,7 +149,7 @@ def build(
     show_allowed: ShowAllowedOpt = False,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
-    from plancc.api import build as build_plans
+    from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
 
     result = build_plans(paths, out, check=check, strict=strict)
     if result.failed:
@@ -166,8 +166,8 @@ def schema(
     ] = None,
 ) -> int:
     """Print the JSON Schema of the plan format (or write it with --out)."""
-    from plancc.api import UsageError
-    from plancc.validate import plan_schema_text
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.validate import plan_schema_text  # noqa: PLC0415 (cold start)
 
     text = plan_schema_text()
     if out is None:
@@ -183,10 +183,10 @@ def schema(
 @command
 def explain(code: Annotated[str, typer.Argument(help="A rule id, e.g. PC030.")]) -> int:
     """Print the documentation of one diagnostic code."""
-    from plancc.api import UsageError
-    from plancc.check import catalog, lookup
-    from plancc.names import suggest
-    from plancc.text import clip
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.check import catalog, lookup  # noqa: PLC0415 (cold start)
+    from plancc.names import suggest  # noqa: PLC0415 (cold start)
+    from plancc.text import clip  # noqa: PLC0415 (cold start)
 
     found = lookup(code.upper())
     if found is None:
@@ -200,7 +200,7 @@ def explain(code: Annotated[str, typer.Argument(help="A rule id, e.g. PC030.")])
 @command
 def rules() -> int:
     """List every diagnostic code with its name and severity."""
-    from plancc.check import catalog
+    from plancc.check import catalog  # noqa: PLC0415 (cold start)
 
     console.out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in catalog()))
     return 0

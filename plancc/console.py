@@ -56,7 +56,7 @@ def _stdout_to_devnull() -> None:
 
 def guarded(fn: Callable[[], int]) -> None:
     """Run a command body: usage errors exit 2 in one line, internal errors too."""
-    from plancc.api import UsageError
+    from plancc.api import UsageError  # noqa: PLC0415 (--version needs no api)
 
     try:
         code = fn()

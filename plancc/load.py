@@ -164,9 +164,9 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     if text.startswith("\ufeff"):
         text = text[1:]
 
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.reader import ReaderError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     try:
         with warnings.catch_warnings():
@@ -208,7 +208,7 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
 def _too_deep(yaml: Any, text: str) -> Pos:
     """Where the first node deeper than MAX_DEPTH starts, found in the parser's event
     stream, which needs no recursion: the node ``_Builder.count`` would reject."""
-    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent  # noqa: PLC0415 (ruamel loads with the first plan)
 
     events = yaml.parse(text)
     depth, event = 0, next(events)  # depth: collections open around the event
@@ -221,9 +221,9 @@ def _too_deep(yaml: Any, text: str) -> Pos:
 @cache
 def _core_resolver() -> type:
     """ruamel's resolver with plain scalars resolved by the YAML 1.2 core schema alone."""
-    from ruamel.yaml.nodes import ScalarNode
-    from ruamel.yaml.resolver import VersionedResolver
-    from ruamel.yaml.tag import Tag
+    from ruamel.yaml.nodes import ScalarNode  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.resolver import VersionedResolver  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.tag import Tag  # noqa: PLC0415 (ruamel loads with the first plan)
 
     class CoreResolver(VersionedResolver):
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
@@ -243,7 +243,7 @@ def _counting_composer() -> type[Composer]:
     but before composing the rest: a 4 MiB plan of 1.4M nodes took tens of seconds
     and most of a gigabyte to compose whole.
     """
-    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.composer import Composer  # noqa: PLC0415 (ruamel loads with the first plan)
 
     class CountingComposer(Composer):
         def __init__(self, loader: Any = None) -> None:

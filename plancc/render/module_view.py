@@ -125,9 +125,9 @@ def render_module(plan: ir.Plan, plan_path: str) -> str:
 
 @cache
 def _environment() -> Any:
-    import jinja2
+    import jinja2  # noqa: PLC0415 (jinja2 only for build)
 
-    from plancc.resources import read_text
+    from plancc.resources import read_text  # noqa: PLC0415 (jinja2 only for build)
 
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),

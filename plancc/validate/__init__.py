@@ -82,7 +82,7 @@ def _is_number(checker: Any, instance: Any) -> bool:
 
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import Draft202012Validator, validators  # noqa: PLC0415 (jsonschema on first validation)
 
     checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
         {"integer": _is_integer, "number": _is_number}

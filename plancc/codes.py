@@ -1,6 +1,6 @@
 """Diagnostic codes: severities, the ``Code`` type and the codes the stages raise.
 
-A leaf module: it imports nothing from plancc, so every stage can name its codes
+A leaf module (it imports only the dtype table), so every stage can name its codes
 as typed constants (``codes.UNKNOWN_NAME``, not ``"PC010"``) and mypy checks
 them. The check rules PC020-PC107 declare their codes with ``@rule`` in
 ``plancc.rules``; the complete catalog is ``plancc.check.catalog()``.
@@ -9,9 +9,12 @@ them. The check rules PC020-PC107 declare their codes with ``@rule`` in
 from __future__ import annotations
 
 import inspect
+import textwrap
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
+
+from plancc.dtypes import DTYPES
 
 
 class Severity(StrEnum):
@@ -160,11 +163,8 @@ UNKNOWN_DTYPE: Final = Code(
     "PC023",
     "unknown-dtype",
     ERROR,
-    """
-The dtype is not a PyPTO dtype name (lower case): bf16 fp16 fp32 fp8e4m3fn
-fp8e5m2 fp8e8m0 hf8 fp4 hf4 int4 uint4 int8 uint8 int16 uint16 int32 uint32
-int64 uint64 bool.
-""",
+    # Derived from the dtype table, so that a new dtype needs no edit here.
+    textwrap.fill(f"The dtype is not a PyPTO dtype name (lower case): {' '.join(DTYPES)}.", 78),
 )
 
 

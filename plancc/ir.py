@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc.diagnostics import Pos
-from plancc.names import DType
+from plancc.dtypes import DType
 from plancc.platforms import Platform
 
 

@@ -17,8 +17,9 @@ PACKAGE = ROOT / "plancc"
 
 # Lowest first. A package's name stands for all of its modules.
 LAYERS: list[set[str]] = [
-    {"plancc", "plancc.codes", "plancc.text", "plancc.resources", "plancc.expr", "plancc.graph"},
-    {"plancc.diagnostics", "plancc.platforms", "plancc.dtypes"},
+    {"plancc", "plancc.dtypes", "plancc.platforms", "plancc.text", "plancc.resources"},
+    {"plancc.codes", "plancc.expr", "plancc.graph"},
+    {"plancc.diagnostics"},
     {"plancc.names"},
     {"plancc.ir", "plancc.load", "plancc.model"},
     {"plancc.liveness", "plancc.validate"},

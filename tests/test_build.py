@@ -176,7 +176,7 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
 
 
 def test_schema_enums_follow_the_tables() -> None:
-    from plancc.names import DTYPES
+    from plancc.dtypes import DTYPES
 
     assert SCHEMA["properties"]["platform"]["enum"] == list(PLATFORMS)
     tensor = SCHEMA["$defs"]["warm"]["properties"]["tensors"]["items"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from plancc import codes, ir
 from plancc import expr as ex
 from plancc.diagnostics import Pos
+from plancc.dtypes import DTYPES
 from plancc.load import PathT
-from plancc.names import DTYPES
 from plancc.resolve.context import Context, Unresolved, too_many
 from plancc.text import clip
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from plancc import ir
@@ -52,11 +52,19 @@ class Rule:
 RULES: list[Rule] = []
 
 
-def rule(id: str, name: str, severity: Severity) -> Callable[[RuleFn], RuleFn]:
+def rule(
+    id: str, name: str, severity: Severity, doc_vars: Mapping[str, str] | None = None
+) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule; ``doc_vars`` fill ``{placeholders}`` in its docstring with text
+    derived from data (the platform table), so the documentation cannot go stale."""
+
     def register(fn: RuleFn) -> RuleFn:
         if any(r.id == id for r in RULES):
             raise ValueError(f"rule {id} declared twice")
-        RULES.append(Rule(Code(id, name, severity, fn.__doc__ or ""), fn))
+        doc = fn.__doc__ or ""
+        if doc_vars is not None:
+            doc = doc.format_map(doc_vars)
+        RULES.append(Rule(Code(id, name, severity, doc), fn))
         return fn
 
     return register

@@ -21,7 +21,7 @@ import typer
 from plancc import __version__, console
 
 if TYPE_CHECKING:
-    from plancc.api import BuildReport, Report
+    from plancc.api import BuildResult, Validation
     from plancc.formats import Options, OutputFormat
 
 app = typer.Typer(
@@ -89,12 +89,12 @@ def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputForm
     return FORMATS[fmt.value], Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
 
 
-def _emit(report: Report, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
+def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
     output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
     console.out(output.validate(report, options))
 
 
-def _emit_build(result: BuildReport, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
+def _emit_build(result: BuildResult, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
     """A build that passed validation: its warnings, then one line per plan."""
     output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
     console.out(output.build(result, options))
@@ -131,7 +131,7 @@ OutOpt = Annotated[
         "--out", "-o", metavar="DIR", help="Output directory (must exist).", show_default=False
     ),
 ]
-CheckOpt = Annotated[
+CompareOpt = Annotated[
     bool,
     typer.Option("--check", help="Write nothing; exit 1 when an output is missing or out of date."),
 ]
@@ -142,7 +142,7 @@ def build(
     paths: Paths,
     *,
     out: OutOpt,
-    check: CheckOpt = False,
+    compare: CompareOpt = False,
     fmt: FormatOpt = Format.auto,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
@@ -151,7 +151,7 @@ def build(
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
 
-    result = build_plans(paths, out, check=check, strict=strict)
+    result = build_plans(paths, out, compare=compare, strict=strict)
     if result.failed:
         _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
     else:

@@ -18,7 +18,8 @@ from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
 from plancc import cli
-from plancc.api import Report, validate_paths
+from plancc.api import Validation as Report
+from plancc.api import validate_paths
 from plancc.check import catalog as all_codes
 from plancc.cli import Format, _emit, app
 from plancc.formats import github as fmt_github

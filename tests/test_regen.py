@@ -22,9 +22,7 @@ def test_the_lists_follow_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     from plancc import dtypes, platforms
 
     monkeypatch.setitem(dtypes.DTYPES, "fp64", dtypes.DType("fp64", "FP64", 64))
-    monkeypatch.setitem(
-        platforms.PLATFORMS, "a9", platforms.Platform("a9", "", None, False, None, "")
-    )
+    monkeypatch.setitem(platforms.PLATFORMS, "a9", platforms.Platform("a9", None, False, None, ""))
     schema = ROOT_SCHEMA.read_text("utf-8")
     assert '"uint64", "bool", "fp64"]' in regen._manifest_schema(schema)
     assert '"a5sim", "a9"]' in regen._manifest_schema(schema)

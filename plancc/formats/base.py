@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from plancc.api import BuildReport, Report
+from plancc.api import BuildResult, Validation
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -22,8 +22,8 @@ class Options:
 @dataclass(frozen=True)
 class OutputFormat:
     name: str
-    validate: Callable[[Report, Options], str]  # `plancc validate`
-    build: Callable[[BuildReport, Options], str]  # a `plancc build` that passed validation
+    validate: Callable[[Validation, Options], str]  # `plancc validate`
+    build: Callable[[BuildResult, Options], str]  # a `plancc build` that passed validation
 
 
 def stale_message(f: FileStatus) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plancc.api import BuildReport, Report
+from plancc.api import BuildResult, Validation
 from plancc.diagnostics import Diagnostic
 from plancc.formats.base import Options, OutputFormat, stale_message
 from plancc.formats.text import build_text
@@ -16,7 +16,7 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(report: Report, *, show_allowed: bool = False) -> str:
+def github(report: Validation, *, show_allowed: bool = False) -> str:
     """GitHub workflow commands: one ``::error``/``::warning`` annotation per diagnostic;
     with ``show_allowed``, a ``::notice`` per silenced warning, giving its reason."""
     lines = []
@@ -36,11 +36,11 @@ def _props(d: Diagnostic, title: str) -> str:
     )
 
 
-def _validate(report: Report, o: Options) -> str:
+def _validate(report: Validation, o: Options) -> str:
     return github(report, show_allowed=o.show_allowed)
 
 
-def _build(result: BuildReport, o: Options) -> str:
+def _build(result: BuildResult, o: Options) -> str:
     """Annotations for the warnings and each missing or stale output, then the text
     format's lines without its diagnostics."""
     out = github(result.report, show_allowed=o.show_allowed)

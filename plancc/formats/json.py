@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from plancc.api import BuildReport, Report
+from plancc.api import BuildResult, Validation
 from plancc.diagnostics import Diagnostic
 from plancc.formats.base import Options, OutputFormat
 from plancc.metrics import plan_numbers
@@ -22,7 +22,7 @@ def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
     }
 
 
-def json_(report: Report, *, show_allowed: bool = False) -> str:
+def json_(report: Validation, *, show_allowed: bool = False) -> str:
     out: dict[str, Any] = {
         "diagnostics": [_json_diagnostic(d) for d in report.diagnostics],
         "errors": report.errors,
@@ -36,7 +36,7 @@ def json_(report: Report, *, show_allowed: bool = False) -> str:
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
-def _build(result: BuildReport, o: Options) -> str:
+def _build(result: BuildResult, o: Options) -> str:
     files = [(p.result.file, f) for p in result.plans for f in p.files]
     data = json.loads(json_(result.report, show_allowed=o.show_allowed))
     data["outputs"] = [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from plancc import __version__
-from plancc.api import BuildReport, Report
+from plancc.api import BuildResult, Validation
 from plancc.check import catalog
 from plancc.diagnostics import Diagnostic
 from plancc.formats.base import Options, OutputFormat, stale_message
@@ -66,7 +66,10 @@ def _result(
 
 
 def sarif(
-    report: Report, out_of_date: Sequence[FileStatus] | None = None, *, show_allowed: bool = False
+    report: Validation,
+    out_of_date: Sequence[FileStatus] | None = None,
+    *,
+    show_allowed: bool = False,
 ) -> str:
     """The SARIF log of ``report``; for a build (``out_of_date`` given) the `stale-output`
     rule too, with a result for each missing or stale output. With ``show_allowed``, each
@@ -112,7 +115,7 @@ def sarif(
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-def _build(result: BuildReport, o: Options) -> str:
+def _build(result: BuildResult, o: Options) -> str:
     return sarif(result.report, result.out_of_date, show_allowed=o.show_allowed)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
+from plancc.api import BuildResult, BuiltPlan, PlanResult, Validation
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.formats.base import Options, OutputFormat
@@ -15,7 +15,7 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def text(
-    report: Report, *, colour: bool = False, quiet: bool = False, show_allowed: bool = False
+    report: Validation, *, colour: bool = False, quiet: bool = False, show_allowed: bool = False
 ) -> str:
     """Each plan's diagnostics ending with its summary line, then the totals."""
     lines = []
@@ -43,7 +43,7 @@ def plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[st
     return lines
 
 
-def totals(report: Report) -> str:
+def totals(report: Validation) -> str:
     return (
         f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
         f"in {plural(len(report.results), 'plan')}"
@@ -61,11 +61,11 @@ def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
     return out
 
 
-def by_file(report: Report) -> list[PlanResult]:
+def by_file(report: Validation) -> list[PlanResult]:
     return sorted(report.results, key=lambda r: r.file)
 
 
-def build_text(result: BuildReport, o: Options, *, diagnostics: bool = True) -> str:
+def build_text(result: BuildResult, o: Options, *, diagnostics: bool = True) -> str:
     """The output of a build that passed validation: each plan's warnings (unless
     ``diagnostics`` is False: another format gave them) and its line, then the totals."""
     report = result.report
@@ -82,7 +82,7 @@ def build_text(result: BuildReport, o: Options, *, diagnostics: bool = True) -> 
         lines += [f"{f.path.as_posix()}: {f.status.value}" for f in stale]
         return "".join(line + "\n" for line in lines)
     count = len(files)
-    if result.check:
+    if result.compare:
         tail = (
             f"{len(stale)} of {count} outputs missing or out of date"
             if stale
@@ -108,7 +108,7 @@ def _build_line(built: BuiltPlan) -> str:
     return line + " -> " + "; ".join(f"{s}: {', '.join(names)}" for s, names in groups.items())
 
 
-def _validate(report: Report, o: Options) -> str:
+def _validate(report: Validation, o: Options) -> str:
     return text(report, colour=o.colour, quiet=o.quiet, show_allowed=o.show_allowed)
 
 

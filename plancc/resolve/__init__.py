@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from fractions import Fraction
+from types import MappingProxyType
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
@@ -54,11 +55,11 @@ def _run(ctx: Context) -> ir.Plan:
         platform_pos=ctx.v.at("platform"),
         l2_fraction=Fraction(str(p.budget.l2_fraction)),
         dims=dims,
-        config=dict(sorted(ctx.config_used.items())),
-        tensors=tensors,
-        layers=layers,
+        config=MappingProxyType(dict(sorted(ctx.config_used.items()))),
+        tensors=MappingProxyType(tensors),
+        layers=MappingProxyType(layers),
         forward=forward,
-        lint_ignore=ignore,
+        lint_ignore=MappingProxyType(ignore),
         silences=(*ctx.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
         declared_warms=_declared_warms(ctx),
     )

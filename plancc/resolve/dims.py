@@ -30,7 +30,7 @@ def resolve_dims(ctx: Context) -> tuple[ir.Dim, ...]:
         pos = ctx.v.key_at("dims", name)
         ctx.name_check(name, pos, "dim", reserved=True)
         if name in ctx.dim_values:
-            out.append(ir.Dim(name, ctx.dim_values[name], pos))
+            out.append(ir.Dim(name, ctx.dim_values[name]))
     return tuple(out)
 
 

@@ -70,7 +70,7 @@ def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | N
             kinds.extend([name] * repeat)
         # An item dropped after a schema error leaves the count unknown.
         complete = ok and not ctx.v.broken.forward
-        return ir.Forward(tuple(kinds), ctx.v.at("forward")) if complete else None
+        return ir.Forward(tuple(kinds)) if complete else None
     return forward_from_config(ctx, fwd, kind_ref)
 
 
@@ -124,7 +124,7 @@ def forward_from_config(
         )
     if not ok or unmapped:
         return None
-    return ir.Forward(tuple(kinds_by_value[v] for v in values[:count]), ctx.v.at("forward"))
+    return ir.Forward(tuple(kinds_by_value[v] for v in values[:count]))
 
 
 def forward_layers(ctx: Context, fwd: model.ForwardFromConfig) -> int | Literal[False] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, Decimal, localcontext
+from types import MappingProxyType
 
 from plancc import codes, ir, model
 from plancc.diagnostics import Pos
@@ -39,7 +40,7 @@ def resolve_layer(
         path = ("layers", kind, "stages", i)
         name_pos = ctx.v.at(*path, "name")
         if (kind, i) in ctx.v.broken.standin_stages:
-            stages.append(ir.Stage(s.name, i, None, (), 0, False, None, None, name_pos))
+            stages.append(ir.Stage(s.name, i, None, (), 0, False, None, None))
             continue  # it keeps its index; its own problems are reported already
         ctx.name_check(s.name, name_pos, "stage", reserved=False)
         if s.task is not None:
@@ -67,7 +68,6 @@ def resolve_layer(
                 sdma=s.sdma,
                 group=s.group,
                 duration_us=s.duration_us,
-                pos=ctx.v.at(*path),
             )
         )
     warms = [
@@ -75,7 +75,7 @@ def resolve_layer(
         for i, raw in enumerate(layer.warms)
     ]
     complete = not any(k == kind for k, _ in ctx.v.broken.standin_stages)
-    return ir.Layer(kind, tuple(stages), tuple(warms), ctx.v.key_at("layers", kind), complete)
+    return ir.Layer(kind, tuple(stages), tuple(warms), complete)
 
 
 def resolve_warm(
@@ -144,7 +144,7 @@ def resolve_warm(
         anchor=anchor.index if anchor is not None else None,
         entries=tuple(entries),
         live=live,
-        allow=allow,
+        allow=MappingProxyType(allow),
         reason=w.reason,
         name_pos=name_pos,
         after_pos=after_pos,

@@ -43,7 +43,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
             continue
         if flat is None and all(v is not None for v in values):
             flat = default_flat(parsed, values, pos)
-        out[name] = ir.Tensor(name, dtype, texts, values, names, flat, pos)
+        out[name] = ir.Tensor(name, dtype, texts, values, names, flat)
     return out
 
 

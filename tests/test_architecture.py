@@ -8,6 +8,7 @@ its own layer or a lower one, never from a higher one.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,14 @@ def test_the_command_line_offers_every_registered_format() -> None:
     from plancc.formats import FORMATS
 
     assert [f.value for f in Format] == ["auto", *FORMATS]
+
+
+def test_docs_architecture_lists_these_layers() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Import layers", 1)[1].split("\n## ", 1)[0]
+    listed = [
+        {f"plancc.{n.strip('/')}" if n != "plancc" else n for n in re.findall(r"`([^`]+)`", line)}
+        for line in section.splitlines()
+        if re.match(r"\d+\. ", line)
+    ]
+    assert listed == LAYERS

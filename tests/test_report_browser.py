@@ -15,7 +15,7 @@ import pytest
 from chromium import WIDTH, Browser, find
 from PIL import Image, ImageStat
 
-from plancc.api import check_plan
+from plancc.api import diagnose_plan
 from plancc.report_html import render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ def opened(
 ) -> tuple[Browser, str]:
     label: str = request.param
     page = tmp_path_factory.mktemp("report") / "page.html"
-    page.write_text(render(check_plan(ROOT / label, label)), "utf-8")
+    page.write_text(render(diagnose_plan(ROOT / label, label)), "utf-8")
     browser.events.clear()
     browser.open(page)
     return browser, label
@@ -62,7 +62,7 @@ def test_no_console_errors(opened: tuple[Browser, str]) -> None:
 
 def test_every_stage_and_warm_label_is_laid_out_inside_1280_px(opened: tuple[Browser, str]) -> None:
     browser, label = opened
-    plan = check_plan(ROOT / label, label).plan
+    plan = diagnose_plan(ROOT / label, label).plan
     assert plan is not None
     labels = browser.evaluate(LABELS)
     names = [s.name for layer in plan.layers.values() for s in layer.stages]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from plancc.api import check_plan
+from plancc.api import diagnose_plan
 from plancc.cli import app
 from plancc.liveness import layer_peak
 from plancc.report_html import render
@@ -26,7 +26,7 @@ def result(path: Path | str, monkeypatch: pytest.MonkeyPatch | None = None):  # 
     label = path if isinstance(path, str) else path.relative_to(ROOT).as_posix()
     if monkeypatch is not None:
         monkeypatch.chdir(ROOT)
-    return check_plan(ROOT / label, label)
+    return diagnose_plan(ROOT / label, label)
 
 
 def page(path: Path | str, **kw: object) -> str:
@@ -43,7 +43,7 @@ def invoke(*args: str):  # type: ignore[no-untyped-def]
 def test_the_flash_page_is_the_golden_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """`make golden` regenerates it; review its diff like any other change."""
     monkeypatch.chdir(ROOT)
-    assert render(check_plan(Path(FLASH), FLASH)) == GOLDEN.read_text("utf-8")
+    assert render(diagnose_plan(Path(FLASH), FLASH)) == GOLDEN.read_text("utf-8")
 
 
 def test_the_same_plan_gives_the_same_bytes() -> None:
@@ -218,7 +218,7 @@ def test_plan_text_is_escaped(tmp_path: Path) -> None:
     text = text.replace("reason: the compressor's", "reason: <script>alert(1)</script> & the")
     plan = tmp_path / "timed.yaml"
     plan.write_text(text, "utf-8")
-    html = render(check_plan(plan, "timed.yaml"))
+    html = render(diagnose_plan(plan, "timed.yaml"))
     assert "<script" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; the" in html
 
@@ -466,7 +466,7 @@ RECOVERY = sorted((ROOT / "tests" / "cases" / "recovery").glob("*.yaml"))
 @pytest.mark.parametrize("case", RECOVERY, ids=[p.stem for p in RECOVERY])
 def test_every_broken_case_gets_a_page_listing_each_diagnostic(case: Path) -> None:
     """The case corpus's schema-recovery plans: what resolved is drawn, all is listed."""
-    r = check_plan(case, case.name)
+    r = diagnose_plan(case, case.name)
     html = render(r)
     for d in r.diagnostics:
         assert f"<strong>{d.code}</strong> {d.severity.value}" in html

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plancc import __version__, ir
-from plancc.api import PlanResult, UsageError, check_plan, plan_files
-from plancc.diagnostics import Severity
+import jinja2
+
+from plancc import __version__, ir, write
+from plancc.api import PlanResult, UsageError, diagnose_plan, plan_files
+from plancc.codes import Severity
+from plancc.metrics import forward_numbers, l2_numbers
 from plancc.report_html import fmt, layout
 from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
 from plancc.report_html.measure import Measure
@@ -26,7 +29,7 @@ from plancc.report_html.occupancy import Occupancy, occupancy
 from plancc.report_html.strip import strip
 from plancc.report_html.timeline import Timeline, timeline
 from plancc.resources import read_text
-from plancc.summary import forward_numbers, l2_numbers, peak_share
+from plancc.summary import peak_share
 
 TEMPLATE = "report.html.j2"
 DEFAULT_DIR = "build"
@@ -55,13 +58,11 @@ class Written:
 def report(plan: str, out: str | None, measure: str | None) -> Written:
     """Check ``plan``, render its page and write it to ``out`` (default
     ``build/<model>_report.html``). Usage and I/O problems raise UsageError."""
-    from plancc import write
-
     found = plan_files([plan])
     if len(found) != 1 or Path(plan).is_dir():
         raise UsageError(f"{plan}: report takes one plan file, not a directory")
     path, label = found[0]
-    result = check_plan(path, label)
+    result = diagnose_plan(path, label)
     measured = read_measure(measure) if measure is not None else None
     if out is None:
         target = Path(DEFAULT_DIR) / f"{_model(result)}_report.html"
@@ -92,8 +93,6 @@ def _model(result: PlanResult) -> str:
 
 
 def render(result: PlanResult, measure: Measure | None = None) -> str:
-    import jinja2
-
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
         undefined=jinja2.StrictUndefined,

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from plancc import ir
 from plancc.api import PlanResult
-from plancc.codes import all_codes, lookup
+from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.liveness import Peak, layer_peak
-from plancc.rules import RULES, Finding
-from plancc.rules.placement import Landing, landings
+from plancc.rules import Finding, discover
+from plancc.rules.landing import Landing
+from plancc.rules.placement import landings
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
 OCCUPANCY_CODES = frozenset({"PC030", "PC032"})
@@ -152,8 +153,7 @@ def _entries(result: PlanResult) -> list[Entry]:
 def _findings(plan: ir.Plan) -> Iterator[tuple[Diagnostic, Finding]]:
     """Each rule's findings with the diagnostic ``check`` made of it (the same value),
     for the warm and the stages a finding names."""
-    all_codes()  # imports every rule module, as `check` does
-    for r in RULES:
+    for r in discover():
         for f in r.check(plan):
             yield (
                 Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint),
@@ -196,18 +196,16 @@ def _place(entry: Entry, plan: ir.Plan, finding: Finding | None) -> Entry:
 def _by_position(
     plan: ir.Plan, pos: Pos, stages: tuple[int, ...]
 ) -> tuple[ir.Warm | None, ir.Layer | None, tuple[int, ...]]:
-    """The warm, else the stage, else the layer kind a position lies in."""
+    """The warm, else the stage a position lies in (a stage spans the lines up to the next)."""
     for layer in plan.layers.values():
         for warm in layer.warms:
             spots = {warm.name_pos, warm.after_pos, warm.tensors_pos, *warm.allow.values()}
             spots |= {e.pos for e in warm.entries}
             if pos in spots or pos.line in {p.line for p in spots}:
                 return warm, layer, stages
-        lines = [s.pos.line for s in layer.stages]
+        lines = [s.pos.line if s.pos is not None else 0 for s in layer.stages]
         for i, stage in enumerate(layer.stages):
-            end = lines[i + 1] if i + 1 < len(lines) else stage.pos.line + 1
-            if stage.pos.line <= pos.line < end:
+            end = lines[i + 1] if i + 1 < len(lines) else lines[i] + 1
+            if lines[i] <= pos.line < end:
                 return None, layer, stages or (stage.index,)
-        if pos == layer.pos:
-            return None, layer, stages
     return None, None, stages

@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 from plancc import ir
-from plancc.summary import fmt_fraction, fmt_share
+from plancc.text import fmt_fraction, fmt_share
 
 
 def mb(n: int) -> str:

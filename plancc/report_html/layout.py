@@ -15,6 +15,7 @@ from itertools import accumulate
 from plancc import ir
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts
+from plancc.rules.landing import decimal
 
 WIDTH = 1160  # the SVG viewBox width: fits a 1280 px window with the page's margins
 X0 = 112  # the plot's left edge; the gutter left of it names the rows
@@ -30,7 +31,7 @@ BRACKET = 20  # height of a row of diagnostic brackets over the stages
 
 def duration(stage: ir.Stage) -> Fraction:
     """A stage's duration as the plan wrote it (``36.8``), not its nearest binary float."""
-    return Fraction(repr(stage.duration_us)) if stage.duration_us is not None else Fraction(0)
+    return decimal(stage.duration_us) if stage.duration_us is not None else Fraction(0)
 
 
 def clip(name: str) -> str:

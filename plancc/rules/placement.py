@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
-from plancc.rules import Finding, anchored, fmt_bytes, rule
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
+from plancc.rules.landing import Landing, estimate
+from plancc.text import fmt_bytes
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,6 @@ class _Placed:
     @property
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
-
-    @property
-    def live_end(self) -> int:
-        """The last stage the warm is alive in: the last stage after the anchor that reads
-        any of its static tensors (not only their first readers), else the layer's end."""
-        names = {e.tensor.name for e in self.entries}
-        readers = [s.index for s in self.between(len(self.layer.stages)) if names & set(s.reads)]
-        return max(readers, default=len(self.layer.stages) - 1)
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
@@ -300,7 +294,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     for p in _placed(plan):
         if not p.entries:
             continue
-        start, end = p.at + 1, p.live_end
+        start, end = p.at + 1, p.warm.live[1]
         sdma = [s for s in p.layer.stages[start : end + 1] if s.sdma]
         busy = [s.name for s in sdma]
         if busy:
@@ -360,11 +354,6 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         )
 
 
-def _decimal(x: float) -> Fraction:
-    """The value the plan wrote (``36.8``), not its nearest binary float."""
-    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
-
-
 def _percent(share: Fraction) -> str:
     """Rounded down, so that a share just under a quarter never prints as 25.0 %."""
     return f"{math.floor(share * 1000) / 10:.1f} %"
@@ -394,7 +383,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     for an estimate.
     """
     for p in _placed(plan):
-        est = _landing(p)
+        est = estimate(p.plan, p.layer, p.at, p.consumers, p.bytes)
         if est is None or not est.fires:
             continue
         first = est.first
@@ -416,62 +405,9 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         )
 
 
-@dataclass(frozen=True)
-class Landing:
-    """PC107's arithmetic for one warm, shared by the rule and `plancc report`, which draws it.
-
-    The window is the sum of the `duration_us` of the stages strictly between the
-    anchor and the first consumer, known only when each of them has one.
-    """
-
-    anchor: ir.Stage
-    consumers: dict[str, ir.Stage]  # static tensor -> its consumer
-    bytes: int  # the warm's static bytes
-    rate: int | None  # the platform's single-stream SDMA rate, B/s
-    window_us: Fraction | None
-
-    @property
-    def first(self) -> ir.Stage:
-        return min(self.consumers.values(), key=lambda s: s.index)
-
-    @property
-    def landed(self) -> Fraction | None:
-        """Bytes the platform's rate moves in the window."""
-        if self.window_us is None or self.rate is None:
-            return None
-        return self.window_us * self.rate / 1_000_000
-
-    @property
-    def share(self) -> Fraction | None:
-        landed = self.landed
-        return None if landed is None else min(Fraction(1), landed / self.bytes)
-
-    def transfer_us(self, nbytes: int) -> Fraction | None:
-        """How long the platform's rate takes to move ``nbytes``."""
-        return None if self.rate is None else Fraction(nbytes * 1_000_000, self.rate)
-
-    @property
-    def fires(self) -> bool:
-        landed = self.landed
-        if landed is not None:
-            return 4 * landed < self.bytes
-        return self.first.index == self.anchor.index + 1
-
-
-def _landing(p: _Placed) -> Landing | None:
-    if p.first is None or p.bytes == 0:
-        return None
-    rate = p.plan.platform.sdma_bytes_per_s if p.plan.platform is not None else None
-    durations = [s.duration_us for s in p.between(p.first.index)]
-    window = None
-    if durations and rate is not None and all(d is not None for d in durations):
-        window = sum((_decimal(d) for d in durations if d is not None), Fraction(0))
-    return Landing(p.anchor, p.consumers, p.bytes, rate, window)
-
-
 def landings(plan: ir.Plan) -> Iterator[tuple[ir.Warm, Landing]]:
     """Each warm that has a consumer after its anchor, with its landing arithmetic."""
     for p in _placed(plan):
-        est = _landing(p)
+        est = estimate(p.plan, p.layer, p.at, p.consumers, p.bytes)
         if est is not None:
             yield p.warm, est

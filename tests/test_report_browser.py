@@ -17,9 +17,15 @@ from PIL import Image, ImageStat
 
 from plancc.api import diagnose_plan
 from plancc.report_html import render
+from plancc.report_html.measure import read
 
 ROOT = Path(__file__).resolve().parent.parent
-PLANS = ["plans/deepseek_v4_flash.yaml", "plans/deepseek_v4_pro.yaml"]
+# (plan, `plancc measure` result or None): the Flash plan also with its measurement.
+PAGES = [
+    ("plans/deepseek_v4_flash.yaml", None),
+    ("plans/deepseek_v4_pro.yaml", None),
+    ("plans/deepseek_v4_flash.yaml", "tests/data/report/measure-flash.json"),
+]
 BINARY = find()
 
 pytestmark = pytest.mark.skipif(
@@ -43,13 +49,14 @@ def browser() -> Iterator[Browser]:
         yield b
 
 
-@pytest.fixture(scope="module", params=PLANS)
+@pytest.fixture(scope="module", params=PAGES, ids=["flash", "pro", "flash-measured"])
 def opened(
     request: pytest.FixtureRequest, browser: Browser, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Browser, str]:
-    label: str = request.param
+    label, measured = request.param
     page = tmp_path_factory.mktemp("report") / "page.html"
-    page.write_text(render(diagnose_plan(ROOT / label, label)), "utf-8")
+    result = read(str(ROOT / measured)) if measured else None
+    page.write_text(render(diagnose_plan(ROOT / label, label), result), "utf-8")
     browser.events.clear()
     browser.open(page)
     return browser, label

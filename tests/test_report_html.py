@@ -13,7 +13,7 @@ from plancc.cli import app
 from plancc.liveness import layer_peak
 from plancc.report_html import render
 from plancc.report_html.facts import facts
-from plancc.report_html.layout import MIN_COLUMN, X0, X1, _timed_widths
+from plancc.report_html.layout import MIN_COLUMN, X0, X1, _fit, _timed_widths
 from plancc.report_html.measure import parse, read
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,6 +101,20 @@ def test_sdma_and_streams_stages_are_marked() -> None:
     assert html.count('class="stage sdma"') == 6  # moe_dispatch and moe_combine, 3 kinds
     assert html.count('class="stage streams"') == 3
     assert "stage 15 moe_ffn: reads no tensor; streams 427.8 MB" in html
+
+
+def test_stage_reads_are_named_under_each_stage() -> None:
+    html = page(FLASH)
+    for name in ("attn_norm_w", "wq_a", "wq_b", "wq_b_scale", "kv_cache", "wo_a", "wo_b"):
+        assert re.search(rf'<text class="tiny" [^>]*>{name}</text>', html), name
+    # CSA's indexer reads four tensors; a column of 61 px holds 10 characters of 9 px.
+    assert re.search(r'<text class="tiny" [^>]*>weights_p…</text>', html)
+
+
+def test_names_under_a_stage_fit_its_column() -> None:
+    assert _fit(["wo_a", "weights_proj"], 61.25) == ("wo_a", "weights_p…")
+    assert _fit(["a", "b", "c", "d", "e", "f", "g"], 61.25) == ("a", "b", "c", "d", "+3 more")
+    assert _fit(["wo_a"], 18) == ()  # not even four characters: the table has them
 
 
 def test_stage_reads_are_listed_with_their_bytes() -> None:
@@ -332,12 +346,17 @@ def test_measure_fixture_is_read() -> None:
     assert m.notes == ()
 
 
+LANE_2_Y = "399"  # the second warm's measured line, in timed.yaml's timeline
+
+
 def test_measure_is_shown_beside_the_estimate() -> None:
     html = page(DATA / "timed.yaml", measure=read(str(DATA / "measure.json")))
     assert "<strong>Verdict:</strong> ship: -2.90 % at ep2, the warm lands" in html
     assert '<td>forward p50</td><td class="num">-997.5 µs</td>' in html
-    assert "lands in time. Measured: 153 GB/s, 54 % of the estimate&#39;s rate." in html
-    assert '<td class="num">153 GB/s</td>' in html
+    measured = "Measured: 153 GB/s, 54 % of the estimate&#39;s rate."
+    # In the warm's lane, on the line under the estimate, and in the warms table beside it.
+    assert f'font-weight="700" x="112" y="{LANE_2_Y}">{measured}</text>' in html
+    assert f"lands in time.</td><td>{measured}</td>" in html
 
 
 @pytest.mark.parametrize(
@@ -440,8 +459,8 @@ def test_measure_reads_the_plancc_measure_format() -> None:
     """The fields of `plancc measure`'s plancc-measure/1 the page shows."""
     m = read(str(DATA / "measure-v1.json"))
     assert m.verdict == (
-        "ship: the fastest rank's median moves -997.5 µs and its interval excludes 0 "
-        "(95 % interval -1040.5 to -951.0 µs)"
+        "ship: bootstrap 95 % interval of the fastest-rank median delta [−1040.5, −951.0] µs "
+        "(2000 resamples, seed 0) lies below zero"
     )
     assert [(d.name, d.value, d.pct) for d in m.deltas] == [
         ("fastest rank p50", -997.5, -2.9),
@@ -449,11 +468,11 @@ def test_measure_reads_the_plancc_measure_format() -> None:
         ("headline p50", -950.0, -2.75),
     ]
     assert {n: (a.gbps, a.landed) for n, a in m.achieved.items()} == {
-        "prefetch_o_proj_w": (153.0, ("proj_a", 67108864, 100663296)),
+        "prefetch_o_proj_w": (153.0, ("proj_a_mm", 2, 3)),
     }
     assert m.notes == ('no achieved bandwidth for warm "prefetch_q_w" in the measurement',)
     html = page(DATA / "timed.yaml", measure=m)
-    assert "Measured landed before proj_a: 67.1 MB of 100.7 MB." in html
+    assert "Landed before proj_a_mm in 2 of 3 layers measured." in html
     assert (
         '<td>fastest rank p50</td><td class="num">-997.5 µs</td><td class="num">-2.90 %</td>'
         in (html)
@@ -472,3 +491,17 @@ def test_every_broken_case_gets_a_page_listing_each_diagnostic(case: Path) -> No
         assert f"<strong>{d.code}</strong> {d.severity.value}" in html
         assert f"{d.file}:{d.line}:{d.col}" in html
     assert html.count('<li id="d') == len(r.diagnostics) + len(r.allowed)
+
+
+def test_the_flash_page_reads_plancc_measure_output() -> None:
+    """measure-flash.json is `plancc measure --format json` of branch i12's example (the
+    seed's ep2 figures, one HCA layer's warm landing late), read as it was written."""
+    m = read(str(DATA / "measure-flash.json"))
+    assert m.notes == ()
+    assert m.verdict is not None
+    assert m.verdict.startswith("ship: bootstrap 95 % interval of the fastest-rank median")
+    assert ("fastest rank p50", -999.5) in [(d.name, d.value) for d in m.deltas]
+    html = page(FLASH, measure=m)
+    # Each warm's lane and its row of the warms table.
+    assert html.count("Measured: 285 GB/s, 100 % of the estimate&#39;s rate.") == 6
+    assert "Landed before proj_a_mm in 19 of 20 layers measured." in html

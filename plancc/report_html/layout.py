@@ -21,10 +21,13 @@ WIDTH = 1160  # the SVG viewBox width: fits a 1280 px window with the page's mar
 X0 = 112  # the plot's left edge; the gutter left of it names the rows
 X1 = 1092  # its right edge; the margin right of it takes the last rotated stage label
 CHAR = 6.6  # px per character of 11 px monospace
+SMALL_CHAR = 5.45  # px per character of 9 px monospace (the tensor names under a stage)
+MAX_READS = 5  # lines of tensor names under a stage
 LABEL_ANGLE = 50  # degrees the stage labels are turned (counter-clockwise)
 MIN_COLUMN = 18.0  # a stage narrower than this is widened (a timed layout's smallest stage)
 MAX_LABEL = 24  # characters of a name shown on a figure; the full name is in its <title>
 LANE = 74  # height of a warm's lane
+MEASURED = 15  # and of the line a measurement adds to it
 STAGE = 56  # height of a stage's box
 BRACKET = 20  # height of a row of diagnostic brackets over the stages
 
@@ -49,6 +52,7 @@ class Column:
     w: float
     t0: Fraction | None  # start time (µs) in a timed layout
     lines: tuple[str, ...]  # in its box: bytes read, "SDMA", "streams" and their bytes
+    names: tuple[str, ...]  # under its box: the tensors it reads, cut to the column's width
     reads: str  # every tensor read with its bytes
     title: str  # the tooltip: all of the above
     anchor: bool  # a warm is issued when it finishes
@@ -111,9 +115,22 @@ def columns(lf: LayerFacts, plan: ir.Plan) -> tuple[Column, ...]:
         if stage.duration_us is not None:
             title += f"; {fmt.num(stage.duration_us)} µs"
         anchor = any(w.anchor == stage.index for w in lf.layer.warms)
-        out.append(Column(stage, x, w, t0, tuple(lines[:3]), reads, title, anchor))
+        names = _fit([t.name for t in tensors], w)
+        out.append(Column(stage, x, w, t0, tuple(lines[:3]), names, reads, title, anchor))
         x += w
     return tuple(out)
+
+
+def _fit(names: list[str], width: float) -> tuple[str, ...]:
+    """Tensor names for a column ``width`` wide in the 9 px font: at most MAX_READS lines,
+    each cut with an ellipsis to fit; none when not even four characters fit."""
+    room = int((width - 6) // SMALL_CHAR)
+    if room < 4:
+        return ()
+    cut = [n if len(n) <= room else n[: room - 1] + "…" for n in names]
+    if len(cut) > MAX_READS:
+        cut = [*cut[: MAX_READS - 1], f"+{len(cut) - MAX_READS + 1} more"]
+    return tuple(cut)
 
 
 def _timed_widths(durations: list[float], span: float) -> list[float]:

@@ -3,7 +3,8 @@
 The report needs a small subset (docs/report.md, "--measure"): a verdict,
 deltas, and per warm its achieved bandwidth. It reads them from the
 ``plancc-measure/1`` format (``verdict.decision``/``reason``, ``delta``
-groups of ``{us, pct}``, ``scopes`` with ``gbps`` and ``landed``) and from
+groups of ``{us, pct}``, ``scopes`` with ``gbps`` and ``landed``, the layers
+in which the warm landed before its consumer's kernel) and from
 simpler forms (``deltas``, ``warms``), ignoring every other key, so the report
 keeps working while the measure format grows; what it cannot read it says, on
 the page, instead of failing. Only a file that cannot be read or is not a
@@ -35,7 +36,7 @@ class Delta:
 class Achieved:
     warm: str
     gbps: float  # achieved GB/s (10**9 bytes per second)
-    landed: tuple[str, int, int] | None = None  # consumer, bytes landed before it, of bytes
+    landed: tuple[str, int, int] | None = None  # consumer kernel, layers landed before it, of
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,6 @@ def _verdict(x: Any, notes: list[str]) -> str | None:
         found = [p for p in (_text(x.get(k)) for k in keys) if p]
         if found:
             text = ": ".join(dict.fromkeys(found))
-            interval = x.get("interval_us")
-            if isinstance(interval, list) and len(interval) == 2:
-                low, high = (_number(v) for v in interval)
-                if low is not None and high is not None:
-                    text += f" (95 % interval {low:+.1f} to {high:+.1f} µs)"
             tail = _text(x.get("heavy_tail"))
             return text + (f"; heavy tail: {tail}" if tail else "")
     elif _text(x):
@@ -190,7 +186,8 @@ def _warms(x: Any, notes: list[str]) -> dict[str, Achieved]:
 
 
 def _landed(w: Any) -> tuple[str, int, int] | None:
-    """``landed: {consumer, before, of}``: the bytes measured in L2 before the consumer."""
+    """``landed: {consumer, before, of}``: in how many of the layers measured the warm
+    ended before its consumer's kernel started."""
     d = w.get("landed") if isinstance(w, dict) else None
     if not isinstance(d, dict):
         return None

@@ -13,6 +13,7 @@ from plancc.report_html.layout import (
     BRACKET,
     LABEL_ANGLE,
     LANE,
+    MEASURED,
     MIN_COLUMN,
     STAGE,
     X0,
@@ -62,6 +63,7 @@ class Lane:
     landing: tuple[Segment, ...]  # the estimated transfer, tensor by tensor
     deadline: float | None  # x of the first consumer's start, in a timed layout
     note: str  # the landing arithmetic, or why there is none
+    measured: str  # with --measure: the achieved bandwidth beside the estimate ("" without)
     badges: tuple[Badge, ...]
     clipped: bool  # the estimated transfer runs past the layer's end
 
@@ -71,6 +73,7 @@ class Timeline:
     columns: tuple[Column, ...]
     label_band: float
     stage_y: float
+    reads_y: float  # top of the tensor names under the stages
     brackets: tuple[Bracket, ...]
     lanes: tuple[Lane, ...]
     ticks: tuple[Tick, ...]
@@ -83,7 +86,8 @@ def timeline(lf: LayerFacts, cols: tuple[Column, ...], measure: Measure | None) 
     band = round(text_width("x" * longest) * math.sin(math.radians(LABEL_ANGLE)) + 14)
     stage_y = band + 4.0
     rows = _pack([e for e in lf.marked if e.figure == "timeline" and e.stages])
-    y = stage_y + STAGE + 8
+    reads_y = stage_y + STAGE + 3
+    y = reads_y + 11 * max((len(c.names) for c in cols), default=0) + 8
     placed = []
     for row, items in enumerate(rows):
         for e in items:
@@ -97,7 +101,7 @@ def timeline(lf: LayerFacts, cols: tuple[Column, ...], measure: Measure | None) 
     lanes = []
     for wf in lf.warms:
         lanes.append(_lane(lf, wf, cols, measure, y))
-        y += LANE
+        y += LANE + (MEASURED if lanes[-1].measured else 0)
     ticks = _ticks(cols) if lf.timed else ()
     if lf.timed:
         note = f"to scale: widths from duration_us, none narrower than {MIN_COLUMN:g} px"
@@ -105,7 +109,7 @@ def timeline(lf: LayerFacts, cols: tuple[Column, ...], measure: Measure | None) 
         note = "not to scale: equal widths, as not every stage has duration_us"
 
     height = y + (24 if ticks else 4) + (0 if lanes else 24)
-    return Timeline(cols, band, stage_y, tuple(placed), tuple(lanes), ticks, height, note)
+    return Timeline(cols, band, stage_y, reads_y, tuple(placed), tuple(lanes), ticks, height, note)
 
 
 def _pack(entries: list[Entry]) -> list[list[Entry]]:
@@ -178,17 +182,7 @@ def _lane(
             clipped = clipped or past
             start_x = end_x
         deadline = cols[landing.first.index].x
-    achieved = measure.achieved.get(warm.name) if measure is not None else None
-    if achieved is not None and landing is not None and landing.rate is not None:
-        note += (
-            f" Measured: {fmt.num(achieved.gbps)} GB/s, "
-            f"{fmt.num(round(100 * achieved.gbps * 1e9 / landing.rate))} % of the estimate's rate."
-        )
-    elif achieved is not None:
-        note += f" Measured: {fmt.num(achieved.gbps)} GB/s."
-    if achieved is not None and achieved.landed is not None:
-        consumer, before, of = achieved.landed
-        note += f" Measured landed before {consumer}: {fmt.mb(before)} of {fmt.mb(of)}."
+    measured = _measured(measure, wf)
     badges = []
     right = float(X1)
     for m in sorted(
@@ -200,9 +194,25 @@ def _lane(
         badges.append(Badge(m, right, y + 1, w))
         right -= 4
     return Lane(
-        wf, y, summary, bar, order, tuple(consumers), tuple(segments), deadline, note,
+        wf, y, summary, bar, order, tuple(consumers), tuple(segments), deadline, note, measured,
         tuple(reversed(badges)), clipped,
     )  # fmt: skip
+
+
+def _measured(measure: Measure | None, wf: WarmFacts) -> str:
+    """The measurement of a warm, on its own line under the estimate."""
+    achieved = measure.achieved.get(wf.warm.name) if measure is not None else None
+    if achieved is None:
+        return ""
+    text = f"Measured: {fmt.num(achieved.gbps)} GB/s"
+    rate = wf.landing.rate if wf.landing is not None else None
+    if rate:
+        text += f", {fmt.num(round(100 * achieved.gbps * 1e9 / rate))} % of the estimate's rate"
+    text += "."
+    if achieved.landed is not None:
+        consumer, before, of = achieved.landed
+        text += f" Landed before {consumer} in {before} of {of} layers measured."
+    return text
 
 
 def _note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:

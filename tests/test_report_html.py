@@ -309,6 +309,14 @@ def test_an_unreadable_plan_gets_a_page_named_after_its_file(
             "plancc: no/such/dir/x.html: directory no/such/dir does not exist\n",
         ),
         (
+            [FLASH, "-o", FLASH],
+            f"plancc: {FLASH}: is an input of this report; the page would replace it\n",
+        ),
+        (
+            [FLASH, "--measure", "data/measure.json", "-o", "data/measure.json"],
+            "plancc: data/measure.json: is an input of this report; the page would replace it\n",
+        ),
+        (
             [FLASH, "--measure", "nope.json"],
             "plancc: nope.json: cannot read: No such file or directory\n",
         ),

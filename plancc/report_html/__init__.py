@@ -76,6 +76,9 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
         target = Path(out)
         if not target.parent.is_dir():
             raise UsageError(f"{out}: directory {target.parent} does not exist")
+    for given in (path, Path(measure) if measure is not None else None):
+        if given is not None and _same_file(target, given):
+            raise UsageError(f"{target}: is an input of this report; the page would replace it")
     page = render(result, measured)
     try:
         done = write.write(target.parent, {target.name: page.encode("utf-8")})
@@ -83,6 +86,13 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
         raise UsageError(str(exc)) from None
     errors = sum(d.severity is Severity.ERROR for d in result.diagnostics)
     return Written(result, target, done[0].status.value, errors, len(result.diagnostics) - errors)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def _model(result: PlanResult) -> str:

@@ -121,7 +121,7 @@ def check_plan(path: Path, label: str) -> PlanResult:
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics))
-    checked = check(plan)
+    checked = check(plan, judged=not any(d.severity is Severity.ERROR for d in diagnostics))
     return PlanResult(
         label,
         plan,

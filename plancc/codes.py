@@ -56,8 +56,9 @@ def all_codes() -> list[Code]:
 
 
 def lookup(id: str) -> Code | None:
+    """The code ``id`` names; codes compare case-insensitively (`pc107` is PC107)."""
     _load_rules()
-    return _CODES.get(id)
+    return _CODES.get(id.upper())
 
 
 def severity_of(id: str) -> Severity:
@@ -118,6 +119,25 @@ declare(
 not exist. Errors cannot be silenced, so the entry silences nothing.
 
 Fix: remove the entry, or fix the error it tried to hide.
+""",
+)
+declare(
+    "PC006",
+    "unused-silence",
+    WARNING,
+    """
+An `allow` entry of a warm, or a `lint.ignore` entry, silences nothing in this
+run: the warning it names does not fire on that warm (or anywhere in the
+plan), or the list names it twice. Reported at the entry, like ruff's RUF100.
+A stale suppression is worse than none: it would silently hide the next real
+finding of that rule, long after its `reason` stopped being true.
+
+It is reported only for a plan without errors (an error can hide the very
+finding an entry is there for), and not for the entries of a warm whose
+anchor names no stage or whose layer kind lost a stage to a schema error.
+An `allow` or `lint.ignore` of PC006 silences it like any warning.
+
+Fix: remove the entry.
 """,
 )
 declare(

@@ -69,7 +69,9 @@ class WarmTensor(_Strict):
 
 
 class Warm(_Strict):
-    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"allow": ["reason"]}})
+    model_config = ConfigDict(
+        json_schema_extra={"dependentRequired": {"allow": ["reason"], "reason": ["allow"]}}
+    )
 
     name: Name
     name_hint: Name | SkipJsonSchema[None] = None

@@ -108,7 +108,9 @@ class _Resolver:
         }
         self.check_namespace(tensors, layers)
         forward = self.resolve_forward(layers)
-        ignore = {rid: self.v.at("lint", "ignore", i) for i, rid in enumerate(p.lint.ignore)}
+        ignore: dict[str, Pos] = {}
+        for i, rid in enumerate(p.lint.ignore):
+            ignore.setdefault(rid.upper(), self.v.at("lint", "ignore", i))
         return ir.Plan(
             file=self.file,
             sha256=hashlib.sha256(self.v.doc.raw).hexdigest(),
@@ -123,9 +125,13 @@ class _Resolver:
             layers=layers,
             forward=forward,
             lint_ignore=ignore,
-            silences=(*self.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
+            silences=(*self.silences, *self.lint_silences()),
             declared_warms=self.declared_warms(),
         )
+
+    def lint_silences(self) -> Iterator[tuple[str, Pos, str]]:
+        for i, rid in enumerate(self.plan.lint.ignore):
+            yield rid, self.v.at("lint", "ignore", i), "lint.ignore"
 
     def declared_warms(self) -> int:
         """The mappings in every layer kind's `warms` list of the document itself.
@@ -498,8 +504,10 @@ class _Resolver:
         tensors: dict[str, ir.Tensor],
     ) -> ir.Warm:
         path = ("layers", kind, "warms", i)
-        allow = {rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
-        self.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
+        allow: dict[str, Pos] = {}  # codes compare case-insensitively: `allow: [pc107]`
+        for k, rid in enumerate(w.allow or ()):
+            allow.setdefault(rid.upper(), self.v.at(*path, "allow", k))
+            self.silences.append((rid, self.v.at(*path, "allow", k), ir.allow_scope(w.name)))
         name_pos = self.v.at(*path, "name")
         self.name_check(w.name, name_pos, "warm", reserved=True)
         if w.name_hint is not None:

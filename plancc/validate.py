@@ -45,6 +45,13 @@ _JSON_TYPES = {
 }
 
 
+# dependentRequired pairs, said in the plan's words.
+_NEEDS = {
+    ("allow", "reason"): "`allow` needs a `reason`: say why the warnings are accepted",
+    ("reason", "allow"): "`reason` without `allow` explains nothing: add the `allow` it is for",
+}
+
+
 @dataclass
 class Broken:
     """Names whose definitions were dropped; references to them are not reported."""
@@ -258,8 +265,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                         file,
                         doc.key_at((*path, key)),
                         "PC002",
-                        f"'{key}' in {where} needs '{missing[0]}': say why the warnings are "
-                        "accepted",
+                        _NEEDS.get((key, missing[0]), f"'{key}' in {where} needs '{missing[0]}'"),
                     ),
                     None,
                 )

@@ -128,7 +128,12 @@ class Plan(_Strict):
         dict[str, Layer],
         Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}, "minProperties": 1}),
     ]
-    forward: list[str | ForwardEntry] | ForwardFromConfig | SkipJsonSchema[None] = None
+    # minItems in the schema only: an empty forward is PC014, reported by resolve.
+    forward: (
+        Annotated[list[str | ForwardEntry], Field(json_schema_extra={"minItems": 1})]
+        | ForwardFromConfig
+        | SkipJsonSchema[None]
+    ) = None
     lint: Lint = Lint()
 
 

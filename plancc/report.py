@@ -9,8 +9,10 @@ from urllib.parse import quote
 
 from plancc import __version__
 from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
+from plancc.check import Allowed
 from plancc.codes import all_codes
-from plancc.diagnostics import Diagnostic, Severity
+from plancc.diagnostics import Diagnostic, Severity, printable
+from plancc.ir import allow_scope
 from plancc.summary import peak_share, plan_numbers, plural, summary_line
 
 if TYPE_CHECKING:
@@ -47,10 +49,16 @@ def _plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[s
         for a in sorted(r.allowed, key=lambda a: a.diagnostic.sort_key):
             d = a.diagnostic
             lines.append(
-                f"{d.file}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: {d.message}"
+                f"{printable(d.file)}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: "
+                f"{d.message}"
             )
-            lines.append(f"    reason: {a.reason}")
+            lines.append(f"    reason: {_allowed_by(a)}")
     return lines
+
+
+def _allowed_by(a: Allowed) -> str:
+    """What silenced a warning, as text: the warm and its reason, or lint.ignore."""
+    return a.reason if a.warm is None else f"{allow_scope(printable(a.warm))}: {a.reason}"
 
 
 def _totals(report: Report) -> str:
@@ -61,7 +69,7 @@ def _totals(report: Report) -> str:
 
 
 def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
-    where = f"{d.file}:{d.line}:{d.col}:"
+    where = f"{printable(d.file)}:{d.line}:{d.col}:"
     sev = d.severity.value
     if colour:
         where, sev = f"{_BOLD}{where}{_RESET}", f"{_COLOURS[d.severity]}{sev}{_RESET}"
@@ -73,7 +81,7 @@ def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
 
 def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
     return {
-        "file": d.file,
+        "file": printable(d.file),
         "line": d.line,
         "col": d.col,
         "severity": d.severity.value,
@@ -91,7 +99,12 @@ def json_(report: Report, *, show_allowed: bool = False) -> str:
     }
     if show_allowed:
         out["allowed"] = [
-            {**_json_diagnostic(a.diagnostic), "reason": a.reason} for a in report.allowed
+            {
+                **_json_diagnostic(a.diagnostic),
+                "warm": a.warm and printable(a.warm),
+                "reason": a.reason,
+            }
+            for a in report.allowed
         ]
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
@@ -113,15 +126,14 @@ def github(report: Report, *, show_allowed: bool = False) -> str:
         lines.append(f"::{d.severity.value} {_props(d, d.code)}::{_escape_data(message)}")
     for a in report.allowed if show_allowed else ():
         d = a.diagnostic
-        message = f"{d.message}\nallowed: {a.reason}"
+        message = f"{d.message}\nallowed: {_allowed_by(a)}"
         lines.append(f"::notice {_props(d, f'{d.code} (allowed)')}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 
 
 def _props(d: Diagnostic, title: str) -> str:
-    return (
-        f"file={_escape_property(d.file)},line={d.line},col={d.col},title={_escape_property(title)}"
-    )
+    file = _escape_property(printable(d.file))
+    return f"file={file},line={d.line},col={d.col},title={_escape_property(title)}"
 
 
 def _uri(path: str) -> str:
@@ -280,7 +292,8 @@ def _build_line(built: BuiltPlan) -> str:
     plan = built.result.plan
     assert plan is not None
     n = plan_numbers(plan)
-    line = f"{built.result.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    file = printable(built.result.file)
+    line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
     groups: dict[str, list[str]] = {}

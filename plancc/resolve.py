@@ -454,6 +454,7 @@ class _Resolver:
         self.name_check(kind, self.v.key_at("layers", kind), "layer kind", reserved=False)
         stages: list[ir.Stage] = []
         seen: dict[str, Pos] = {}
+        tasks: dict[str, tuple[str, Pos]] = {}  # task -> the first stage with it
         for i, s in enumerate(layer.stages):
             path = ("layers", kind, "stages", i)
             name_pos = self.v.at(*path, "name")
@@ -462,7 +463,9 @@ class _Resolver:
                 continue  # it keeps its index; its own problems are reported already
             self.name_check(s.name, name_pos, "stage", reserved=False)
             if s.task is not None:
-                self.name_check(s.task, self.v.at(*path, "task"), "task", reserved=False)
+                task_pos = self.v.at(*path, "task")
+                self.name_check(s.task, task_pos, "task", reserved=False)
+                self.unique_task(kind, s.name, s.task, task_pos, tasks)
             if s.name in seen:
                 first = seen[s.name]
                 self.report(
@@ -494,6 +497,22 @@ class _Resolver:
         ]
         complete = not any(k == kind for k, _ in self.v.broken.standin_stages)
         return ir.Layer(kind, tuple(stages), tuple(warms), self.v.key_at("layers", kind), complete)
+
+    def unique_task(
+        self, kind: str, stage: str, task: str, pos: Pos, tasks: dict[str, tuple[str, Pos]]
+    ) -> None:
+        """One TaskId gates one stage: two warms gated by it would be PC101's split scope."""
+        if task not in tasks:
+            tasks[task] = (stage, pos)
+            return
+        other, at = tasks[task]
+        self.report(
+            pos,
+            "PC011",
+            f"task '{clip(task)}' of stage '{stage}' is also the task of stage '{other}' "
+            f"(at {at.line}:{at.col}) in layer kind '{kind}'",
+            "each stage's `task` names the variable holding its own TaskId",
+        )
 
     def resolve_warm(
         self,
@@ -650,6 +669,13 @@ class _Resolver:
                     )
                     return None
                 kinds.extend([name] * repeat)
+            if not fwd and not self.v.broken.forward:
+                self.report(
+                    self.v.at("forward"),
+                    "PC014",
+                    "forward is empty: a forward has at least one layer",
+                )
+                return None
             # An item dropped after a schema error leaves the count unknown.
             complete = ok and not self.v.broken.forward
             return ir.Forward(tuple(kinds), self.v.at("forward")) if complete else None
@@ -664,11 +690,17 @@ class _Resolver:
         key = fwd.from_config
         key_pos = self.v.at("forward", "from_config")
         known = [kind_ref(k, self.v.at("forward", "kinds", v)) for v, k in fwd.kinds.items()]
+        unique = self.unique_kinds_keys(fwd)
         count = self.forward_layers(fwd)
         values = self.config_list(key, key_pos)
         if values is None or count is False:  # no list, or unknown how much of it to take
             return None
-        ok = all(known) and all(_is_int(v) for v in values)
+        if not values:
+            self.report(
+                key_pos, "PC014", f"config key '{key}' is an empty list: the forward has no layers"
+            )
+            return None
+        ok = unique and all(known) and all(_is_int(v) for v in values)
         if count is not None and count > len(values):
             self.report(
                 self.v.at("forward", "layers"),
@@ -706,6 +738,25 @@ class _Resolver:
         if not ok or unmapped:
             return None
         return ir.Forward(tuple(kinds_by_value[v] for v in values[:count]), self.v.at("forward"))
+
+    def unique_kinds_keys(self, fwd: model.ForwardFromConfig) -> bool:
+        """Two `forward.kinds` keys for one integer (`4` and `04`, `0` and `-0`) are PC011
+        at the second: which kind the value maps to would depend on key order."""
+        first: dict[int, str] = {}
+        for text in fwd.kinds:
+            value = int(text)
+            if value not in first:
+                first[value] = text
+                continue
+            at = self.v.key_at("forward", "kinds", first[value])
+            self.report(
+                self.v.key_at("forward", "kinds", text),
+                "PC011",
+                f"forward.kinds key '{text}' is the value {value} again, like key "
+                f"'{first[value]}' at {at.line}:{at.col}",
+                "keep one key per value",
+            )
+        return len(first) == len(fwd.kinds)
 
     def forward_layers(self, fwd: model.ForwardFromConfig) -> int | Literal[False] | None:
         """`forward.layers` (None: absent, take the whole list; False: reported bad)."""

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from plancc import ir
+from plancc.diagnostics import printable
 from plancc.liveness import plan_peak
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
@@ -112,7 +113,7 @@ def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
 def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     """The `plans` entry of `validate --format json`."""
     out: dict[str, Any] = {
-        "file": plan.file,
+        "file": printable(plan.file),
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "warms": len(plan.warms),
@@ -128,7 +129,7 @@ def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
 def summary_line(plan: ir.Plan) -> str:
     n = plan_numbers(plan)
     l2 = n["l2"]
-    text = f"{plan.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    text = f"{printable(plan.file)}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:
         text += (
             f", L2 peak {l2['peak_bytes']:,} B = {peak_share(plan, l2)}× L2"

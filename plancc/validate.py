@@ -229,6 +229,8 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
         return  # PC013, reported by resolve
     if v == "enum" and path[-1:] == ("dtype",):
         return  # PC023, reported by resolve
+    if v == "minItems" and path == ("forward",):
+        return  # PC014, reported by resolve
     if v == "required":
         for key in err.validator_value:
             if key not in err.instance:

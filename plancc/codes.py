@@ -94,7 +94,8 @@ declare(
 The plan does not have the structure of format version 1: an unknown key
 (reported at the key), a missing required key (reported at the mapping that
 lacks it), a value of the wrong YAML type (reported at the value), a platform
-that is not in the platform table, or `allow` without a `reason`.
+that is not in the platform table, `allow` without a `reason`, or a `reason`
+without an `allow` (it explains nothing).
 
 Fix: compare with `plancc schema` or the example in docs/plan-format.md;
 editors complete keys when the plan starts with
@@ -171,7 +172,10 @@ uses, tensors and warms share one namespace (they all become names in the
 generated module); warm names are unique across the plan; stage names within
 a layer kind; a tensor may appear once per warm; two plans of one build may
 not have the same `model`, compared ignoring case (their files would collide
-on a case-insensitive filesystem).
+on a case-insensitive filesystem). Two stages of one layer kind may not have
+the same `task` (two warms gated by one TaskId are the split PC101 warns of),
+and two `forward.kinds` keys may not be the same integer (`4` and `04`, `0`
+and `-0`): reported at the second.
 """,
 )
 declare(
@@ -205,7 +209,8 @@ declare(
     """
 `forward` cannot be expanded: a `from_config` key that is not a list of
 integers, a list value with no entry in `kinds`, or `layers` larger than the
-list. The message names the value and the layer index. A `repeat` or `layers`
+list. The message names the value and the layer index. An empty forward
+(`forward: []`, or a config list with no entries) is PC014 too. A `repeat` or `layers`
 over a `dynamic` dim, or a forward of more than 100,000 layers, is PC014 too.
 """,
 )

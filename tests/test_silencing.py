@@ -215,9 +215,7 @@ def test_show_allowed_json(write_plan: Callable[..., Path]) -> None:
     shown = json.loads(out)
     assert shown["diagnostics"] == plain["diagnostics"]
     assert shown["warnings"] == 1
-    assert [
-        (a["code"], a["line"], a["col"], a["warm"], a["reason"]) for a in shown["allowed"]
-    ] == [
+    assert [(a["code"], a["line"], a["col"], a["warm"], a["reason"]) for a in shown["allowed"]] == [
         ("PC101", *_after(text, 1), "second", "seed, one scope measured"),
         ("PC104", *_after(text, 1), None, "lint.ignore"),
     ]

@@ -253,7 +253,8 @@ def test_a_message_is_cut_at_1000_characters(write_plan: Write) -> None:
     tensors = "".join(f"  {n}: {{shape: [1024], dtype: int8}}\n" for n in names)
     plan = write_plan(
         "plancc: 1\nmodel: m\nplatform: a2a3\ntensors:\n  o: {shape: [1024], dtype: int8}\n"
-        f"{tensors}layers:\n  k:\n    stages:\n      - {{name: s0, task: t0}}\n      - {{name: gap}}\n"
+        f"{tensors}layers:\n  k:\n    stages:\n      - {{name: s0, task: t0}}\n"
+        "      - {name: gap}\n"
         f"      - {{name: s1, reads: [o, {', '.join(names)}]}}\n"
         "    warms: [{name: w, after: s0, tensors: [o]}]\n"
     )

@@ -23,7 +23,7 @@ from typing import Any
 
 from plancc.diagnostics import Diagnostic, Pos, clip, diag
 from plancc.load import Document, PathT
-from plancc.model import NAME_PATTERN, SIZE_PATTERN, Plan
+from plancc.model import NAME_PATTERNS, SIZE_PATTERN, Plan
 from plancc.names import suggest
 from plancc.resources import read_text
 
@@ -116,14 +116,20 @@ def _is_number(checker: Any, instance: Any) -> bool:
     return _is_integer(checker, instance)
 
 
+def yaml_type_checker() -> Any:
+    """JSON Schema's types as YAML gives them: ``1.0`` is a float, not an integer."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}
+    )
+
+
 @cache
 def _validator() -> Any:
     from jsonschema import Draft202012Validator, validators
 
-    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": _is_integer, "number": _is_number}
-    )
-    cls = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    cls = validators.extend(Draft202012Validator, type_checker=yaml_type_checker())  # type: ignore[no-untyped-call]
     return cls(plan_schema())
 
 
@@ -212,7 +218,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             )
         return
     if "propertyNames" in err.schema_path:
-        if err.validator_value == NAME_PATTERN:
+        if err.validator_value in NAME_PATTERNS:
             return  # PC013, reported by resolve
         key_path = (*path, err.instance)
         yield (
@@ -225,7 +231,7 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
             key_path,
         )
         return
-    if v == "pattern" and err.validator_value == NAME_PATTERN:
+    if v == "pattern" and err.validator_value in NAME_PATTERNS:
         return  # PC013, reported by resolve
     if v == "enum" and path[-1:] == ("dtype",):
         return  # PC023, reported by resolve

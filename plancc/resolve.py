@@ -168,7 +168,7 @@ class _Resolver:
             return
         except ValueError as exc:
             self.config_broken = True
-            self.report(pos, "PC005", f"config '{clip(self.plan.config)}' is not JSON: {exc}")
+            self.report(pos, "PC005", f"config '{clip(self.plan.config)}' {_json_problem(exc)}")
             return
         except RecursionError:
             self.config_broken = True
@@ -801,6 +801,13 @@ class _Resolver:
                 )
                 break
         return values
+
+
+def _json_problem(exc: ValueError) -> str:
+    """Why a config is not JSON, in its own words (not Python's integer-size limit)."""
+    if "integer string conversion" in str(exc):
+        return "has an integer of more than 4,300 digits: no model dimension is that large"
+    return f"is not JSON: {exc}"
 
 
 _CYCLE_SHOWN = 8  # a longer cycle is named by its first few dims and its length

@@ -61,6 +61,57 @@ DTYPES: dict[str, DType] = {
 }
 
 
+# Other frameworks' spellings of PyPTO dtypes (torch, numpy, ml_dtypes, short forms).
+_DTYPE_ALIASES: dict[str, tuple[str, ...]] = {
+    "float32": ("fp32",),
+    "float": ("fp32",),
+    "f32": ("fp32",),
+    "single": ("fp32",),
+    "float16": ("fp16",),
+    "half": ("fp16",),
+    "f16": ("fp16",),
+    "bfloat16": ("bf16",),
+    "bfloat": ("bf16",),
+    "fp8": ("fp8e4m3fn", "fp8e5m2"),
+    "float8": ("fp8e4m3fn", "fp8e5m2"),
+    "float8_e4m3fn": ("fp8e4m3fn",),
+    "float8_e4m3": ("fp8e4m3fn",),
+    "e4m3": ("fp8e4m3fn",),
+    "float8_e5m2": ("fp8e5m2",),
+    "e5m2": ("fp8e5m2",),
+    "float8_e8m0fnu": ("fp8e8m0",),
+    "float8_e8m0": ("fp8e8m0",),
+    "e8m0": ("fp8e8m0",),
+    "float4": ("fp4",),
+    "float4_e2m1fn": ("fp4",),
+    "i8": ("int8",),
+    "u8": ("uint8",),
+    "i16": ("int16",),
+    "u16": ("uint16",),
+    "i32": ("int32",),
+    "u32": ("uint32",),
+    "int": ("int32",),
+    "i64": ("int64",),
+    "u64": ("uint64",),
+    "long": ("int64",),
+    "boolean": ("bool",),
+}
+_NO_DTYPE = {"float64", "double", "fp64", "f64", "complex64", "complex128"}
+
+
+def dtype_hint(name: str) -> str:
+    """What an unknown dtype is called in PyPTO: ``float32`` is fp32, ``fp8`` one of two."""
+    key = name.strip().lower().removeprefix("torch.").removeprefix("np.").removeprefix("pl.")
+    if key in DTYPES and key != name:
+        return f"dtypes are lower case: '{key}'"
+    known = _DTYPE_ALIASES.get(key)
+    if known:
+        return "PyPTO calls it " + " or ".join(f"'{d}'" for d in known)
+    if key in _NO_DTYPE:
+        return f"PyPTO has no such dtype; dtypes: {' '.join(DTYPES)}"
+    return suggest(name, DTYPES) or f"dtypes: {' '.join(DTYPES)}"
+
+
 def identifier_problem(name: str, *, reserved: bool) -> str | None:
     """Why ``name`` cannot be a name in generated code, or None when it can."""
     if len(name) > MAX_NAME:

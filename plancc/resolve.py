@@ -24,7 +24,7 @@ from plancc import expr as ex
 from plancc import ir, model
 from plancc.diagnostics import Diagnostic, Pos, clip, diag
 from plancc.load import MAX_BYTES, PathT, read_capped
-from plancc.names import DTYPES, identifier_problem, suggest
+from plancc.names import DTYPES, dtype_hint, identifier_problem, suggest
 from plancc.platforms import PLATFORMS
 from plancc.validate import Validated
 
@@ -378,7 +378,7 @@ class _Resolver:
                     self.v.at("tensors", name, "dtype"),
                     "PC023",
                     f"unknown dtype '{clip(t.dtype)}' for tensor '{name}'",
-                    self.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
+                    dtype_hint(t.dtype),
                 )
             shape = self.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
             try:

@@ -312,7 +312,7 @@ def _digits(text: str) -> str:
 def _unsupported(tag: Any) -> str:
     """``tag !!binary is not supported``: a standard tag as the plan writes it."""
     shown = str(tag).replace("tag:yaml.org,2002:", "!!")
-    return f"tag {shown} is not supported: a plan is plain data (strings, numbers, lists, mappings)"
+    return f"tag {shown} is not supported: a plan is plain data"
 
 
 def _yaml_int(text: str) -> int:

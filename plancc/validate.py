@@ -312,8 +312,8 @@ def _explain(doc: Document, err: Any) -> Iterator[tuple[Diagnostic, _Spoils]]:
                 file,
                 doc.at(path),
                 "PC002",
-                f"{where} '{clip(str(err.instance))}' is not a size: give an integer number of "
-                "bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
+                f"{where} '{clip(str(err.instance))}' is not a size",
+                "give a number of bytes, or a number with a unit: B, kB, MB, GB, KiB, MiB, GiB",
             ),
             path,
         )

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_placement import layers  # tests/ is on sys.path under pytest
 
 from plancc import ir
 from plancc.api import validate_paths
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.load import load
-from test_placement import layers  # tests/ is on sys.path under pytest
 
 CASES = sorted((Path(__file__).parent / "cases").rglob("*.yaml"))
 ANCHOR = re.compile(r"anchor at '([^']+)'")
@@ -93,9 +93,7 @@ def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:
         result = validate_paths([str(again)])
         later = result.results[0].plan
         for e in _on(later, result.diagnostics, warm.name):
-            if e.code in back:
-                circles.append((str(path.name), f"{d.code}: {d.hint}", f"{e.code}: {e.hint}"))
-            elif old and e.hint and f"'{old}'" in e.hint:
+            if e.code in back or (old and e.hint and f"'{old}'" in e.hint):
                 circles.append((str(path.name), f"{d.code}: {d.hint}", f"{e.code}: {e.hint}"))
         if d.code == "PC103":  # adding may not push any warm of the kind over the budget
             budget = [e for e in result.diagnostics if e.code in ("PC030", "PC032")]

@@ -112,7 +112,6 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             plan.platform_pos,
             f"platform '{plan.platform.name}' has no SDMA provider, but the plan has "
-            f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization "
-            f"({plan.platform.note})",
+            f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization",
             "warms run only on a2a3",
         )

@@ -59,7 +59,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             warm.after_pos,
             f"anchor '{layer.stages[at].name}' is early: {names} stream{'s' if count == 1 else ''} "
-            f"{fmt_size(total)} of weights before consumer '{layer.stages[first].name}'",
+            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
             warm=warm,

@@ -286,12 +286,18 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
             what = ", ".join(f"'{s.name}'" for s in stages[:3])
             what += f" and {len(stages) - 3} more" if len(stages) > 3 else ""
             what += f" stream{'s' if len(stages) == 1 else ''} {fmt_size(streamed)}"
+            message = (
+                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}' "
+                f"reads it: {what}, {share}× L2 in all"
+            )
         else:
-            what = "it is larger than L2 by itself"
+            message = (
+                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}, {share}× L2) is larger than L2: it "
+                f"is evicted before '{last.name}' reads it"
+            )
         yield Finding(
             p.warm.name_pos,
-            f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}' reads "
-            f"it: {what}, {share}× L2 with the warm",
+            message,
             "anchor the warm after the streaming stage" if stages else "warm less",
             warm=p.warm,
         )

@@ -12,11 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
-from plancc import ir
-from plancc.codes import lookup
-from plancc.diagnostics import Diagnostic, Severity, diag, printable
-from plancc.rules import RULES
+from plancc import codes, ir
+from plancc.codes import Code, Severity
+from plancc.diagnostics import Diagnostic, diag, printable
+from plancc.rules import discover
+
+
+def catalog() -> list[Code]:
+    """Every diagnostic code, the stages' and the rules', in id order."""
+    rules = [r.code for r in discover()]
+    return sorted([*codes.STAGE_CODES, *rules], key=lambda c: c.id)
+
+
+def lookup(id: str) -> Code | None:
+    """The code ``id`` names; codes compare case-insensitively (`pc107` is PC107)."""
+    return _by_id().get(id.upper())
+
+
+@cache
+def _by_id() -> dict[str, Code]:
+    return {c.id: c for c in catalog()}
 
 
 @dataclass(frozen=True)
@@ -40,28 +57,21 @@ def check(plan: ir.Plan, *, judged: bool = True) -> Checked:
     """``judged``: the plan had no error before this stage, so every rule saw all of it
     and an entry that silences nothing is stale (PC006); after an error it may only
     be waiting for the finding the error hides."""
-    from plancc.codes import all_codes
-
-    all_codes()  # imports every rule module
     found: list[_Found] = []
-    for r in RULES:
+    for r in discover():
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
     shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
-    used: set[tuple[str | None, str]] = set()  # (warm or None for lint.ignore, code)
     judged = judged and not any(d.severity is Severity.ERROR for d, _ in found)
-    stale = list(_stale_silences(plan, found, used)) if judged else []
+    stale = list(_stale_silences(plan, found)) if judged else []
     for d, warms in [*found, *stale]:
         if d.severity is not Severity.WARNING:
             shown.append(d)
             continue
         # An `allow` without its `reason` is PC002 and silences nothing.
         by = [w for w in warms if w.reason and d.code in w.allow]
-        used.update((w.name, d.code) for w in by)
-        if d.code in plan.lint_ignore:
-            used.add((None, d.code))
         if by:
             allowed.append(Allowed(d, printable(by[0].reason or ""), by[0].name))
         elif d.code in plan.lint_ignore:
@@ -71,9 +81,7 @@ def check(plan: ir.Plan, *, judged: bool = True) -> Checked:
     return Checked(tuple(shown), tuple(allowed))
 
 
-def _stale_silences(
-    plan: ir.Plan, found: list[_Found], used: set[tuple[str | None, str]]
-) -> Iterator[_Found]:
+def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
     """PC006 for each `allow` or `lint.ignore` entry that silences no finding of this run.
 
     Entries of a warm the rules could not judge (its anchor names no stage, its
@@ -84,12 +92,11 @@ def _stale_silences(
     for d, by in found:
         raised.update((w.name, d.code) for w in by)
         raised.add((None, d.code))
-    used.update(raised)
     seen: set[tuple[str, str]] = set()
     warms = {ir.allow_scope(w.name): w for w in plan.warms}
     for rid, pos, where in plan.silences:
         code = lookup(rid)
-        if code is None or code.severity is not Severity.WARNING or code.id == "PC006":
+        if code is None or code.severity is not Severity.WARNING or code is codes.UNUSED_SILENCE:
             continue
         warm = warms.get(where)
         if warm is not None and not _judged(plan, warm):
@@ -107,7 +114,9 @@ def _stale_silences(
             continue
         seen.add(key)
         yield (
-            diag(plan.file, pos, "PC006", message, f"remove {rid} from {_list(where)}"),
+            diag(
+                plan.file, pos, codes.UNUSED_SILENCE, message, f"remove {rid} from {_list(where)}"
+            ),
             ((warm,) if warm is not None else ()),
         )
 
@@ -128,7 +137,7 @@ def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
             yield diag(
                 plan.file,
                 pos,
-                "PC004",
+                codes.BAD_SILENCE,
                 f"{where} names '{rid}', which is not a rule id; it silences nothing",
                 "`plancc rules` lists every id",
             )
@@ -136,7 +145,7 @@ def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
             yield diag(
                 plan.file,
                 pos,
-                "PC004",
+                codes.BAD_SILENCE,
                 f"{where} names {rid}, an error; errors cannot be silenced",
                 f"fix the {rid} error instead",
             )

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plancc.api import validate_paths
-from plancc.codes import lookup
+from plancc.check import lookup
 from plancc.diagnostics import Diagnostic
 
 CASES = Path(__file__).parent / "cases" / "rules"

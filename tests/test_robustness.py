@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plancc.api import Report, validate_paths
+from plancc.api import Validation as Report
+from plancc.api import validate_paths
 from plancc.resolve import MAX_FORWARD_LAYERS, parse_size
 
 HEAD = "plancc: 1\nmodel: m\nplatform: a2a3\n"
@@ -223,11 +224,7 @@ def test_a_long_bad_value_is_quoted_in_part(write_plan: Write) -> None:
         ("PC023", f"unknown dtype '{shown}' for tensor 'w'"),
         ("PC010", f"unknown dim '{shown}'"),
         ("PC002", f"unknown key '{shown}' in layers.k"),
-        (
-            "PC002",
-            f"layers.k.stages[0].streams '{shown}' is not a size: give an integer number of "
-            "bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
-        ),
+        ("PC002", f"layers.k.stages[0].streams '{shown}' is not a size"),
         ("PC010", f"unknown tensor '{shown}'"),
         ("PC010", f"unknown stage '{shown}' in layer kind 'k'"),
     ]

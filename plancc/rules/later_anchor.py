@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from plancc import ir
-from plancc.diagnostics import Severity
-from plancc.rules import Finding, anchored, fmt_size, rule
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
 from plancc.rules.timeline import timeline
+from plancc.text import fmt_size
 
 
 @rule("PC104", "later-anchor", Severity.WARNING)

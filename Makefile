@@ -40,6 +40,7 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/pc104.py
 
 # docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
 .PHONY: screenshot

@@ -17,6 +17,7 @@ from PIL import Image, ImageStat
 
 from plancc.api import diagnose_plan
 from plancc.report_html import render
+from plancc.report_html.facts import facts
 from plancc.report_html.measure import read
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +26,7 @@ PAGES = [
     ("plans/deepseek_v4_flash.yaml", None),
     ("plans/deepseek_v4_pro.yaml", None),
     ("plans/deepseek_v4_flash.yaml", "tests/data/report/measure-flash.json"),
+    ("tests/data/report/broken.yaml", None),  # errors, warnings and their explain texts
 ]
 BINARY = find()
 
@@ -49,7 +51,7 @@ def browser() -> Iterator[Browser]:
         yield b
 
 
-@pytest.fixture(scope="module", params=PAGES, ids=["flash", "pro", "flash-measured"])
+@pytest.fixture(scope="module", params=PAGES, ids=["flash", "pro", "flash-measured", "broken"])
 def opened(
     request: pytest.FixtureRequest, browser: Browser, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Browser, str]:
@@ -102,15 +104,18 @@ EXPLAINED = "Array.from(document.querySelectorAll('details pre')).map(e => e.che
 
 def test_the_page_prints_with_every_explanation_open(opened: tuple[Browser, str]) -> None:
     """@media print applies: the explain texts print open; the PDF has pages."""
-    browser, _ = opened
-    assert set(browser.evaluate(EXPLAINED)) == {False}  # on screen: a click away
+    browser, label = opened
+    listed = len(facts(diagnose_plan(ROOT / label, label)).entries)  # one text per diagnostic
+    on_screen = browser.evaluate(EXPLAINED)
+    assert len(on_screen) == listed
+    assert not any(on_screen)  # on screen: a click away
     browser.call("Emulation.setEmulatedMedia", {"media": "print"}, session=True)
     try:
         shown = browser.evaluate(EXPLAINED)
     finally:
         browser.call("Emulation.setEmulatedMedia", {"media": ""}, session=True)
-    assert shown
-    assert set(shown) == {True}
+    assert len(shown) == listed
+    assert all(shown)
     pdf = base64.b64decode(
         browser.call("Page.printToPDF", {"preferCSSPageSize": True}, session=True)["data"]
     )

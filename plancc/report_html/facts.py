@@ -3,7 +3,7 @@ held at each stage, and where each diagnostic belongs.
 
 Every number comes from plancc's own stages: liveness from the resolved plan
 (``ir.Warm.live``), the peak from ``liveness.layer_peak``, the landing
-arithmetic from PC107's ``Landing``, and a diagnostic's warm and stages from the
+arithmetic from PC107's own (``rules.timeline``), and a diagnostic's warm and stages from the
 rule ``Finding`` that raised it. Nothing here re-derives a rule.
 """
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from plancc import ir
 from plancc.api import PlanResult
 from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.liveness import Peak, layer_peak
-from plancc.rules import Finding, discover
-from plancc.rules.landing import Landing
-from plancc.rules.placement import landings
+from plancc.rules import Finding, anchored, discover
+from plancc.rules.timeline import Landing, timeline
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
 OCCUPANCY_CODES = frozenset({"PC030", "PC032"})
@@ -45,10 +45,68 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class WarmLanding:
+    """A warm's landing as PC107 computes it (``pc107``), with what the report draws
+    around it: the consumer of each static tensor, and the platform's rate."""
+
+    pc107: Landing
+    anchor: ir.Stage
+    consumers: dict[str, ir.Stage]  # static tensor -> its consumer
+    bytes: int  # the warm's static bytes
+    rate: int | None  # the platform's single-stream SDMA rate, B/s
+
+    @property
+    def first(self) -> ir.Stage:
+        return min(self.consumers.values(), key=lambda s: s.index)
+
+    @property
+    def fires(self) -> bool:
+        return self.pc107.fires
+
+    @property
+    def window_us(self) -> Fraction | None:
+        return self.pc107.window_us
+
+    @property
+    def landed(self) -> Fraction | None:
+        return self.pc107.landed
+
+    @property
+    def share(self) -> Fraction | None:
+        landed = self.pc107.landed
+        return None if landed is None else min(Fraction(1), landed / self.bytes)
+
+    def transfer_us(self, nbytes: int) -> Fraction | None:
+        """How long the same rate takes to move ``nbytes``: the warm drawn tensor by tensor."""
+        return None if self.rate is None else Fraction(nbytes * 1_000_000, self.rate)
+
+
+def _landings(plan: ir.Plan) -> dict[int, WarmLanding]:
+    """By ``id`` of each warm PC107 judges (anchored, in a complete layer kind, with a
+    static tensor read after its anchor), its landing."""
+    rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
+    out = {}
+    for layer, warm, at in anchored(plan):
+        line = timeline(plan, layer)
+        static = [e for e in warm.entries if e.tensor.static]
+        consumers = {}
+        for e in static:
+            c = line.consumer(e.tensor.name, at)
+            if c is not None:
+                consumers[e.tensor.name] = layer.stages[c]
+        nbytes = sum(e.tensor.bytes or 0 for e in static)
+        if consumers and nbytes:
+            first = min(s.index for s in consumers.values())
+            pc107 = line.landing(at, first, nbytes)
+            out[id(warm)] = WarmLanding(pc107, layer.stages[at], consumers, nbytes, rate)
+    return out
+
+
+@dataclass(frozen=True)
 class WarmFacts:
     warm: ir.Warm
     index: int  # in its layer kind: its colour and lane
-    landing: Landing | None  # None: no static tensor read after the anchor
+    landing: WarmLanding | None  # None: no static tensor read after the anchor
 
     @property
     def static_entries(self) -> tuple[ir.WarmEntry, ...]:
@@ -104,7 +162,7 @@ def facts(result: PlanResult) -> PlanFacts:
     entries = _entries(result)
     if plan is None:
         return PlanFacts(result, (), tuple(entries))
-    est = {id(w): landing for w, landing in landings(plan)}
+    est = _landings(plan)
     layers = []
     for layer in plan.layers.values():
         warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))

@@ -9,14 +9,15 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plancc import ir
+from plancc import inputs, ir
 from plancc.check import Allowed, check
 from plancc.diagnostics import Diagnostic, Severity, diag
-from plancc.load import load, read_capped
+from plancc.inputs import PlanInput
+from plancc.load import load
 from plancc.resolve import resolve
 from plancc.validate import validate
 
@@ -35,11 +36,13 @@ class PlanResult:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...] = ()
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
+    piped: bool = False  # read from standard input or a pipe: no file to build from again
 
 
 @dataclass(frozen=True)
 class Report:
     results: tuple[PlanResult, ...]
+    skipped: tuple[inputs.Skipped, ...] = ()  # directory entries that could not be read
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -63,39 +66,6 @@ class Report:
         return self.errors > 0 or (strict and self.warnings > 0)
 
 
-def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
-    """(path, label) per plan, sorted by label and each file once, whatever the order of
-    the arguments: a directory stands for its *.yaml files. One file under two spellings
-    (``a.yaml`` and ``/abs/a.yaml``, a directory and a file in it, a symlink) is one plan,
-    labelled as it was first given."""
-    out: list[tuple[Path, str]] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found = sorted(path.glob("*.yaml"))
-            if not found:
-                raise UsageError(f"{given}: no *.yaml plans in this directory")
-            out += [(p, p.as_posix()) for p in found]
-        elif path.exists():
-            out.append((path, path.as_posix()))
-        else:
-            raise UsageError(f"{given}: no such file or directory")
-    unique: dict[object, tuple[Path, str]] = {}
-    for path, label in out:
-        unique.setdefault(_identity(path), (path, label))
-    return sorted(unique.values(), key=lambda pair: pair[1])
-
-
-def _identity(path: Path) -> object:
-    """What makes two spellings one file: its device and inode (which see through
-    symlinks, hard links and case-insensitive names), else its real path."""
-    try:
-        st = path.stat()
-    except OSError:  # reading it will report the problem
-        return os.path.realpath(path)
-    return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
-
-
 def _plan_location(file: str) -> str:
     """Where a plan is, for the generated header: its real path, but for a pipe
     (`<(generate-plan)`) the name it was given, since a pipe's real path
@@ -107,13 +77,10 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def check_plan(path: Path, label: str) -> PlanResult:
-    """The whole front end for one plan file: every diagnostic it can find."""
-    try:
-        raw = read_capped(path)
-    except OSError as exc:
-        raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    doc = load(label, raw)
+def check_plan(source: PlanInput) -> PlanResult:
+    """The whole front end for one plan: every diagnostic it can find."""
+    label = source.label
+    doc = load(label, source.raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
@@ -128,12 +95,17 @@ def check_plan(path: Path, label: str) -> PlanResult:
         (*diagnostics, *checked.diagnostics),
         checked.allowed,
         model_broken=validated.broken.model,
+        piped=source.piped,
     )
 
 
-def validate_paths(paths: Sequence[str]) -> Report:
-    results = [check_plan(path, label) for path, label in plan_files(paths)]
-    return Report(tuple(_unique_models(results)))
+def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Report:
+    try:
+        found = inputs.collect(paths, stdin_filename)
+    except inputs.InputError as exc:
+        raise UsageError(str(exc)) from None
+    results = [check_plan(source) for source in found.plans]
+    return Report(tuple(_unique_models(results)), found.skipped)
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
@@ -156,7 +128,7 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
                 if other != model:
                     hint += ", and a case-insensitive filesystem sees one name"
                 d = diag(r.file, r.plan.model_pos, "PC011", message, hint)
-                out.append(PlanResult(r.file, r.plan, (*r.diagnostics, d), r.allowed))
+                out.append(replace(r, diagnostics=(*r.diagnostics, d)))
                 continue
             first.setdefault(key, (model, r.file))
         out.append(r)
@@ -180,6 +152,7 @@ class BuildReport:
     check: bool
     strict: bool
     plans: tuple[BuiltPlan, ...]  # empty when the report failed: nothing was rendered
+    orphans: tuple[FileStatus, ...] = ()  # with check: outputs no plan produces any more
 
     @property
     def failed(self) -> bool:
@@ -187,49 +160,100 @@ class BuildReport:
 
     @property
     def out_of_date(self) -> list[FileStatus]:
-        return [f for p in self.plans for f in p.files if f.status.out_of_date]
+        return [*(f for p in self.plans for f in p.files if f.status.out_of_date), *self.orphans]
 
     @property
     def exit_code(self) -> int:
         return 1 if self.failed or self.out_of_date else 0
 
+    @property
+    def refusal(self) -> str:
+        """Why a failed build wrote nothing: ``nothing written to build: 1 warning under
+        --strict``."""
+        from plancc.summary import plural
+
+        why = [plural(self.report.errors, "error")] if self.report.errors else []
+        if self.strict and self.report.warnings:
+            why.append(plural(self.report.warnings, "warning") + " under --strict")
+        done = "nothing compared with" if self.check else "nothing written to"
+        return f"{done} {self.out}: {', '.join(why)}"
+
 
 def build(
-    paths: Sequence[str], out: str, *, check: bool = False, strict: bool = False
+    paths: Sequence[str],
+    out: str,
+    *,
+    check: bool = False,
+    strict: bool = False,
+    stdin_filename: str | None = None,
 ) -> BuildReport:
     """Validate the plans; unless one fails, render each and write (or with ``check``, compare).
 
     Writes nothing at all when any plan has an error (or a warning with
-    ``strict``). The output directory must exist.
+    ``strict``). The output directory is created when it is missing (not by
+    ``check``, which reports every output missing).
     """
 
-    from plancc import render, write
+    from plancc import orphans, render, write
 
     if not out:  # Path("") is ".": an empty --out would write into the current directory
         raise UsageError("--out '': empty output directory (use --out . for this directory)")
+    if inputs.STDIN in paths and stdin_filename is None:
+        raise UsageError(
+            "-: build records the plan's path in its outputs; name the plan read from "
+            "standard input with --stdin-filename PATH"
+        )
     out_dir = Path(out)
-    if not out_dir.exists():
-        raise UsageError(f"{out}: output directory does not exist")
-    if not out_dir.is_dir():
+    if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out}: not a directory")
-    report = validate_paths(paths)
+    report = validate_paths(paths, stdin_filename)
     if report.failed(strict):
         return BuildReport(report, out, check, strict, ())
+    real_out = os.path.realpath(out_dir)
     rendered: list[tuple[PlanResult, dict[str, bytes]]] = []
     for r in report.results:
         if r.plan is None:
             continue
-        try:  # from the real locations: a symlinked or respelled --out gives the same bytes
-            rel = os.path.relpath(_plan_location(r.file), os.path.realpath(out_dir))
-        except ValueError:  # another drive on Windows: no relative path exists
-            raise UsageError(f"{r.file}: not on the drive of the output directory {out}") from None
-        texts = render.render(r.plan, Path(rel).as_posix())
+        config = None
+        if r.plan.config_file is not None:
+            config_path, config_sha256 = r.plan.config_file
+            config = (_relative(config_path, real_out, out), config_sha256)
+        texts = render.render(
+            r.plan, _relative(r.file, real_out, out), piped=r.piped, config=config
+        )
         rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
     files = {name: data for _, outputs in rendered for name, data in outputs.items()}
     try:
-        done = write.compare(out_dir, files) if check else write.write(out_dir, files)
+        if check:
+            done = write.compare(out_dir, files)
+        else:
+            _make_dir(out_dir, out)
+            done = write.write(out_dir, files)
     except write.WriteError as exc:
         raise UsageError(str(exc)) from None
     status = {f.path.name: f for f in done}
     plans = tuple(BuiltPlan(r, tuple(status[n] for n in outputs)) for r, outputs in rendered)
-    return BuildReport(report, out, check, strict, plans)
+    lost: tuple[FileStatus, ...] = ()
+    if check:
+        sources = [_plan_location(r.file) for r, _ in rendered]
+        lost = tuple(orphans.find(out_dir, files, sources))
+    return BuildReport(report, out, check, strict, plans, lost)
+
+
+def _relative(file: str, real_out: str, out: str) -> str:
+    """``file``'s path relative to the output directory, POSIX form, from the real
+    locations: a symlinked or respelled --out gives the same bytes."""
+    try:
+        return Path(os.path.relpath(_plan_location(file), real_out)).as_posix()
+    except ValueError:  # another drive on Windows: no relative path exists
+        raise UsageError(f"{file}: not on the drive of the output directory {out}") from None
+
+
+def _make_dir(out_dir: Path, out: str) -> None:
+    """Create the output directory and its parents when missing (as buf and sqlc do)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{out}: cannot create the output directory: {exc.strerror or exc}"
+        ) from None

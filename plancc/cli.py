@@ -140,7 +140,18 @@ def _emit(report: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> No
     _out(out)
 
 
-Paths = Annotated[list[str], typer.Argument(help="Plan files, or directories of *.yaml plans.")]
+Paths = Annotated[
+    list[str],
+    typer.Argument(help="Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
+]
+StdinNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stdin-filename",
+        metavar="PATH",
+        help="The name of the plan read from - (for messages, its config and the outputs).",
+    ),
+]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Diagnostics only, no summary.")]
@@ -152,17 +163,20 @@ ShowAllowedOpt = Annotated[
 @app.command()
 def validate(
     paths: Paths,
+    *,
     fmt: FormatOpt = Format.auto,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
+    stdin_filename: StdinNameOpt = None,
 ) -> None:
     """Check plans: schema, names, L2 budget and placement rules."""
 
     def body() -> int:
         from plancc.api import validate_paths
 
-        report = validate_paths(paths)
+        report = validate_paths(paths, stdin_filename)
+        _say_skipped(report)
         _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
         return 1 if report.failed(strict) else 0
 
@@ -172,7 +186,11 @@ def validate(
 OutOpt = Annotated[
     str,
     typer.Option(
-        "--out", "-o", metavar="DIR", help="Output directory (must exist).", show_default=False
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Output directory (created when missing).",
+        show_default=False,
     ),
 ]
 CheckOpt = Annotated[
@@ -191,20 +209,45 @@ def build(
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
+    stdin_filename: StdinNameOpt = None,
 ) -> None:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
 
     def body() -> int:
         from plancc.api import build as build_plans
 
-        result = build_plans(paths, out, check=check, strict=strict)
+        result = build_plans(paths, out, check=check, strict=strict, stdin_filename=stdin_filename)
+        _say_skipped(result.report)
         if result.failed:
             _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
+            _say_refused(result.refusal, fmt, quiet=quiet)
         else:
             _emit_build(result, fmt, quiet=quiet, show_allowed=show_allowed)
         return result.exit_code
 
     _guarded(body)
+
+
+def _say_skipped(report: object) -> None:
+    """Directory entries that could not be read, on stderr: the report is about the rest."""
+    from plancc.api import Report
+
+    assert isinstance(report, Report)
+    for s in report.skipped:
+        typer.echo(f"plancc: skipped {s.label}: {s.reason}", err=True)
+
+
+def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
+    """A failed build says it wrote nothing and why: last in the text report, else (as
+    not to spoil JSON or SARIF on stdout) on stderr."""
+    if fmt in (Format.text, Format.auto) and not quiet and not _github():
+        _out(f"plancc build: {refusal}\n")
+    else:
+        typer.echo(f"plancc build: {refusal}", err=True)
+
+
+def _github() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
 def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:

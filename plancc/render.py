@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shlex
 import textwrap
 import tokenize
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from plancc import ir
+from plancc.shell import regenerate
 from plancc.summary import forward_numbers, l2_numbers, measure_numbers
 
 MANIFEST_FORMAT = "plancc-manifest/1"
@@ -48,16 +48,23 @@ def manifest_file(model: str) -> str:
     return f"{model}_warms.manifest.json"
 
 
-def render(plan: ir.Plan, plan_path: str) -> dict[str, str]:
+def render(
+    plan: ir.Plan,
+    plan_path: str,
+    *,
+    piped: bool = False,
+    config: tuple[str, str] | None = None,
+) -> dict[str, str]:
     """File name -> content of every output of one plan.
 
     ``plan_path`` is the plan file's path relative to the output directory, in
     POSIX form: it is written into both files, so it must not depend on the
-    machine or the working directory.
+    machine or the working directory. ``piped``: the plan was read from standard
+    input or a pipe. ``config``: the config file's path (as ``plan_path``) and SHA-256.
     """
     return {
-        module_file(plan.model): render_module(plan, plan_path),
-        manifest_file(plan.model): render_manifest(plan, plan_path),
+        module_file(plan.model): render_module(plan, plan_path, piped=piped),
+        manifest_file(plan.model): render_manifest(plan, plan_path, config),
     }
 
 
@@ -96,7 +103,7 @@ class WarmFunction:
     call: str
 
 
-def module_context(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
+def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dict[str, Any]:
     """Everything the module template lays out."""
     warms = [_warm_function(plan, w) for w in plan.warms]
     used: set[str] = set()
@@ -114,7 +121,8 @@ def module_context(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
         "platform": plan.platform.name if plan.platform else "",
         "plan_path": plan_path,
         "sha256": plan.sha256,
-        "command": f"plancc build {shlex.quote(plan_path)} --out .",
+        "command": regenerate(plan_path, piped=piped),
+        "piped": piped,
         "manifest": manifest_file(plan.model),
         "constants": constants,
         "warms": warms,
@@ -168,8 +176,9 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
     )
 
 
-def render_module(plan: ir.Plan, plan_path: str) -> str:
-    text = _environment().get_template("module.py.j2").render(module_context(plan, plan_path))
+def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
+    context = module_context(plan, plan_path, piped=piped)
+    text = _environment().get_template("module.py.j2").render(context)
     return fit_lines(text)
 
 
@@ -247,13 +256,18 @@ def paragraph(text: str, indent: int = 0, first: str = "") -> str:
 # -- the manifest --------------------------------------------------------------------------
 
 
-def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
+def manifest(
+    plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``."""
+    source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
+    if config is not None:
+        source["config"] = {"path": config[0], "sha256": config[1]}
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
-        "source": {"plan": plan_path, "sha256": plan.sha256},
+        "source": source,
         "runtime": {"enable_sdma": bool(plan.warms)},
         "l2": l2_numbers(plan),
         "warms": [
@@ -287,8 +301,8 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
     return out
 
 
-def render_manifest(plan: ir.Plan, plan_path: str) -> str:
-    return _json(manifest(plan, plan_path), 0) + "\n"
+def render_manifest(plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None) -> str:
+    return _json(manifest(plan, plan_path, config), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

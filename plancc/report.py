@@ -11,7 +11,7 @@ from plancc import __version__
 from plancc.api import BuildReport, BuiltPlan, PlanResult, Report
 from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic, Severity
-from plancc.summary import peak_share, plan_numbers, plural, summary_line
+from plancc.summary import peak_share, plan_numbers, plural, summary_line, unused_notice
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -141,6 +141,8 @@ _STALE_DOC = (
 
 
 def _stale(f: FileStatus) -> str:
+    if f.status.value == "orphaned":
+        return f"{f.path.as_posix()} is produced by no plan any more; delete it"
     return f"{f.path.as_posix()} is {f.status.value}; run plancc build to regenerate it"
 
 
@@ -237,7 +239,8 @@ def build(
     if fmt == "json":
         data = json.loads(json_(report, show_allowed=show_allowed))
         data["outputs"] = [
-            {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+            {"plan": plan, "file": f.path.as_posix(), "status": f.status.value}
+            for plan, f in [*files, *((None, f) for f in result.orphans)]
         ]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     stale = result.out_of_date
@@ -264,11 +267,14 @@ def build(
         return out + "".join(line + "\n" for line in lines)
     count = len(files)
     if result.check:
+        behind = len(stale) - len(result.orphans)
         tail = (
-            f"{len(stale)} of {count} outputs missing or out of date"
-            if stale
+            f"{behind} of {count} outputs missing or out of date"
+            if behind
             else f"all {count} outputs up to date"
         )
+        if result.orphans:
+            tail += f", {len(result.orphans)} orphaned"
     else:
         written = sum(f.status.value == "written" for _, f in files)
         tail = f"{written} written, {count - written} unchanged"
@@ -283,6 +289,7 @@ def _build_line(built: BuiltPlan) -> str:
     line = f"{built.result.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
+    line += unused_notice(plan)
     groups: dict[str, list[str]] = {}
     for f in built.files:
         groups.setdefault(f.status.value, []).append(f.path.as_posix())

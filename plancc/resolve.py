@@ -67,6 +67,7 @@ class _Resolver:
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
+    config_file: tuple[str, str] | None = None
     broken_tensors: set[str] = field(default_factory=set)
     silences: list[tuple[str, Pos, str]] = field(default_factory=list)
     reported: set[Diagnostic] = field(default_factory=set)
@@ -125,6 +126,7 @@ class _Resolver:
             lint_ignore=ignore,
             silences=(*self.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
             declared_warms=self.declared_warms(),
+            config_file=self.config_file,
         )
 
     def declared_warms(self) -> int:
@@ -173,6 +175,7 @@ class _Resolver:
             self.report(pos, "PC005", f"config '{self.plan.config}' is not a JSON object")
             return
         self.config = data
+        self.config_file = (str(path), hashlib.sha256(raw).hexdigest())
 
     # -- expressions -------------------------------------------------------------------------
 

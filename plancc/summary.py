@@ -122,7 +122,23 @@ def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     fwd = forward_numbers(plan)
     if fwd is not None:
         out["forward"] = fwd
+        out["unused_kinds"] = unused_kinds(plan)
     return out
+
+
+def unused_kinds(plan: ir.Plan) -> list[str]:
+    """The layer kinds, in plan order, that the plan's forward does not use (checked still)."""
+    used = set(plan.forward.kinds) if plan.forward else set()
+    return [k for k in plan.layers if k not in used]
+
+
+def unused_notice(plan: ir.Plan) -> str:
+    """``; layer kind mla is not in forward (checked, not counted)``, or nothing."""
+    unused = unused_kinds(plan) if plan.forward else []
+    if not unused:
+        return ""
+    kinds = "layer kind" + ("s " if len(unused) > 1 else " ") + ", ".join(unused)
+    return f"; {kinds} {'are' if len(unused) > 1 else 'is'} not in forward (checked, not counted)"
 
 
 def summary_line(plan: ir.Plan) -> str:
@@ -139,4 +155,4 @@ def summary_line(plan: ir.Plan) -> str:
         text += (
             f", forward {f['layers']} layers, {f['warm_issues']} warm issues, {f['warm_bytes']:,} B"
         )
-    return text
+    return text + unused_notice(plan)

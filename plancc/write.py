@@ -27,10 +27,11 @@ class Status(StrEnum):
     UP_TO_DATE = "up to date"
     STALE = "stale"
     MISSING = "missing"
+    ORPHANED = "orphaned"  # produced by no plan any more (build --check)
 
     @property
     def out_of_date(self) -> bool:
-        return self in (Status.STALE, Status.MISSING)
+        return self in (Status.STALE, Status.MISSING, Status.ORPHANED)
 
 
 @dataclass(frozen=True)

@@ -230,10 +230,11 @@ def build(
 
 def _say_skipped(report: object) -> None:
     """Directory entries that could not be read, on stderr: the report is about the rest."""
-    from plancc.api import Report
+    from plancc.inputs import Skipped
 
-    assert isinstance(report, Report)
-    for s in report.skipped:
+    skipped = getattr(report, "skipped", ())
+    assert all(isinstance(s, Skipped) for s in skipped)
+    for s in skipped:
         typer.echo(f"plancc: skipped {s.label}: {s.reason}", err=True)
 
 
@@ -259,6 +260,35 @@ def _emit_build(result: object, fmt: Format, *, quiet: bool, show_allowed: bool)
     if fmt is Format.auto:
         fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
     _out(rp.build(result, fmt.value, colour=_colour(), quiet=quiet, show_allowed=show_allowed))
+
+
+@app.command("fmt")
+def fmt_command(
+    paths: Paths,
+    *,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 when a plan would change.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Write nothing; print the change as a unified diff.")
+    ] = False,
+    stdin_filename: StdinNameOpt = None,
+) -> None:
+    """Rewrite plans in the canonical layout, every comment kept."""
+
+    def body() -> int:
+        from plancc import fmt, inputs, write
+        from plancc.api import UsageError
+
+        try:
+            done = fmt.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
+        except (inputs.InputError, write.WriteError) as exc:
+            raise UsageError(str(exc)) from None
+        _say_skipped(done)
+        _out(done.stdout)
+        return done.exit_code
+
+    _guarded(body)
 
 
 @app.command()

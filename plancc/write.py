@@ -126,6 +126,20 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     return result
 
 
+def replace(path: Path, data: bytes) -> None:
+    """Replace one existing file with ``data`` atomically, keeping its mode (``plancc fmt``
+    rewriting a plan in place)."""
+    tmp = _stage(path, data)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _sync_dir(path.parent)
+
+
 def _stage(path: Path, data: bytes) -> str:
     """Write ``data`` to a new temporary file beside ``path``; its name.
 

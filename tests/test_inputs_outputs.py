@@ -217,3 +217,17 @@ def test_a_module_without_its_manifest_is_an_orphan(repo: Path) -> None:
     assert _run("build", "plans", "--out", "out")[0] == 0
     code, out, _ = _run("build", "plans", "--out", "out", "--check", "-q")
     assert (code, out) == (1, "out/demo_warms.py: orphaned\n")
+
+
+def test_the_runtime_checks_source_config() -> None:
+    from plancc.runtime import MalformedManifestError, load_manifest
+
+    golden = Path(__file__).parent / "golden" / "deepseek_v4_flash_warms.manifest.json"
+    data = json.loads(golden.read_text("utf-8"))
+    assert load_manifest(data).model == "deepseek_v4_flash"
+    data["source"]["config"] = {"path": "/abs/config.json", "sha256": "0" * 64}
+    with pytest.raises(MalformedManifestError, match="at /source/config/path"):
+        load_manifest(data)
+    data["source"]["config"] = {"path": "c.json"}
+    with pytest.raises(MalformedManifestError, match="'sha256' is a required property"):
+        load_manifest(data)

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 7160b28ffe52b81d4f623e367e70a2273c27991b6a40860cfb77eb8ab95f1bef
+Plan sha256: 62011a878e6be993ec5b2f7eee268031929d66d090d111c1648b760de29767db
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

@@ -1,6 +1,7 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
-load -> validate -> resolve -> check (this module) -> render -> write (``build``).
+load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
+(``build``).
 Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
@@ -13,12 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plancc import inputs, ir
+from plancc import codes, inputs, ir
 from plancc.check import Allowed, check
-from plancc.diagnostics import Diagnostic, Severity, diag
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import load
 from plancc.resolve import resolve
+from plancc.text import plural
 from plancc.validate import validate
 
 if TYPE_CHECKING:
@@ -40,7 +43,7 @@ class PlanResult:
 
 
 @dataclass(frozen=True)
-class Report:
+class Validation:
     results: tuple[PlanResult, ...]
     skipped: tuple[inputs.Skipped, ...] = ()  # directory entries that could not be read
 
@@ -77,7 +80,7 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def check_plan(source: PlanInput) -> PlanResult:
+def diagnose_plan(source: PlanInput) -> PlanResult:
     """The whole front end for one plan: every diagnostic it can find."""
     label = source.label
     doc = load(label, source.raw)
@@ -99,13 +102,13 @@ def check_plan(source: PlanInput) -> PlanResult:
     )
 
 
-def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Report:
+def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Validation:
     try:
         found = inputs.collect(paths, stdin_filename)
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
-    results = [check_plan(source) for source in found.plans]
-    return Report(tuple(_unique_models(results)), found.skipped)
+    results = [diagnose_plan(source) for source in found.plans]
+    return Validation(tuple(_unique_models(results)), found.skipped)
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
@@ -127,7 +130,7 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
                 hint = "each plan's outputs are named after its model"
                 if other != model:
                     hint += ", and a case-insensitive filesystem sees one name"
-                d = diag(r.file, r.plan.model_pos, "PC011", message, hint)
+                d = diag(r.file, r.plan.model_pos, codes.DUPLICATE_NAME, message, hint)
                 out.append(replace(r, diagnostics=(*r.diagnostics, d)))
                 continue
             first.setdefault(key, (model, r.file))
@@ -144,15 +147,15 @@ class BuiltPlan:
 
 
 @dataclass(frozen=True)
-class BuildReport:
+class BuildResult:
     """The front end's report plus, when it passed, every output file's status."""
 
-    report: Report
+    report: Validation
     out: str
-    check: bool
+    compare: bool  # `build --check`: compared with the files on disk, nothing written
     strict: bool
     plans: tuple[BuiltPlan, ...]  # empty when the report failed: nothing was rendered
-    orphans: tuple[FileStatus, ...] = ()  # with check: outputs no plan produces any more
+    orphans: tuple[FileStatus, ...] = ()  # compared: outputs no plan produces any more
 
     @property
     def failed(self) -> bool:
@@ -170,12 +173,10 @@ class BuildReport:
     def refusal(self) -> str:
         """Why a failed build wrote nothing: ``nothing written to build: 1 warning under
         --strict``."""
-        from plancc.summary import plural
-
         why = [plural(self.report.errors, "error")] if self.report.errors else []
         if self.strict and self.report.warnings:
             why.append(plural(self.report.warnings, "warning") + " under --strict")
-        done = "nothing compared with" if self.check else "nothing written to"
+        done = "nothing compared with" if self.compare else "nothing written to"
         return f"{done} {self.out}: {', '.join(why)}"
 
 
@@ -183,18 +184,18 @@ def build(
     paths: Sequence[str],
     out: str,
     *,
-    check: bool = False,
+    compare: bool = False,
     strict: bool = False,
     stdin_filename: str | None = None,
-) -> BuildReport:
-    """Validate the plans; unless one fails, render each and write (or with ``check``, compare).
+) -> BuildResult:
+    """Validate the plans; unless one fails, render each and write (or with ``compare``, compare).
 
     Writes nothing at all when any plan has an error (or a warning with
     ``strict``). The output directory is created when it is missing (not by
-    ``check``, which reports every output missing).
+    ``compare``, which finds every output missing).
     """
 
-    from plancc import orphans, render, write
+    from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
 
     if not out:  # Path("") is ".": an empty --out would write into the current directory
         raise UsageError("--out '': empty output directory (use --out . for this directory)")
@@ -208,7 +209,7 @@ def build(
         raise UsageError(f"{out}: not a directory")
     report = validate_paths(paths, stdin_filename)
     if report.failed(strict):
-        return BuildReport(report, out, check, strict, ())
+        return BuildResult(report, out, compare, strict, ())
     real_out = os.path.realpath(out_dir)
     rendered: list[tuple[PlanResult, dict[str, bytes]]] = []
     for r in report.results:
@@ -218,13 +219,12 @@ def build(
         if r.plan.config_file is not None:
             config_path, config_sha256 = r.plan.config_file
             config = (_relative(config_path, real_out, out), config_sha256)
-        texts = render.render(
-            r.plan, _relative(r.file, real_out, out), piped=r.piped, config=config
-        )
+        plan_path = _relative(r.file, real_out, out)
+        texts = render.render(r.plan, plan_path, piped=r.piped, config=config)
         rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
     files = {name: data for _, outputs in rendered for name, data in outputs.items()}
     try:
-        if check:
+        if compare:
             done = write.compare(out_dir, files)
         else:
             _make_dir(out_dir, out)
@@ -234,10 +234,10 @@ def build(
     status = {f.path.name: f for f in done}
     plans = tuple(BuiltPlan(r, tuple(status[n] for n in outputs)) for r, outputs in rendered)
     lost: tuple[FileStatus, ...] = ()
-    if check:
+    if compare:
         sources = [_plan_location(r.file) for r, _ in rendered]
         lost = tuple(orphans.find(out_dir, files, sources))
-    return BuildReport(report, out, check, strict, plans, lost)
+    return BuildResult(report, out, compare, strict, plans, lost)
 
 
 def _relative(file: str, real_out: str, out: str) -> str:
@@ -254,6 +254,5 @@ def _make_dir(out_dir: Path, out: str) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(
-            f"{out}: cannot create the output directory: {exc.strerror or exc}"
-        ) from None
+        reason = exc.strerror or exc
+        raise UsageError(f"{out}: cannot create the output directory: {reason}") from None

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plancc import inputs
+from plancc import inputs, write
 from plancc.diagnostics import Diagnostic
 from plancc.fmt_layout import FmtError, Layout, comments
 from plancc.load import load
@@ -96,8 +96,6 @@ def run(
     changes), or with ``check`` list those that would change, or with ``diff`` print the
     change. A plan read from standard input or a pipe is printed, formatted. Raises
     ``inputs.InputError`` (usage) and ``write.WriteError`` (I/O)."""
-    from plancc import write
-
     found = inputs.collect(paths, stdin_filename)
     dry = check or diff
     if not dry and any(p.piped for p in found.plans) and len(found.plans) > 1:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ruamel.yaml import YAML
+
 WIDTH = 88
 HEADER = ("plancc", "model", "platform", "budget", "config")
 _TOP = (*HEADER, "dims", "tensors", "layers", "forward", "lint")
@@ -148,8 +150,6 @@ class Layout:
     # -- reading ----------------------------------------------------------------------------
 
     def parse(self) -> Node | None:
-        from ruamel.yaml import YAML
-
         events = iter(YAML(typ="rt").parse(self.text))
         for event in events:
             if type(event).__name__ in _NODE_EVENTS:

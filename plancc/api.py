@@ -80,10 +80,10 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def diagnose_plan(source: PlanInput) -> PlanResult:
-    """The whole front end for one plan: every diagnostic it can find."""
+def diagnose_plan(source: PlanInput, raw: bytes) -> PlanResult:
+    """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find."""
     label = source.label
-    doc = load(label, source.raw)
+    doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
@@ -105,10 +105,10 @@ def diagnose_plan(source: PlanInput) -> PlanResult:
 def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Validation:
     try:
         found = inputs.collect(paths, stdin_filename)
+        results = [diagnose_plan(source, raw) for source, raw in found.read()]
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
-    results = [diagnose_plan(source) for source in found.plans]
-    return Validation(tuple(_unique_models(results)), found.skipped)
+    return Validation(tuple(_unique_models(results)), tuple(found.skipped))
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:

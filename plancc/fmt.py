@@ -102,9 +102,9 @@ def run(
         raise inputs.InputError("-: a plan from standard input is formatted alone")
     lines: list[str] = []
     changed = refused = 0
-    for plan in found.plans:
+    for plan, raw in found.read():
         try:
-            after = format_plan(plan.label, plan.raw)
+            after = format_plan(plan.label, raw)
         except FmtError as exc:
             lines.append(f"{plan.label}: cannot format: {exc}; left as it is")
             refused += 1
@@ -116,24 +116,24 @@ def run(
             refused += 1
             continue
         if not dry and plan.piped:
-            return FmtRun(after.decode("utf-8"), 1 if refused else 0, found.skipped)
-        if after == plan.raw:
+            return FmtRun(after.decode("utf-8"), 1 if refused else 0, tuple(found.skipped))
+        if after == raw:
             continue
         changed += 1
         if diff:
-            lines += _diff(plan.label, plan.raw, after)
+            lines += _diff(plan.label, raw, after)
         elif check:
             lines.append(f"{plan.label}: would be reformatted")
         else:
             write.replace(Path(os.path.realpath(plan.label)), after)
             lines.append(f"{plan.label}: formatted")
     if not diff:
-        same = len(found.plans) - changed - refused
+        same = len(found.plans) - len(found.skipped) - changed - refused
         verb = "would be reformatted" if check else "formatted"
         tail = f"{changed} {verb}, {same} {'already formatted' if check else 'unchanged'}"
         lines.append(tail + (f", {refused} not formatted" if refused else ""))
     failed = refused > 0 or (dry and changed > 0)
-    return FmtRun("".join(line + "\n" for line in lines), 1 if failed else 0, found.skipped)
+    return FmtRun("".join(line + "\n" for line in lines), 1 if failed else 0, tuple(found.skipped))
 
 
 def _diff(label: str, before: bytes, after: bytes) -> list[str]:

@@ -22,8 +22,6 @@ _TOP = (*HEADER, "dims", "tensors", "layers", "forward", "lint")
 _STAGE = ("name", "task", "reads", "streams", "sdma", "group", "duration_us", "kernel")
 _WARM = ("name", "name_hint", "after", "tensors", "allow", "reason")
 _TENSOR = ("shape", "dtype", "flat")
-# A plain scalar that reads the same inside `[...]` or `{...}`.
-_FLOW_PLAIN = re.compile(r"[^,\[\]{}#:\s](?:[^,\[\]{}#:]*[^,\[\]{}#:\s])?")
 
 
 class FmtError(Exception):
@@ -207,43 +205,59 @@ class Layout:
         at = self.text.rfind("-", 0, index)
         return at - self.starts[self.line_of(at)] if at >= 0 else 0
 
-    def blank(self, line: int) -> bool:
-        if line < 0 or line >= len(self.starts):
+    def blank(self, line: int, inside: set[int]) -> bool:
+        """Whether ``line`` is blank layout (a blank line inside a scalar is content)."""
+        if line < 0 or line >= len(self.starts) or line in inside:
             return False
         end = self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
-        if self.text[self.starts[line] : end].strip():
-            return False
-        index = self.starts[line]  # a blank line inside a scalar is content, not layout
-        return not any(start < index < end for start, end in self.scalar_spans)
+        return not self.text[self.starts[line] : end].strip()
 
     def attach(self) -> None:
         """Give every comment to an entry: a comment alone on its line to the entry after
-        it; one at the end of a line to the outermost entry starting on that line (else to
-        the innermost entry that line belongs to)."""
+        it; one at the end of a line to the innermost entry outside flow collections that
+        starts on that line (else to the innermost such entry that line belongs to)."""
+        inside = {  # the lines after the first of each multi-line scalar
+            line
+            for start, end in self.scalar_spans
+            for line in range(self.line_of(start) + 1, self.line_of(max(end - 1, start)) + 1)
+        }
         order = sorted(self.entries, key=lambda e: (e.line, e.depth))
         lines = [e.line for e in order]
         starting: dict[int, Entry] = {}
         for e in order:
             if not e.in_flow:
                 starting[e.line] = e  # the innermost, outside flow collections
-        for line, alone, text in comments(self.text, self.scalar_spans):
+        found = list(comments(self.text, self.scalar_spans))
+        covering = self.covering({line for line, alone, _ in found if not alone} - set(starting))
+        for line, alone, text in found:
             if not alone:
-                owner = starting.get(line) or max(
-                    (e for e in order if e.line < line <= e.end_line and not e.in_flow),
-                    key=lambda e: e.depth,
-                    default=None,
-                )
+                owner = starting.get(line) or covering.get(line)
                 if owner is not None:
                     owner.eol.append(text)
                     continue
             at = bisect.bisect_right(lines, line)
             target = order[at].leading if at < len(order) else self.trailing
-            if self.blank(line - 1):
+            if self.blank(line - 1, inside):
                 target.append(None)
             target.append(text)
         for e in order:
-            if self.blank(e.line - 1) and not e.in_flow:
+            if self.blank(e.line - 1, inside) and not e.in_flow:
                 e.leading.append(None)
+
+    def covering(self, targets: set[int]) -> dict[int, Entry]:
+        """For each line of ``targets``, the innermost entry outside flow collections whose
+        span it is in, after the entry's first line: one bisect per entry."""
+        wanted = sorted(targets)
+        out: dict[int, Entry] = {}
+        for e in self.entries:
+            if e.in_flow:
+                continue
+            at = bisect.bisect_right(wanted, e.line)
+            while at < len(wanted) and wanted[at] <= e.end_line:
+                if wanted[at] not in out or out[wanted[at]].depth < e.depth:
+                    out[wanted[at]] = e
+                at += 1
+        return out
 
     # -- writing ----------------------------------------------------------------------------
 

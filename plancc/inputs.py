@@ -5,7 +5,9 @@ out. An entry of a directory that cannot be read (a broken symlink, a
 subdirectory named ``x.yaml``, a file without read permission, a FIFO) is
 skipped and reported, so one bad entry does not stop a run over a whole
 directory; a file named on the command line that cannot be read is a usage
-error. Every plan is read here, once, up to the 4 MiB limit.
+error. Plans are read one at a time, as they are checked (``Inputs.read``), each
+once and up to the 4 MiB limit, so a directory of many plans is never held in
+memory at once.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from plancc.load import MAX_BYTES, read_capped
@@ -31,14 +33,21 @@ class InputError(Exception):
 @dataclass(frozen=True)
 class PlanInput:
     label: str  # its name in diagnostics: as given, or --stdin-filename, or <stdin>
-    raw: bytes
-    stdin: bool = False  # read from standard input
+    path: Path | None = None  # None: standard input
+    listed: bool = False  # found in a directory: skipped, not fatal, when unreadable
+    stdin_raw: bytes = b""  # what standard input held
+
+    @property
+    def stdin(self) -> bool:
+        return self.path is None
 
     @property
     def piped(self) -> bool:
         """Read from standard input or a pipe (``<(generate-plan)``): no file to read again."""
         if self.stdin:
             return True
+        if self.listed:  # a directory's entry is read only when it is a regular file
+            return False
         try:
             return not stat.S_ISREG(os.stat(self.label).st_mode)
         except OSError:
@@ -53,10 +62,31 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Inputs:
     plans: tuple[PlanInput, ...]
-    skipped: tuple[Skipped, ...]
+    skipped: list[Skipped] = field(default_factory=list)  # filled by read()
+
+    def read(self) -> Iterator[tuple[PlanInput, bytes]]:
+        """Each plan with its bytes, in order. A directory entry that cannot be read is
+        added to ``skipped``; a plan named on the command line raises InputError."""
+        for plan in self.plans:
+            if plan.path is None:
+                yield plan, plan.stdin_raw
+                continue
+            try:
+                if plan.listed:  # a FIFO would block; a directory cannot be read
+                    mode = plan.path.stat().st_mode
+                    if not stat.S_ISREG(mode):
+                        raise OSError(0, "is a directory" if stat.S_ISDIR(mode) else "not a file")
+                raw = read_capped(plan.path)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                if not plan.listed:
+                    raise InputError(f"{plan.label}: cannot read: {reason}") from None
+                self.skipped.append(Skipped(plan.label, reason))
+                continue
+            yield plan, raw
 
 
 def collect(paths: Sequence[str], stdin_filename: str | None = None) -> Inputs:
@@ -69,7 +99,7 @@ def collect(paths: Sequence[str], stdin_filename: str | None = None) -> Inputs:
     for given in paths:
         if given == STDIN:
             if stdin is None:
-                stdin = PlanInput(stdin_filename or STDIN_LABEL, _read_stdin(), stdin=True)
+                stdin = PlanInput(stdin_filename or STDIN_LABEL, stdin_raw=_read_stdin())
             continue
         path = Path(given)
         if path.is_dir():
@@ -84,24 +114,10 @@ def collect(paths: Sequence[str], stdin_filename: str | None = None) -> Inputs:
     unique: dict[object, tuple[Path, str, bool]] = {}
     for path, label, listed in found:
         unique.setdefault(_identity(path), (path, label, listed))
-    plans: list[PlanInput] = [] if stdin is None else [stdin]
-    skipped: list[Skipped] = []
-    for path, label, listed in unique.values():
-        try:
-            if listed:  # a FIFO would block; a directory cannot be read
-                mode = path.stat().st_mode
-                if not stat.S_ISREG(mode):
-                    raise OSError(0, "is a directory" if stat.S_ISDIR(mode) else "not a file")
-            plans.append(PlanInput(label, read_capped(path)))
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            if not listed:
-                raise InputError(f"{label}: cannot read: {reason}") from None
-            skipped.append(Skipped(label, reason))
-    return Inputs(
-        tuple(sorted(plans, key=lambda p: p.label)),
-        tuple(sorted(skipped, key=lambda s: s.label)),
-    )
+    plans = [PlanInput(label, path, listed) for path, label, listed in unique.values()]
+    if stdin is not None:
+        plans.append(stdin)
+    return Inputs(tuple(sorted(plans, key=lambda p: p.label)))
 
 
 def _plan_entries(directory: Path, given: str) -> list[Path]:

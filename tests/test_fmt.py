@@ -279,3 +279,13 @@ def test_no_temporary_file_is_left_when_the_directory_is_read_only(messy: Path) 
     assert code == 2
     assert err.startswith(f"plancc: {messy.parent / 'messy.yaml'}: cannot write:")
     assert messy.read_text() == MESSY
+
+
+def test_a_directory_formats_its_plans_and_names_what_it_skipped(messy: Path) -> None:
+    (messy.parent / "sub.yaml").mkdir()
+    (messy.parent / ".hidden.yaml").write_text(MESSY)
+    code, out, err = _run(".")
+    assert code == 0
+    assert out == "messy.yaml: formatted\n1 formatted, 0 unchanged\n"
+    assert err == "plancc: skipped sub.yaml: is a directory\n"
+    assert (messy.parent / ".hidden.yaml").read_text() == MESSY

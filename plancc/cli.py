@@ -152,7 +152,10 @@ OutOpt = Annotated[
 ]
 CompareOpt = Annotated[
     bool,
-    typer.Option("--check", help="Write nothing; exit 1 when an output is missing or out of date."),
+    typer.Option(
+        "--check",
+        help="Write nothing; exit 1 when an output is missing, out of date or orphaned.",
+    ),
 ]
 
 

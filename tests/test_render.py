@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plancc import ir, render
+from plancc import ir, render, shell
 from plancc.api import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -662,7 +662,9 @@ def test_hostile_plan_path_stays_inside_the_docstring(
     assert [type(s).__name__ for s in tree.body[:2]] == ["Expr", "Import"]
     doc = ast.get_docstring(tree, clean=False)
     assert doc is not None
-    assert f"Plan: {path}\n" in doc
+    assert text.startswith('r"""')  # the command holds backslashes: a raw docstring
+    assert f"Plan: {render.doc_escape(path)}\n" in doc  # as the source shows it
+    assert f"    {shell.regenerate(path, piped=False)}\n" in doc
     assert text.isascii()
     out = tmp_path / "weird_warms.py"
     out.write_text(text, encoding="utf-8")

@@ -13,13 +13,19 @@ from plancc.render.module_view import anchor_of
 MANIFEST_FORMAT = "plancc-manifest/1"
 
 
-def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
-    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``."""
+def manifest(
+    plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256."""
+    source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
+    if config is not None:
+        source["config"] = {"path": config[0], "sha256": config[1]}
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
-        "source": {"plan": plan_path, "sha256": plan.sha256},
+        "source": source,
         "runtime": {"enable_sdma": bool(plan.warms)},
         "l2": l2_numbers(plan),
         "warms": [
@@ -53,8 +59,8 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
     return out
 
 
-def render_manifest(plan: ir.Plan, plan_path: str) -> str:
-    return _json(manifest(plan, plan_path), 0) + "\n"
+def render_manifest(plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None) -> str:
+    return _json(manifest(plan, plan_path, config), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

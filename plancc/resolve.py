@@ -457,6 +457,8 @@ class _Resolver:
             self.name_check(s.name, name_pos, "stage", reserved=False)
             if s.task is not None:
                 self.name_check(s.task, self.v.at(*path, "task"), "task", reserved=False)
+            if s.kernel is not None:
+                self.name_check(s.kernel, self.v.at(*path, "kernel"), "kernel", reserved=False)
             if s.name in seen:
                 first = seen[s.name]
                 self.report(
@@ -481,6 +483,7 @@ class _Resolver:
                     group=s.group,
                     duration_us=s.duration_us,
                     pos=self.v.at(*path),
+                    kernel=s.kernel,
                 )
             )
         warms = [

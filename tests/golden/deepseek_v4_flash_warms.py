@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 7160b28ffe52b81d4f623e367e70a2273c27991b6a40860cfb77eb8ab95f1bef
+Plan sha256: 98ce57eaf9a97ac7dcb2bcc62e8408eefa8d36ec8c3699cf667e58d98f9584e0
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 301d81cc239affe2d774895f0df1e1c79dbe0946208a90aea968a9e0a98af3e2
+Plan sha256: 29f2b96a6ec6375c8bd387fa6263e685e471de02f6f3b1da293e04c2e5d0933b
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -280,6 +280,62 @@ def rules() -> None:
     _guarded(body)
 
 
+class MeasureFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def measure(
+    *,
+    manifest: Annotated[str, typer.Option("--manifest", help="The build's manifest.json.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="Benchmark log without the warm.")],
+    warm: Annotated[str, typer.Option("--warm", help="Benchmark log with the warm.")],
+    trace: Annotated[
+        list[str] | None,
+        typer.Option("--trace", help="A swimlane trace, or a directory of them (dfx_outputs/)."),
+    ] = None,
+    slots: Annotated[
+        list[str] | None,
+        typer.Option("--slots", help="[STRACE] stderr: FILE, baseline=FILE or warm=FILE."),
+    ] = None,
+    window: Annotated[
+        list[str] | None, typer.Option("--window", help="Name a stage window: NAME=A:B (slots).")
+    ] = None,
+    standalone: Annotated[
+        list[str] | None,
+        typer.Option("--standalone", help="A window's standalone bound: NAME=µs (csa=347.0)."),
+    ] = None,
+    fmt: Annotated[
+        MeasureFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = MeasureFormat.text,
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="Write the report to this file.")
+    ] = None,
+) -> None:
+    """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
+
+    Exit 0 ship, 1 no-ship or inconclusive, 2 unreadable input."""
+
+    def body() -> int:
+        from plancc.api import UsageError
+        from plancc.measure.command import Options, run
+        from plancc.measure.errors import InputError
+
+        opts = Options(
+            manifest, baseline, warm, trace or [], slots or [], standalone or [], window or []
+        )
+        try:
+            text, code = run(opts, fmt.value, out)
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
+        _out(text)
+        return code
+
+    _guarded(body)
+
+
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
     """A codec error handler: what the stream cannot encode is written ``\\uXXXX``, an
     escape that keeps JSON and SARIF valid JSON (non-ASCII only occurs in their strings)."""

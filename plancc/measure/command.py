@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plancc.measure import logs, report, scopes, slots, trace, verdict, wall
+from plancc.measure import logs, markdown, report, scopes, slots, text, trace, verdict, wall
 from plancc.measure.errors import InputError
 from plancc.measure.manifest import Manifest
 from plancc.measure.manifest import load as load_manifest
@@ -180,10 +181,6 @@ def _standalone(specs: list[str], windows: dict[str, tuple[int, int]]) -> dict[s
 
 def render(result: dict[str, Any], fmt: str) -> str:
     """The result in ``fmt``: text, json or markdown."""
-    import json
-
-    from plancc.measure import markdown, text
-
     if fmt == "json":
         return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":

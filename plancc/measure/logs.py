@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from plancc.diagnostics import clip, printable
+from plancc.diagnostics import printable
 from plancc.measure.errors import InputError
+from plancc.text import clip
 
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _FIGS = rf"min={_NUM} median={_NUM} mean={_NUM} max={_NUM}"

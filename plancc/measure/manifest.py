@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from plancc.measure.errors import InputError
 from plancc.platforms import PLATFORMS
+from plancc.runtime import MalformedManifestError, load_manifest
 
 # A manifest is a few kB per warm; anything this large is not one (and is not read).
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -39,8 +40,6 @@ class Manifest:
 
 
 def load(path: str) -> Manifest:
-    from plancc.runtime import MalformedManifestError, load_manifest
-
     try:
         size = os.stat(path).st_size
     except OSError as exc:

@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn, TypeGuard
 
-from plancc.diagnostics import clip, printable
+from plancc.diagnostics import printable
 from plancc.measure.errors import InputError
+from plancc.text import clip
 
 CHUNK = 1 << 20
 MAX_VALUE = 16 << 20  # no event or metadata value of the converter comes near this

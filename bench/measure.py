@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the test helpers, as pytest imports them
 
-from tests import measure_fixtures as fx  # noqa: E402  (the converter-form writer)
+import measure_example as ex  # noqa: E402
+import measure_fixtures as fx  # noqa: E402  (the converter-form writer)
 
 MANIFEST = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"
 RUNS = 3
@@ -62,7 +63,7 @@ def main() -> None:
     print(f"{'trace':>10}  {'measure':>9}  {'peak RSS':>9}  {'json.load':>9}  {'peak RSS':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        fx.write_example(root, kinds())  # the logs and slot lines of the tour
+        ex.write_example(root, kinds())  # the logs and slot lines of the tour
         for fillers in (520, 1300):
             trace = root / "dfx" / "merged_swimlane_20261203_101500.json"
             subprocess.run(
@@ -71,7 +72,7 @@ def main() -> None:
             size = trace.stat().st_size
             measure = [
                 str(Path(sys.executable).parent / "plancc"),
-                *fx.example_args(str(MANIFEST), str(root)),
+                *ex.example_args(str(MANIFEST), str(root)),
             ]
             measure[measure.index(f"{root}/dfx_outputs")] = str(trace.parent)
             load = [sys.executable, "-c", f"import json; json.load(open({str(trace)!r}))"]

@@ -1,7 +1,7 @@
 """Regenerate the golden files under tests/golden: ``make golden``.
 
 Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan.
-Then the measurement example (examples/measure/, written by tests/measure_fixtures.py)
+Then the measurement example (examples/measure/, written by tests/measure_example.py)
 and its reports, tests/data/measure/report.txt and report.md, from the Flash manifest.
 Run it after an intended change to the plan, the template or the renderer,
 then review the diff of tests/golden like any other change. tests/test_build.py
@@ -37,14 +37,16 @@ def measure_golden() -> int:
     import os
 
     from plancc.measure.command import Options, measure, render
-    from tests import measure_fixtures as fx
+
+    sys.path.insert(0, str(ROOT / "tests"))  # as pytest imports the test helpers
+    import measure_example as ex
 
     manifest = "tests/golden/deepseek_v4_flash_warms.manifest.json"
     kinds = json.loads((ROOT / manifest).read_text("utf-8"))["forward"]["kinds"]
-    for path in fx.write_example(fx.EXAMPLE, kinds):
+    for path in ex.write_example(ex.EXAMPLE, kinds):
         print(f"{path.relative_to(ROOT).as_posix()}: written")
     os.chdir(ROOT)  # the reports name the inputs as the README tour does
-    args = fx.example_args(manifest)
+    args = ex.example_args(manifest)
     opts = Options(
         manifest=args[2],
         baseline=args[4],

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import measure_example as ex
 import measure_fixtures as fx
 import pytest
 from jsonschema import Draft202012Validator
@@ -339,7 +340,7 @@ def test_old_runtime_slot_names_and_slot_lines_inside_the_log(tmp_path: Path) ->
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
 def test_golden_report(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    args = fx.example_args("tests/golden/deepseek_v4_flash_warms.manifest.json")
+    args = ex.example_args("tests/golden/deepseek_v4_flash_warms.manifest.json")
     result = CliRunner().invoke(app, [*args, "--format", fmt])
     assert result.exit_code == 0, result.stderr
     suffix = "txt" if fmt == "text" else "md"
@@ -347,8 +348,8 @@ def test_golden_report(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_shipped_example_is_what_the_fixture_writer_writes() -> None:
-    for name, text in fx.example_files(KINDS).items():
-        assert (fx.EXAMPLE / name).read_text("utf-8") == text, f"{name}: run `make golden`"
+    for name, text in ex.example_files(KINDS).items():
+        assert (ex.EXAMPLE / name).read_text("utf-8") == text, f"{name}: run `make golden`"
 
 
 def test_output_file_gets_the_report_and_stdout_nothing(tmp_path: Path) -> None:

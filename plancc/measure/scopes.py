@@ -84,71 +84,92 @@ def _slots(
     return [((kind, i), owner) for i in range(found)]
 
 
+Owners = dict[str, dict[str, list[str]]]  # a kernel name -> layer kind -> what it stands for
+Placed = dict[str, dict[LayerKey, Instance]]  # a warm (or consumer kernel) -> layer -> scope
+
+
 def analyse(m: Manifest, traces: Sequence[Trace]) -> tuple[list[Scope], list[Split]]:
     scopes = {
         w.name: Scope(w, consumer=w.consumer_kernels[0] if w.consumer_kernels else None)
         for w in m.warms
     }
-    hint_owners: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    kernel_owners: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    hints: Owners = defaultdict(lambda: defaultdict(list))  # hint -> kind -> its warms
+    kernels: Owners = defaultdict(lambda: defaultdict(list))  # consumer kernel -> kind -> [it]
     for w in m.warms:
-        hint_owners[w.name_hint][w.layer].append(w.name)
-        for k in dict.fromkeys(c for c in w.consumer_kernels if c):
-            if k not in kernel_owners[k][w.layer]:
-                kernel_owners[k][w.layer].append(k)
+        hints[w.name_hint][w.layer].append(w.name)
+        for k in w.consumer_kernels:
+            if k is not None:
+                kernels[k][w.layer] = [k]
     splits: dict[tuple[str, ...], Split] = {}
     for trace in traces:
         found = instances(trace)
-        placed: dict[str, dict[LayerKey, Instance]] = defaultdict(dict)  # warm -> layer -> scope
-        for hint, owners in hint_owners.items():
-            got = found.get(hint, [])
-            slots = _slots(m, owners, len(got))
-            for name in (n for os in owners.values() for n in os):
-                scope = scopes[name]
-                mine = [s for s in slots if s[1] == name] if slots is not None else None
-                if scope.expected is not None:
-                    scope.expected = None if mine is None else scope.expected + len(mine)
-                if not got:
-                    scope.missing_in.append(trace.file)
-            if not got:
-                continue
-            if slots is None or len(slots) != len(got):
-                why = (
-                    f"{trace.file}: {len(got)} scopes named {hint}, the forward issues {len(slots)}"
-                    if slots is not None
-                    else f"{trace.file}: several warms share name_hint {hint} "
-                    "and the manifest has no forward"
-                )
-                for name in (n for os in owners.values() for n in os):
-                    scopes[name].durations += [i.duration for i in got]
-                    scopes[name].unattributed.append(why)
-                continue
-            for (layer, name), inst in zip(slots, got, strict=True):
-                placed[name][layer] = inst
-                scopes[name].durations.append(inst.duration)
-        consumers: dict[str, dict[LayerKey, Instance]] = {}
-        notes: dict[str, str] = {}
-        for kernel, owners in kernel_owners.items():
-            got = found.get(kernel, [])
-            slots = _slots(m, owners, len(got))
-            if slots is None or len(slots) != len(got):
-                expect = "an unknown number" if slots is None else str(len(slots))
-                notes[kernel] = (
-                    f"{trace.file}: {len(got)} {kernel} kernels, the manifest's consumers "
-                    f"account for {expect}: not paired by layer"
-                )
-                continue
-            consumers[kernel] = {layer: inst for (layer, _), inst in zip(slots, got, strict=True)}
+        placed = _place_warms(m, trace.file, found, hints, scopes)
+        consumers, notes = _place_consumers(m, trace.file, found, kernels)
         _late(scopes, placed, consumers, notes)
         _splits(m, placed, splits)
     return list(scopes.values()), list(splits.values())
 
 
-def _late(
+def _place_warms(
+    m: Manifest,
+    file: str,
+    found: dict[str, list[Instance]],
+    hints: Owners,
     scopes: dict[str, Scope],
-    placed: dict[str, dict[LayerKey, Instance]],
-    consumers: dict[str, dict[LayerKey, Instance]],
-    notes: dict[str, str],
+) -> Placed:
+    """Each warm's scopes in one trace, by layer; durations and counts into ``scopes``."""
+    placed: Placed = defaultdict(dict)
+    for hint, owners in hints.items():
+        got = found.get(hint, [])
+        slots = _slots(m, owners, len(got))
+        names = [n for names in owners.values() for n in names]
+        for name in names:
+            scope = scopes[name]
+            if scope.expected is not None:
+                mine = None if slots is None else [s for s in slots if s[1] == name]
+                scope.expected = None if mine is None else scope.expected + len(mine)
+            if not got:
+                scope.missing_in.append(file)
+        if not got:
+            continue
+        if slots is None or len(slots) != len(got):
+            why = (
+                f"{file}: several warms share name_hint {hint} and the manifest has no forward"
+                if slots is None
+                else f"{file}: {len(got)} scopes named {hint}, the forward issues {len(slots)}"
+            )
+            for name in names:
+                scopes[name].durations += [i.duration for i in got]
+                scopes[name].unattributed.append(why)
+            continue
+        for (layer, name), inst in zip(slots, got, strict=True):
+            placed[name][layer] = inst
+            scopes[name].durations.append(inst.duration)
+    return placed
+
+
+def _place_consumers(
+    m: Manifest, file: str, found: dict[str, list[Instance]], kernels: Owners
+) -> tuple[Placed, dict[str, str]]:
+    """Each consumer kernel's instances in one trace by layer, and why a kernel's are not."""
+    placed: Placed = {}
+    notes: dict[str, str] = {}
+    for kernel, owners in kernels.items():
+        got = found.get(kernel, [])
+        slots = _slots(m, owners, len(got))
+        if slots is None or len(slots) != len(got):
+            expect = "an unknown number" if slots is None else str(len(slots))
+            notes[kernel] = (
+                f"{file}: {len(got)} {kernel} kernels, the manifest's consumers "
+                f"account for {expect}: not paired by layer"
+            )
+            continue
+        placed[kernel] = {layer: inst for (layer, _), inst in zip(slots, got, strict=True)}
+    return placed, notes
+
+
+def _late(
+    scopes: dict[str, Scope], placed: Placed, consumers: Placed, notes: dict[str, str]
 ) -> None:
     for name, scope in scopes.items():
         kernel = scope.consumer
@@ -164,9 +185,7 @@ def _late(
                 scope.landed += inst.end <= consumer.start
 
 
-def _splits(
-    m: Manifest, placed: dict[str, dict[LayerKey, Instance]], splits: dict[tuple[str, ...], Split]
-) -> None:
+def _splits(m: Manifest, placed: Placed, splits: dict[tuple[str, ...], Split]) -> None:
     by_kind: dict[str, list[Warm]] = defaultdict(list)
     for w in m.warms:
         by_kind[w.layer].append(w)

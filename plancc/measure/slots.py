@@ -25,7 +25,6 @@ MAX_SLOT = 15
 class SlotRun:
     """The slot lines of one run: slot ends in ns by (pid, invocation)."""
 
-    files: list[str] = field(default_factory=list)
     ends: dict[tuple[str, int], dict[int, int]] = field(default_factory=lambda: defaultdict(dict))
 
     @property
@@ -71,6 +70,4 @@ def _parse(path: str, lines: Iterable[str], into: SlotRun) -> int:
         pid, inv, ts, dur = values
         into.ends[(pid, int(inv))][int(m[1])] = int(ts) + int(dur)
         count += 1
-    if path not in into.files:
-        into.files.append(path)
     return count

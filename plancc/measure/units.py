@@ -6,10 +6,6 @@ from __future__ import annotations
 MINUS = "\u2212"
 
 
-def us(x: float) -> str:
-    return f"{x:.1f}"
-
-
 def signed_us(x: float) -> str:
     return f"{x:+.1f}".replace("-", MINUS)
 

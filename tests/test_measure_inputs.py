@@ -139,6 +139,7 @@ LOG = fx.bench_log(EP2[1])
             "[RUN]   benchmark unavailable: no profiling\n",
             ":1: no timing captured ('benchmark unavailable: no profiling')",
         ),
+        (LOG.split("\n[INFO] golden")[0], ":6: cut off: the last [RUN] line has no line end"),
         (LOG + LOG, ":9: a second benchmark run (the first is at line 2): give one run per log"),
         (
             LOG.replace("raw n=100", "raw n=99"),
@@ -296,3 +297,36 @@ def test_no_message_is_longer_than_a_line(tmp_path: Path) -> None:
     assert code == 2
     assert re.fullmatch(r".*: unreadable benchmark line: 'rank 1: eff_us x+…'", err)
     assert len(err) < 300
+
+
+def test_a_trace_cut_anywhere_is_refused_in_one_line(tmp_path: Path) -> None:
+    from plancc.measure.errors import InputError
+
+    pattern = tr.name_pattern(["prefetch_o_proj_w", "proj_a_mm"])
+    path = tmp_path / "t.json"
+    for cut in range(0, len(TRACE) - 1, 23):
+        path.write_text(TRACE[:cut], encoding="utf-8")
+        with pytest.raises(InputError) as exc:
+            tr.read(str(path), pattern)
+        assert str(exc.value).startswith(f"{path}:")
+        assert "\n" not in str(exc.value)
+
+
+def test_a_log_cut_anywhere_is_read_or_refused_never_guessed(tmp_path: Path) -> None:
+    from plancc.measure import logs
+    from plancc.measure.errors import InputError
+
+    path = tmp_path / "bench.log"
+    for cut in range(0, len(LOG), 11):
+        path.write_text(LOG[:cut], encoding="utf-8")
+        try:
+            log = logs.read(str(path))
+        except InputError as exc:
+            message = str(exc)
+        else:
+            # Read only from whole lines: nothing is taken from a line that was cut.
+            assert log.headline == (33404.4, 33424.2, 33424.2, 33444.0)
+            assert all(r.samples is None or len(r.samples) == 100 for r in log.ranks)
+            assert all(r.logged in (None, (33404.4, 33424.2, 33424.2, 33444.0)) for r in log.ranks)
+            continue
+        assert message.startswith(str(path))

@@ -71,6 +71,8 @@ def _parse(path: str, lines: Iterable[str]) -> BenchLog:
         text = raw[at + 5 :].strip()
         if not text.startswith(_STARTS):
             continue  # another runner message
+        if not raw.endswith("\n"):  # the runner ends every line: this one was cut
+            raise InputError(path, "cut off: the last [RUN] line has no line end", number)
         if m := UNAVAILABLE.fullmatch(text):
             raise InputError(
                 path,

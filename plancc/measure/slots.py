@@ -62,6 +62,8 @@ def _parse(path: str, lines: Iterable[str], into: SlotRun) -> int:
         m = NAME.fullmatch(fields.get("name", ""))
         if m is None:
             continue  # another host trace marker
+        if not raw.endswith("\n"):  # the runtime ends every line: this one was cut
+            raise InputError(path, "cut off: the last [STRACE] line has no line end", number)
         values = [fields.get(k, "") for k in ("pid", "inv", "ts", "dur")]
         if not all(_INT.fullmatch(v) for v in values) or int(m[1]) > MAX_SLOT:
             raise InputError(

@@ -274,6 +274,58 @@ def rules() -> int:
     return 0
 
 
+class MeasureFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@command
+def measure(
+    *,
+    manifest: Annotated[str, typer.Option("--manifest", help="The build's manifest.json.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="Benchmark log without the warm.")],
+    warm: Annotated[str, typer.Option("--warm", help="Benchmark log with the warm.")],
+    trace: Annotated[
+        list[str] | None,
+        typer.Option("--trace", help="A swimlane trace, or a directory of them (dfx_outputs/)."),
+    ] = None,
+    slots: Annotated[
+        list[str] | None,
+        typer.Option("--slots", help="[STRACE] stderr: FILE, baseline=FILE or warm=FILE."),
+    ] = None,
+    window: Annotated[
+        list[str] | None, typer.Option("--window", help="Name a stage window: NAME=A:B (slots).")
+    ] = None,
+    standalone: Annotated[
+        list[str] | None,
+        typer.Option("--standalone", help="A window's standalone bound: NAME=µs (csa=347.0)."),
+    ] = None,
+    fmt: Annotated[
+        MeasureFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = MeasureFormat.text,
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="Write the report to this file.")
+    ] = None,
+) -> int:
+    """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
+
+    Exit 0 ship, 1 no-ship or inconclusive, 2 unreadable input."""
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.measure.command import Options, run  # noqa: PLC0415 (cold start)
+    from plancc.measure.errors import InputError  # noqa: PLC0415 (cold start)
+
+    opts = Options(
+        manifest, baseline, warm, trace or [], slots or [], standalone or [], window or []
+    )
+    try:
+        text, code = run(opts, fmt.value, out)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(text)
+    return code
+
+
 def main() -> None:
     """The console script."""
     console.main(app)

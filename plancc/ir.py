@@ -85,6 +85,7 @@ class Stage:
     sdma: bool
     group: str | None  # the declared consumer group
     duration_us: float | None
+    kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
 
     @property
     def consumer_group(self) -> tuple[str, str]:

@@ -41,7 +41,7 @@ LAYERS: list[set[str]] = [
         "plancc.orphans",
         "plancc.runtime",
     },
-    {"plancc.api", "plancc.fmt"},
+    {"plancc.api", "plancc.fmt", "plancc.measure"},
     {"plancc.formats"},
     {"plancc.console", "plancc.cli", "plancc.__main__"},
 ]

@@ -49,7 +49,7 @@ layers:
       - {name: rms_norm, task: rms_tid}
       - {name: q_proj, task: q_rope_tid, reads: [wq_a, wq_b]}
       - {name: sparse_attn, reads: [kv_cache]}
-      - {name: o_proj_a, reads: [wo_a], group: o_proj}
+      - {name: o_proj_a, reads: [wo_a], group: o_proj, kernel: proj_a_mm}
       - {name: o_proj_b, reads: [wo_b], group: o_proj}
       - {name: moe, streams: 427.8 MB, sdma: true}
     warms:
@@ -151,6 +151,10 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                 "after": "q_proj",
                 "task": "q_rope_tid",
                 "bytes": 100663296,
+                "consumers": [
+                    {"stage": "o_proj_a", "kernel": "proj_a_mm"},
+                    {"stage": "o_proj_b", "kernel": None},
+                ],
                 "tensors": [
                     {
                         "name": "wo_a",
@@ -169,7 +173,12 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                 ],
             }
         ],
-        "forward": {"layers": 43, "warm_issues": 86, "warm_bytes": 4328521728},
+        "forward": {
+            "layers": 43,
+            "warm_issues": 86,
+            "warm_bytes": 4328521728,
+            "kinds": ["csa"] * 43,
+        },
         "measure": manifest["measure"],
     }
     assert manifest["measure"]["warm_issues_per_round"] == 86

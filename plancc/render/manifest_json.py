@@ -36,6 +36,7 @@ def manifest(
                 "after": anchor_of(plan, w).name,
                 "task": anchor_of(plan, w).task,
                 "bytes": w.bytes,
+                "consumers": _consumers(plan, w),
                 "tensors": [
                     {
                         "name": e.tensor.name,
@@ -51,12 +52,22 @@ def manifest(
         ],
     }
     fwd = forward_numbers(plan)
-    if fwd is not None:
-        out["forward"] = fwd
+    if fwd is not None and plan.forward is not None:
+        # The kind of each layer lets `plancc measure` tell which layer a scope ran for.
+        out["forward"] = {**fwd, "kinds": list(plan.forward.kinds)}
     measure = measure_numbers(plan)
     if measure is not None:
         out["measure"] = measure
     return out
+
+
+def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
+    """The stages after the anchor that read a warmed tensor, in stage order, with their
+    swimlane kernel (null when the plan names none): `plancc measure` checks that the
+    warm landed before the first one started."""
+    held = {e.tensor.name for e in warm.entries}
+    stages = plan.layers[warm.layer].stages[anchor_of(plan, warm).index + 1 :]
+    return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
 
 
 def render_manifest(plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None) -> str:

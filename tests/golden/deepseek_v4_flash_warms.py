@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 404055c0e7739a31f795088050000fa845c2a35e7e4821b14381e7394754173f
+Plan sha256: 5ecafc6e063055e0339ae68c875f9c39e30e0204a7b3e74eb01435a7adf3d16e
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

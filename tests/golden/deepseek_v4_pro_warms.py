@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 162fa21d49a52a32a35b0509e86786b01b030bf7ec55c40d84c5244ed7579116
+Plan sha256: d88353bb06f9b0dad373439605c8d53e560997c6be804bcb8bea9a2f19c8c298
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

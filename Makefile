@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/pc104.py
+	$(BIN)/python bench/measure.py
 
 # docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
 .PHONY: screenshot

@@ -11,6 +11,7 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -132,7 +133,14 @@ class ConfigError(Exception):
     """A plan's `config:` file cannot be used; the message says why (PC005)."""
 
 
-def read_config(plan_file: str, name: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ConfigFile:
+    data: dict[str, Any]  # the JSON object
+    path: str  # where it was read: the plan's directory joined with its `config`
+    sha256: str  # of its bytes, for the manifest's source.config
+
+
+def read_config(plan_file: str, name: str) -> ConfigFile:
     """The JSON object in the config file ``name``, relative to the plan's directory.
     Raises ConfigError when it is unreadable, too large, not JSON or not an object."""
     path = Path(plan_file).parent / name
@@ -154,7 +162,7 @@ def read_config(plan_file: str, name: str) -> dict[str, Any]:
         raise ConfigError(f"config '{name}' nests too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config '{name}' is not a JSON object")
-    return data
+    return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
 def load(file: str, raw: bytes) -> Document | Diagnostic:

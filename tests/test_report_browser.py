@@ -15,10 +15,18 @@ import pytest
 from chromium import WIDTH, Browser, find
 from PIL import Image, ImageStat
 
-from plancc.api import diagnose_plan
+from plancc.api import PlanResult
+from plancc.api import diagnose_plan as _diagnose
+from plancc.inputs import PlanInput
 from plancc.report_html import render
 from plancc.report_html.facts import facts
 from plancc.report_html.measure import read
+
+
+def diagnose_plan(path: Path, label: str) -> PlanResult:
+    """The front end for one plan file, named ``label``."""
+    return _diagnose(PlanInput(label, path), path.read_bytes())
+
 
 ROOT = Path(__file__).resolve().parent.parent
 # (plan, `plancc measure` result or None): the Flash plan also with its measurement.

@@ -8,13 +8,21 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from plancc.api import diagnose_plan
+from plancc.api import PlanResult
+from plancc.api import diagnose_plan as _diagnose
 from plancc.cli import app
+from plancc.inputs import PlanInput
 from plancc.liveness import layer_peak
 from plancc.report_html import render
 from plancc.report_html.facts import facts
 from plancc.report_html.layout import MIN_COLUMN, X0, X1, _fit, _timed_widths
 from plancc.report_html.measure import parse, read
+
+
+def diagnose_plan(path: Path, label: str) -> PlanResult:
+    """The front end for one plan file, named ``label``."""
+    return _diagnose(PlanInput(label, path), path.read_bytes())
+
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "report"

@@ -17,8 +17,8 @@ from typing import Any
 
 import jinja2
 
-from plancc import __version__, ir, write
-from plancc.api import PlanResult, UsageError, diagnose_plan, plan_files
+from plancc import __version__, inputs, ir, write
+from plancc.api import PlanResult, UsageError, diagnose_plan
 from plancc.codes import Severity
 from plancc.metrics import forward_numbers, l2_numbers
 from plancc.report_html import fmt, layout
@@ -58,11 +58,14 @@ class Written:
 def report(plan: str, out: str | None, measure: str | None) -> Written:
     """Check ``plan``, render its page and write it to ``out`` (default
     ``build/<model>_report.html``). Usage and I/O problems raise UsageError."""
-    found = plan_files([plan])
-    if len(found) != 1 or Path(plan).is_dir():
+    if Path(plan).is_dir():
         raise UsageError(f"{plan}: report takes one plan file, not a directory")
-    path, label = found[0]
-    result = diagnose_plan(path, label)
+    try:
+        found = list(inputs.collect([plan]).read())
+    except inputs.InputError as exc:
+        raise UsageError(str(exc)) from None
+    source, raw = found[0]
+    result = diagnose_plan(source, raw)
     measured = read_measure(measure) if measure is not None else None
     if out is None:
         target = Path(DEFAULT_DIR) / f"{_model(result)}_report.html"
@@ -76,7 +79,7 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
         target = Path(out)
         if not target.parent.is_dir():
             raise UsageError(f"{out}: directory {target.parent} does not exist")
-    for given in (path, Path(measure) if measure is not None else None):
+    for given in (source.path, Path(measure) if measure is not None else None):
         if given is not None and _same_file(target, given):
             raise UsageError(f"{target}: is an input of this report; the page would replace it")
     page = render(result, measured)

@@ -36,6 +36,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/lsp.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from plancc import ir
 from plancc.check import Allowed, check
 from plancc.diagnostics import Diagnostic, Severity, diag
-from plancc.load import load, read_capped
-from plancc.resolve import resolve
+from plancc.load import Document, load, read_capped
+from plancc.resolve import FileReader, resolve
 from plancc.validate import validate
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class PlanResult:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...] = ()
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
+    doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,21 @@ def check_plan(path: Path, label: str) -> PlanResult:
         raw = read_capped(path)
     except OSError as exc:
         raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    return check_source(label, raw)
+
+
+def check_source(label: str, raw: bytes, read_file: FileReader = read_capped) -> PlanResult:
+    """The whole front end for a plan's bytes, named ``label`` (its path: a `config` is
+    read relative to it, through ``read_file``). `validate` checks a file's bytes and the
+    language server the unsaved text of an editor buffer through this one function."""
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
-    plan, resolved = resolve(validated)
+    plan, resolved = resolve(validated, read_file)
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
-        return PlanResult(label, None, tuple(diagnostics))
+        return PlanResult(label, None, tuple(diagnostics), doc=doc)
     checked = check(plan)
     return PlanResult(
         label,
@@ -128,6 +136,7 @@ def check_plan(path: Path, label: str) -> PlanResult:
         (*diagnostics, *checked.diagnostics),
         checked.allowed,
         model_broken=validated.broken.model,
+        doc=doc,
     )
 
 

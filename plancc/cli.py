@@ -280,6 +280,23 @@ def rules() -> None:
     _guarded(body)
 
 
+@app.command()
+def lsp(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Speak over stdin/stdout (the only transport).")
+    ] = True,
+) -> None:
+    """Run the language server for editors (LSP over stdio; docs/editors.md)."""
+
+    def body() -> int:
+        from plancc.lsp.server import serve  # pygls is imported only for this command
+
+        serve()
+        return 0
+
+    _guarded(body)
+
+
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
     """A codec error handler: what the stream cannot encode is written ``\\uXXXX``, an
     escape that keeps JSON and SARIF valid JSON (non-ASCII only occurs in their strings)."""

@@ -12,7 +12,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,10 @@ class Document:
     data: Any
     values: Mapping[PathT, Pos]
     keys: Mapping[PathT, Pos]
+    # Where the node (key or value) that starts at a position ends, exclusive: a
+    # diagnostic's whole range for an editor. Of nodes starting at one position (a
+    # block mapping and its first key) the innermost is kept.
+    ends: Mapping[Pos, Pos] = field(default_factory=dict)
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
@@ -164,7 +168,7 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
             data = builder.build(root, ())
     except _Reject as rej:
         return _error(file, rej.pos, rej.message)
-    return Document(file, raw, data, builder.values, builder.keys)
+    return Document(file, raw, data, builder.values, builder.keys, builder.ends)
 
 
 def _too_deep(yaml: Any, text: str) -> Pos:
@@ -226,6 +230,7 @@ class _Builder:
     def __init__(self) -> None:
         self.values: dict[PathT, Pos] = {}
         self.keys: dict[PathT, Pos] = {}
+        self.ends: dict[Pos, Pos] = {}
         self._sizes: dict[int, int] = {}
 
     def count(self, node: Any, depth: int, active: set[int]) -> int:
@@ -255,6 +260,8 @@ class _Builder:
         start = _pos(node.start_mark)
         if node.tag == _NULL and node.value == "" and key_pos is not None:
             start = key_pos  # an empty value has no text of its own: point at its key
+        else:
+            self.ends[start] = _pos(node.end_mark)
         self.values[path] = start
         if node.id == "mapping" and node.tag == _MAP:
             out: dict[str, Any] = {}
@@ -271,6 +278,7 @@ class _Builder:
                         kpos, f"duplicate key '{name}' (first defined at {first.line}:{first.col})"
                     )
                 self.keys[(*path, name)] = kpos
+                self.ends[kpos] = _pos(knode.end_mark)
                 out[name] = self.build(vnode, (*path, name), kpos)
             return out
         if node.id == "sequence" and node.tag == _SEQ:

@@ -37,10 +37,17 @@ class _Unresolved(Exception):
     """A name in an expression is already known to be broken: stay silent."""
 
 
-def resolve(v: Validated) -> tuple[ir.Plan | None, list[Diagnostic]]:
+FileReader = Callable[[Path], bytes]  # a config file's bytes (capped); raises OSError
+
+
+def resolve(
+    v: Validated, read_file: FileReader = read_capped
+) -> tuple[ir.Plan | None, list[Diagnostic]]:
+    """``read_file`` reads the `config` file: the language server passes one that sees
+    unsaved editor buffers."""
     if v.plan is None:
         return None, []
-    r = _Resolver(v, v.plan)
+    r = _Resolver(v, v.plan, read_file)
     return r.run(), r.diagnostics
 
 
@@ -62,6 +69,7 @@ def parse_size(text: str | int) -> int:
 class _Resolver:
     v: Validated
     plan: model.Plan
+    read_file: FileReader
     diagnostics: list[Diagnostic] = field(default_factory=list)
     dim_values: dict[str, int | None] = field(default_factory=dict)
     config: dict[str, Any] | None = None
@@ -151,7 +159,7 @@ class _Resolver:
                 raise OSError(0, "a path cannot contain a NUL character")
             if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
                 raise OSError(0, "not a regular file")
-            raw = read_capped(path)
+            raw = self.read_file(path)
             if len(raw) > MAX_BYTES:
                 raise OSError(0, "larger than 4 MiB")
             data = json.loads(raw)

@@ -1,0 +1,98 @@
+"""Benchmark for `make bench`: how long an editor waits for diagnostics after a change.
+
+Starts the real `plancc lsp` process, opens the Flash plan, then sends one
+whole-text `didChange` at a time (an edit to a comment, so the diagnostics
+stay those of the plan) and measures the time until the server publishes the
+diagnostics of that version: the debounce, the check in the worker thread and
+the JSON-RPC round trip. The target is 100 ms on the development machine; the
+in-process front end alone is measured beside it, so the server's own share
+shows as the difference. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types as T
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
+CHANGES = 30
+TARGET_MS = 100.0
+
+
+async def server_latencies(text: str) -> list[float]:
+    client = LanguageClient("plancc-bench", "1")
+    published: dict[int, float] = {}
+
+    @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: T.PublishDiagnosticsParams) -> None:
+        if params.version is not None:
+            published[params.version] = time.perf_counter()
+
+    await client.start_io(sys.executable, "-m", "plancc", "lsp")
+    await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities()))
+    client.initialized(T.InitializedParams())
+    uri = PLAN.as_uri()
+    item = T.TextDocumentItem(uri=uri, language_id="yaml", version=0, text=text)
+    client.text_document_did_open(T.DidOpenTextDocumentParams(text_document=item))
+    await _until(lambda: 0 in published)
+    out = []
+    for version in range(1, CHANGES + 1):
+        changed = text.replace("# DeepSeek V4 Flash", f"# DeepSeek V4 Flash ({version})", 1)
+        sent = time.perf_counter()
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                text_document=T.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                content_changes=[T.TextDocumentContentChangeWholeDocument(text=changed)],
+            )
+        )
+        await _until(lambda v=version: v in published)  # type: ignore[misc]
+        out.append((published[version] - sent) * 1000)
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return out
+
+
+async def _until(done: object) -> None:
+    assert callable(done)
+    for _ in range(6000):
+        if done():
+            return
+        await asyncio.sleep(0.001)
+    raise TimeoutError("the server published no diagnostics")
+
+
+def in_process_ms(text: str) -> list[float]:
+    from plancc.api import check_source
+
+    out = []
+    for _ in range(CHANGES):
+        start = time.perf_counter()
+        check_source(str(PLAN), text.encode("utf-8"))
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def main() -> None:
+    text = PLAN.read_text("utf-8")
+    served = asyncio.run(server_latencies(text))
+    alone = in_process_ms(text)
+    median = statistics.median(served)
+    print(f"lsp: didChange -> publishDiagnostics on {PLAN.name}, {CHANGES} changes")
+    print(
+        f"  server       median {median:6.1f} ms   min {min(served):6.1f}   max {max(served):6.1f}"
+    )
+    print(f"  check alone  median {statistics.median(alone):6.1f} ms (in-process front end)")
+    verdict = "within" if median <= TARGET_MS else "OVER"
+    print(f"  {verdict} the {TARGET_MS:.0f} ms target ({median / TARGET_MS:.2f}× of it)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+"""The server: documents in, diagnostics out, and requests routed to the feature modules.
+
+Checks run in one worker thread, so that the event loop keeps reading the
+client's messages while a plan is checked. Changes are debounced: a check
+starts ``DEBOUNCE_S`` after the last change, and changes that arrive while a
+check runs are checked together right after it (the newest text wins; a
+result for a text already replaced is not published).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec
+
+from plancc import __version__
+from plancc.lsp import actions, completion, hover, navigation, outline
+from plancc.lsp.adapter import check_text
+from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
+from plancc.lsp.index import Text, build
+from plancc.lsp.state import PlanState
+
+DEBOUNCE_S = 0.03  # long enough to merge a burst of keystrokes, short next to a check
+_PLAN_SUFFIXES = (".yaml", ".yml")
+
+
+class PlanServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("plancc", __version__)
+        self.plans: dict[str, PlanState] = {}  # uri -> the latest checked state
+        self.good: dict[str, PlanState] = {}  # uri -> the latest state that had an index
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.dirty: set[str] = set()
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-check")
+        self.docs_url = default_docs_url()
+
+    # -- checking ------------------------------------------------------------------------
+
+    def schedule(self, uri: str) -> None:
+        self.dirty.add(uri)
+        if uri not in self.tasks:
+            self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri))
+
+    async def _check_loop(self, uri: str) -> None:
+        try:
+            await asyncio.sleep(DEBOUNCE_S)
+            while uri in self.dirty:
+                self.dirty.discard(uri)
+                doc = self.workspace.text_documents.get(uri)
+                if doc is None:  # closed meanwhile
+                    return
+                args = (uri, doc.version, doc.source, self._unsaved())
+                loop = asyncio.get_running_loop()
+                state = await loop.run_in_executor(self.checker, self._analyse, *args)
+                if isinstance(state, str):
+                    self.log(lsp.MessageType.Error, state)
+                    continue
+                if uri in self.dirty:
+                    continue  # the text changed during the check: check the new one
+                self.plans[uri] = state
+                if state.index is not None:
+                    self.good[uri] = state
+                self.text_document_publish_diagnostics(
+                    lsp.PublishDiagnosticsParams(uri, to_lsp(state), version=state.version)
+                )
+        finally:
+            self.tasks.pop(uri, None)
+
+    def _analyse(
+        self, uri: str, version: int | None, source: str, unsaved: dict[Path, str]
+    ) -> PlanState | str:
+        """The state of one text, or the report of an internal error (logged by the loop)."""
+        try:
+            codec = self.workspace.position_codec
+            return analyse(uri, version, source, unsaved, codec=codec, docs_url=self.docs_url)
+        except Exception:  # a bug, never the plan's fault: say so, keep serving
+            return f"plancc: internal error\n{traceback.format_exc()}"
+
+    def _unsaved(self) -> dict[Path, str]:
+        """The text of every open non-plan buffer (a config being edited), by real path."""
+        out = {}
+        for uri, doc in self.workspace.text_documents.items():
+            if not is_plan(uri):
+                out[path_of(uri).resolve()] = doc.source
+        return out
+
+    def recheck_users_of(self, uri: str) -> None:
+        """Re-check every open plan whose `config` is the file at ``uri``."""
+        changed = path_of(uri).resolve()
+        for plan_uri, state in list(self.plans.items()):
+            if navigation.config_path(state) == changed:
+                self.schedule(plan_uri)
+
+    def log(self, kind: lsp.MessageType, message: str) -> None:
+        self.window_log_message(lsp.LogMessageParams(kind, message))
+
+    def state(self, uri: str) -> PlanState | None:
+        return self.plans.get(uri)
+
+
+def analyse(
+    uri: str,
+    version: int | None,
+    source: str,
+    unsaved: dict[Path, str],
+    *,
+    codec: PositionCodec,
+    docs_url: str,
+) -> PlanState:
+    """Check one buffer's text and index its names: what every feature reads."""
+    path = path_of(uri)
+    result = check_text(path, source, unsaved)
+    text = Text(source)
+    index = build(result.doc, text) if result.doc is not None else None
+    return PlanState(uri, path, version, text, result, index, codec, docs_url)
+
+
+def is_plan(uri: str) -> bool:
+    return uri.lower().endswith(_PLAN_SUFFIXES)
+
+
+def create() -> PlanServer:
+    server = PlanServer()
+    _wire_documents(server)
+    _wire_features(server)
+    return server
+
+
+def _wire_documents(server: PlanServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("docsUrl"), str):
+            ls.docs_url = options["docsUrl"]
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: PlanServer, params: lsp.InitializedParams) -> None:
+        caps = ls.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if watched is not None and watched.dynamic_registration:
+            watch = lsp.FileSystemWatcher(glob_pattern="**/*.json")
+            options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[watch])
+            reg = lsp.Registration("plancc-config", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)
+            ls.client_register_capability(lsp.RegistrationParams([reg]))
+
+    def changed(ls: PlanServer, uri: str) -> None:
+        if is_plan(uri):
+            ls.schedule(uri)
+        else:
+            ls.recheck_users_of(uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PlanServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PlanServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PlanServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        changed(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PlanServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if is_plan(uri):
+            ls.plans.pop(uri, None)
+            ls.good.pop(uri, None)
+            ls.dirty.discard(uri)
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+        else:  # its unsaved text is gone: plans read the file again
+            ls.recheck_users_of(uri)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: PlanServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        for change in params.changes:
+            changed(ls, change.uri)
+
+
+def _wire_features(server: PlanServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: PlanServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        state = ls.state(params.text_document.uri)
+        return hover.hover(state, params.position) if state else None
+
+    triggers = [" ", "[", ",", "-", "*", "+", "(", "/"]
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=triggers)
+    )
+    def on_completion(ls: PlanServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        uri = params.text_document.uri
+        source = ls.workspace.get_text_document(uri).source
+        return completion.complete(ls.good.get(uri), source, params.position)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(ls: PlanServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+        state = ls.state(params.text_document.uri)
+        return navigation.definition(state, params.position, ls._unsaved()) if state else []
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def on_references(ls: PlanServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+        state = ls.state(params.text_document.uri)
+        if state is None:
+            return []
+        return navigation.references(state, params.position, params.context.include_declaration)
+
+    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+    def on_prepare_rename(ls: PlanServer, params: lsp.PrepareRenameParams) -> Any:
+        state = ls.state(params.text_document.uri)
+        return navigation.prepare_rename(state, params.position) if state else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
+    def on_rename(ls: PlanServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+        state = ls.state(params.text_document.uri)
+        return navigation.rename(state, params.position, params.new_name) if state else None
+
+    kinds = [lsp.CodeActionKind.QuickFix]
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=kinds))
+    def on_code_action(ls: PlanServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        state = ls.state(params.text_document.uri)
+        return actions.code_actions(state, params.context.diagnostics) if state else []
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def on_symbols(ls: PlanServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        state = ls.state(params.text_document.uri)
+        return outline.symbols(state) if state else []
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+    def on_inlay(ls: PlanServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        state = ls.state(params.text_document.uri)
+        return outline.inlay_hints(state, params.range) if state else []
+
+
+def serve() -> None:
+    """Speak LSP over stdin/stdout until the client says exit.
+
+    The protocol gets its own copies of the two descriptors, and ``sys.stdout``
+    becomes stderr while serving: a stray print cannot corrupt a message, and
+    closing the protocol's streams leaves the command's own streams usable."""
+    logging.basicConfig(level=logging.WARNING)  # pygls logs to stderr, never stdout
+    reader = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    writer = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout.flush()
+    sys.stdout = sys.stderr
+    create().start_io(reader, writer)

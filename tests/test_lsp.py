@@ -234,6 +234,10 @@ async def test_hover_tensor_dim_warm_and_rule(client: LanguageClient) -> None:
     assert "bytes: 50,331,648 B = 50.3 MB = 48.0 MiB = 0.25× L2" in warm
     assert "estimated landing: first consumer 'o_a'; add `duration_us`" in warm
     assert "- warning PC104: warm 'warm_o' is issued at 'q_proj'" in warm
+    assert await _hover(client, text, "k_proj, task") == (
+        "stage `k_proj` (#2 of `attn`)\n\nreads: wk\n\nwarms alive: warm_o"
+    )
+    assert await _hover(client, text, "attn:") == "layer kind `attn`: 5 stages, 1 warm"
     timed = text.replace("task: k_tid,", "task: k_tid, duration_us: 10,")
     assert "estimated landing: 5.6 % of 50,331,648 B in the 10 µs before 'o_a' at 285 GB/s" in (
         await _hover(client, timed, "warm_o", 1)
@@ -288,6 +292,13 @@ async def test_completion_by_place(client: LanguageClient) -> None:
     assert "PC030" not in allow
     forward = await _complete(client, text + "forward:\n  - ", "forward:\n  - ")
     assert forward == ["attn"]
+    kinds = text + "forward:\n  from_config: ratios\n  kinds: {0: "
+    assert await _complete(client, kinds, "kinds: {0: ") == ["attn"]
+    assert await _complete(client, text + "forward:\n  from_config: ", "from_config: ") == [
+        "ratios"
+    ]
+    ignore = await _complete(client, text + "lint:\n  ignore: [PC1", "ignore: [PC1")
+    assert "PC104" in ignore
 
 
 # -- navigation ----------------------------------------------------------------------------
@@ -401,6 +412,10 @@ async def test_code_actions(client: LanguageClient) -> None:
         + '        allow: [PC104]\n        reason: "TODO: why PC104 is acceptable for this warm"\n'
     )
     assert "PC104" not in codes_of(fixed)
+    bad = text.replace(
+        "tensors: [wo_b", "allow: [PC030]\n        reason: r\n        tensors: [wo_b"
+    )
+    assert await _fixes(client, bad, "PC004") == []  # a bad silence is never silenced
 
 
 async def test_code_actions_on_block_lists(client: LanguageClient) -> None:
@@ -469,3 +484,35 @@ async def test_typing_the_flash_plan_through_the_server(client: LanguageClient) 
     errors = [m for m in client.log_messages if m.type == T.MessageType.Error]
     assert errors == []
     assert client.messages == []
+
+
+async def test_a_burst_of_changes_publishes_the_newest(client: LanguageClient) -> None:
+    """Debounced: of ten changes sent at once, the first diagnostics published are those
+    of the last text (the others are merged into its check, or not published)."""
+    text = demo()
+    await open_text(client, text)
+    uri = DEMO.as_uri()
+    client.diagnostics.pop(uri, None)
+    for n in range(10):
+        _versions[uri] += 1
+        last = text.replace("dtype: int8}", "dtype: int9}") if n == 9 else f"{text}# {n}\n"
+        client.text_document_did_change(
+            T.DidChangeTextDocumentParams(
+                T.VersionedTextDocumentIdentifier(_versions[uri], uri),
+                [T.TextDocumentContentChangeWholeDocument(last)],
+            )
+        )
+    assert "PC023" in [d.code for d in await _published(client, uri)]
+
+
+async def test_a_watched_config_change_rechecks(client: LanguageClient, tmp_path: Path) -> None:
+    config = tmp_path / "demo.config.json"
+    config.write_text('{"hidden_size": 4096, "num_layers": 4}', "utf-8")
+    plan = tmp_path / "plan.yaml"
+    assert "PC005" not in [d.code for d in await open_text(client, demo(), plan)]
+    config.write_text('{"hidden_size": true}', "utf-8")
+    client.diagnostics.pop(plan.as_uri(), None)
+    change = T.FileEvent(uri=config.as_uri(), type=T.FileChangeType.Changed)
+    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[change]))
+    assert "PC005" in [d.code for d in await _published(client, plan.as_uri())]
+    close(client, plan)

@@ -41,6 +41,7 @@ __all__ = [
     "landing",
     "platform_names",
     "rule_ids",
+    "silenceable",
 ]
 
 
@@ -53,7 +54,10 @@ def check_text(path: Path, text: str, unsaved: Mapping[Path, str]) -> PlanResult
 
 def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:
     def read(path: Path) -> bytes:
-        text = unsaved.get(path.resolve())
+        try:
+            text = unsaved.get(path.resolve())
+        except (OSError, RuntimeError):  # a symlink loop: reading the file reports it
+            text = None
         return text.encode("utf-8") if text is not None else read_capped(path)
 
     return read
@@ -65,6 +69,15 @@ def code_doc(code: str) -> Code | None:
 
 def rule_ids(*, warnings_only: bool = False) -> list[Code]:
     return [c for c in all_codes() if not warnings_only or c.severity is Severity.WARNING]
+
+
+def silenceable(code: str) -> bool:
+    """Whether an `allow` can silence ``code``: a warning of a check-stage rule (a bad
+    silence itself, PC004, is never silenced)."""
+    from plancc.rules import RULES
+
+    all_codes()  # imports every rule module
+    return any(r.id == code and r.severity is Severity.WARNING for r in RULES)
 
 
 def dtype_names() -> list[str]:

@@ -28,9 +28,10 @@ _EXPRESSION_KEYS = {"shape", "flat", "repeat", "layers"}
 
 
 def complete(state: PlanState | None, source: str, position: lsp.Position) -> lsp.CompletionList:
+    """Completions at ``position`` (its column in code points) of the buffer ``source``."""
     text = Text(source)
     line = text.line(position.line)
-    prefix = line[: min(position.character, len(line))]  # client units ~ code points here
+    prefix = line[: position.character]
     key = _context(text, position.line, prefix)
     items = _items(state, key, position.line) if key else []
     return lsp.CompletionList(is_incomplete=False, items=items)

@@ -55,8 +55,13 @@ def _describe(state: PlanState, occ: Occurrence) -> str | None:
         layer = plan.layers.get(occ.name)
         if layer is None:
             return None
-        return f"layer kind `{layer.name}`: {len(layer.stages)} stages, {len(layer.warms)} warms"
+        stages, warms = len(layer.stages), len(layer.warms)
+        return f"layer kind `{layer.name}`: {_n(stages, 'stage')}, {_n(warms, 'warm')}"
     return None
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _tensor(plan: pc.ir.Plan, name: str) -> str | None:

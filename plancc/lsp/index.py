@@ -96,13 +96,12 @@ class Index:
         return next((o for o in self.same(occ) if o.definition), None)
 
     def names(self, kind: Kind, scope: str | None = None) -> list[str]:
-        found = (o.name for o in self.occurrences if o.definition and o.kind == kind)
-        if kind == "stage":
-            found = (
-                o.name
-                for o in self.occurrences
-                if o.definition and o.kind == kind and o.scope == scope
-            )
+        """The defined names of a kind, in plan order (stages: of layer kind ``scope``)."""
+        found = (
+            o.name
+            for o in self.occurrences
+            if o.definition and o.kind == kind and (kind != "stage" or o.scope == scope)
+        )
         return list(dict.fromkeys(found))
 
     # -- spans of nodes ----------------------------------------------------------------

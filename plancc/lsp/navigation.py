@@ -26,7 +26,15 @@ def config_path(state: PlanState) -> Path | None:
     config = doc.data.get("config") if doc is not None and isinstance(doc.data, dict) else None
     if not isinstance(config, str) or not config or "\0" in config:
         return None
-    return (state.path.parent / config).resolve()
+    return real_path(state.path.parent / config)
+
+
+def real_path(path: Path) -> Path | None:
+    """``path`` with symlinks and ``..`` resolved; None for one that cannot be (a loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def _at(state: PlanState, position: lsp.Position) -> Occurrence | None:

@@ -89,15 +89,16 @@ class PlanServer(LanguageServer):
         """The text of every open non-plan buffer (a config being edited), by real path."""
         out = {}
         for uri, doc in self.workspace.text_documents.items():
-            if not is_plan(uri):
-                out[path_of(uri).resolve()] = doc.source
+            path = None if is_plan(uri) else navigation.real_path(path_of(uri))
+            if path is not None:
+                out[path] = doc.source
         return out
 
     def recheck_users_of(self, uri: str) -> None:
         """Re-check every open plan whose `config` is the file at ``uri``."""
-        changed = path_of(uri).resolve()
+        changed = navigation.real_path(path_of(uri))
         for plan_uri, state in list(self.plans.items()):
-            if navigation.config_path(state) == changed:
+            if changed is not None and navigation.config_path(state) == changed:
                 self.schedule(plan_uri)
 
     def log(self, kind: lsp.MessageType, message: str) -> None:
@@ -199,9 +200,10 @@ def _wire_features(server: PlanServer) -> None:
         lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=triggers)
     )
     def on_completion(ls: PlanServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        uri = params.text_document.uri
-        source = ls.workspace.get_text_document(uri).source
-        return completion.complete(ls.good.get(uri), source, params.position)
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        at = document.position_from_client_units(params.position)  # code points
+        where = lsp.Position(at.line, at.character)
+        return completion.complete(ls.good.get(document.uri), document.source, where)
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def on_definition(ls: PlanServer, params: lsp.DefinitionParams) -> list[lsp.Location]:

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint types pytest bench golden clean
+.PHONY: run test lint types pytest bench golden regen clean
 
 # (Re)create the virtual environment when it is missing or older than pyproject.toml.
 $(STAMP): pyproject.toml
@@ -32,6 +32,10 @@ pytest: $(STAMP)
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden
+
+# Every derived file: the schemas, docs/rules.md, the lists in docs/plan-format.md, the goldens.
+regen: $(STAMP)
+	$(BIN)/python -m tests.regen
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'

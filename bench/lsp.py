@@ -70,12 +70,12 @@ async def _until(done: object) -> None:
 
 
 def in_process_ms(text: str) -> list[float]:
-    from plancc.api import check_source
+    from plancc.api import diagnose_source
 
     out = []
     for _ in range(CHANGES):
         start = time.perf_counter()
-        check_source(str(PLAN), text.encode("utf-8"))
+        diagnose_source(str(PLAN), text.encode("utf-8"))
         out.append((time.perf_counter() - start) * 1000)
     return out
 

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from plancc import ir
+
+
+def live_interval(
+    stages: Sequence[ir.Stage], anchor: int | None, held: Set[str]
+) -> tuple[int, int]:
+    """The first and last stage index a warm holds L2: from the stage after its anchor
+    through the last later stage reading any of ``held`` (its static tensors), else the
+    layer's end. A warm without an anchor is alive nowhere: ``(1, 0)``."""
+    if anchor is None:
+        return (1, 0)
+    later = [s.index for s in stages[anchor + 1 :] if held & set(s.reads)]
+    return (anchor + 1, max(later, default=len(stages) - 1))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,8 @@
 """Stage 1, load: plan bytes -> a plain YAML tree and the position of every node.
 
+Also reads the JSON config file a plan names (``read_config``): all file reading
+of the front end is here.
+
 The tree holds dicts (keys are the keys' source text), lists, str, int, float,
 bool and None. ``Document.values`` maps each node's path to where its value
 starts and ``Document.keys`` maps each mapping entry's path to where its key
@@ -8,15 +11,20 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.text import clip
 
 if TYPE_CHECKING:  # for the annotation only: ruamel is imported when a plan is loaded
     from ruamel.yaml.composer import Composer
@@ -106,7 +114,8 @@ def _text_pos(text: str, index: int) -> Pos:
 
 
 def _error(file: str, pos: Pos, message: str) -> Diagnostic:
-    return diag(file, pos, "PC001", message)  # one line: Diagnostic escapes what it quotes
+    # One line: Diagnostic escapes what it quotes.
+    return diag(file, pos, codes.YAML_SYNTAX, message)
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -114,6 +123,39 @@ def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     ``/dev/zero``) is known to be too large without being read whole. Raises OSError."""
     with open(path, "rb") as f:
         return f.read(limit + 1)
+
+
+class ConfigError(Exception):
+    """A plan's `config:` file cannot be used; the message says why (PC005)."""
+
+
+FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
+
+
+def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> dict[str, Any]:
+    """The JSON object in the config file ``name``, relative to the plan's directory, read
+    through ``read`` (the language server's sees unsaved editor buffers). Raises
+    ConfigError when it is unreadable, too large, not JSON or not an object."""
+    path = Path(plan_file).parent / name
+    try:
+        if "\0" in name:  # no file system has such a name
+            raise OSError(0, "a path cannot contain a NUL character")
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
+            raise OSError(0, "not a regular file")
+        raw = read(path)
+        if len(raw) > MAX_BYTES:
+            raise OSError(0, "larger than 4 MiB")
+        data = json.loads(raw)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot read config '{clip(name)}': {reason}") from None
+    except ValueError as exc:
+        raise ConfigError(f"config '{clip(name)}' is not JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config '{name}' nests too deeply to read") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config '{name}' is not a JSON object")
+    return data
 
 
 def load(file: str, raw: bytes) -> Document | Diagnostic:
@@ -130,9 +172,9 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     if text.startswith("\ufeff"):
         text = text[1:]
 
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.reader import ReaderError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     try:
         with warnings.catch_warnings():
@@ -174,7 +216,7 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
 def _too_deep(yaml: Any, text: str) -> Pos:
     """Where the first node deeper than MAX_DEPTH starts, found in the parser's event
     stream, which needs no recursion: the node ``_Builder.count`` would reject."""
-    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent  # noqa: PLC0415 (ruamel loads with the first plan)
 
     events = yaml.parse(text)
     depth, event = 0, next(events)  # depth: collections open around the event
@@ -187,9 +229,9 @@ def _too_deep(yaml: Any, text: str) -> Pos:
 @cache
 def _core_resolver() -> type:
     """ruamel's resolver with plain scalars resolved by the YAML 1.2 core schema alone."""
-    from ruamel.yaml.nodes import ScalarNode
-    from ruamel.yaml.resolver import VersionedResolver
-    from ruamel.yaml.tag import Tag
+    from ruamel.yaml.nodes import ScalarNode  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.resolver import VersionedResolver  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.tag import Tag  # noqa: PLC0415 (ruamel loads with the first plan)
 
     class CoreResolver(VersionedResolver):
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
@@ -209,7 +251,7 @@ def _counting_composer() -> type[Composer]:
     but before composing the rest: a 4 MiB plan of 1.4M nodes took tens of seconds
     and most of a gigabyte to compose whole.
     """
-    from ruamel.yaml.composer import Composer
+    from ruamel.yaml.composer import Composer  # noqa: PLC0415 (ruamel loads with the first plan)
 
     class CountingComposer(Composer):
         def __init__(self, loader: Any = None) -> None:

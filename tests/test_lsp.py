@@ -13,7 +13,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from plancc.api import check_source, validate_paths
+from plancc.api import diagnose_source, validate_paths
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -117,7 +117,7 @@ def apply(text: str, edits: list[T.TextEdit]) -> str:
 
 
 def codes_of(text: str) -> list[str]:
-    return [d.code for d in check_source(str(DEMO), text.encode()).diagnostics]
+    return [d.code for d in diagnose_source(str(DEMO), text.encode()).diagnostics]
 
 
 # -- diagnostics ---------------------------------------------------------------------------

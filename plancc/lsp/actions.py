@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from lsprotocol import types as lsp
 
 from plancc.lsp import adapter as pc
+from plancc.lsp.diagnostics import node_span
 from plancc.lsp.index import Index, Point, Span
 from plancc.lsp.state import PlanState
 
@@ -91,8 +92,6 @@ def _did_you_mean(state: PlanState, index: Index, d: pc.Diagnostic) -> tuple[str
 
 
 def _node(state: PlanState, d: pc.Diagnostic) -> Span:
-    from plancc.lsp.diagnostics import node_span
-
     return node_span(state.result.doc, state.text, d.line, d.col)
 
 

@@ -12,14 +12,16 @@ from fractions import Fraction
 from pathlib import Path
 
 from plancc import ir
-from plancc.api import PlanResult, check_source
-from plancc.check import Allowed
-from plancc.codes import Code, all_codes, lookup
-from plancc.diagnostics import Diagnostic, Pos, Severity
+from plancc.api import PlanResult, diagnose_source
+from plancc.check import Allowed, catalog, lookup
+from plancc.codes import Code, Severity
+from plancc.diagnostics import Diagnostic, Pos
+from plancc.dtypes import DTYPES
 from plancc.load import Document, PathT, read_capped
-from plancc.names import DTYPES, PLATFORMS, identifier_problem
+from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
-from plancc.rules import fmt_bytes
+from plancc.rules import discover
+from plancc.text import fmt_bytes
 
 __all__ = [
     "Allowed",
@@ -49,7 +51,7 @@ def check_text(path: Path, text: str, unsaved: Mapping[Path, str]) -> PlanResult
     """The front end of `plancc validate` on an editor buffer: ``text`` checked as the
     file ``path`` (its `config` is read relative to it); ``unsaved`` holds the text of
     other open buffers, so an edited config is seen before it is saved."""
-    return check_source(str(path), text.encode("utf-8"), _reader(unsaved))
+    return diagnose_source(str(path), text.encode("utf-8"), _reader(unsaved))
 
 
 def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:
@@ -68,16 +70,13 @@ def code_doc(code: str) -> Code | None:
 
 
 def rule_ids(*, warnings_only: bool = False) -> list[Code]:
-    return [c for c in all_codes() if not warnings_only or c.severity is Severity.WARNING]
+    return [c for c in catalog() if not warnings_only or c.severity is Severity.WARNING]
 
 
 def silenceable(code: str) -> bool:
     """Whether an `allow` can silence ``code``: a warning of a check-stage rule (a bad
     silence itself, PC004, is never silenced)."""
-    from plancc.rules import RULES
-
-    all_codes()  # imports every rule module
-    return any(r.id == code and r.severity is Severity.WARNING for r in RULES)
+    return any(r.id == code and r.severity is Severity.WARNING for r in discover())
 
 
 def dtype_names() -> list[str]:
@@ -94,7 +93,7 @@ def l2_bytes(plan: ir.Plan) -> int | None:
 
 def platform_note(name: str) -> str | None:
     p = PLATFORM_TABLE.get(name)
-    return f"{p.description}; {p.note}".strip("; ") if p is not None else None
+    return p.note if p is not None else None
 
 
 def _consumers(layer: ir.Layer, warm: ir.Warm) -> dict[str, ir.Stage]:

@@ -17,6 +17,7 @@ from lsprotocol import types as lsp
 
 from plancc.lsp import adapter as pc
 from plancc.lsp.index import Text
+from plancc.lsp.navigation import config_path
 from plancc.lsp.state import PlanState
 
 _IN_LIST = re.compile(r"([A-Za-z_]\w*)\s*:\s*\[[^\[\]]*$")
@@ -120,8 +121,6 @@ def _enclosing_kind(state: PlanState, line: int) -> str | None:
 
 def config_keys(state: PlanState, of: type) -> list[str]:
     """The keys of the plan's config whose values are integers (or lists)."""
-    from plancc.lsp.navigation import config_path
-
     path = config_path(state)
     if path is None:
         return []

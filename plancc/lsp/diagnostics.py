@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
 
 from plancc.lsp.adapter import Diagnostic, Document, Pos, Severity
 from plancc.lsp.index import Point, Span, Text
@@ -85,7 +86,5 @@ def _one(state: PlanState, d: Diagnostic, allowed: str | None) -> lsp.Diagnostic
 
 def path_of(uri: str) -> Path:
     """The file system path of a ``file:`` URI (any other scheme: a name in the cwd)."""
-    from pygls.uris import to_fs_path
-
     fs = to_fs_path(uri)
     return Path(fs) if fs else Path(os.getcwd()) / uri.rsplit("/", 1)[-1]

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
-from plancc.rules import Finding, anchored, fmt_bytes, rule
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
+from plancc.text import fmt_bytes
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,6 @@ class _Placed:
     @property
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
-
-    @property
-    def live_end(self) -> int:
-        """The last stage the warm is alive in: the last stage after the anchor that reads
-        any of its static tensors (not only their first readers), else the layer's end."""
-        names = {e.tensor.name for e in self.entries}
-        readers = [s.index for s in self.between(len(self.layer.stages)) if names & set(s.reads)]
-        return max(readers, default=len(self.layer.stages) - 1)
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
@@ -299,7 +292,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     for p in _placed(plan):
         if not p.entries:
             continue
-        start, end = p.at + 1, p.live_end
+        start, end = p.at + 1, p.warm.live[1]
         busy = [s.name for s in p.layer.stages[start : end + 1] if s.sdma]
         if busy:
             yield Finding(

@@ -1,18 +1,22 @@
 """The server: documents in, diagnostics out, and requests routed to the feature modules.
 
 Checks run in one worker thread, so that the event loop keeps reading the
-client's messages while a plan is checked. Changes are debounced: a check
-starts ``DEBOUNCE_S`` after the last change, and changes that arrive while a
-check runs are checked together right after it (the newest text wins; a
-result for a text already replaced is not published).
+client's messages while a plan is checked. Changes are debounced on both
+edges: a change after a quiet moment (none in the last ``DEBOUNCE_S``) is
+checked at once, so an edit's diagnostics cost one check and no wait; the
+changes of a burst (typing) are checked together once none has come for
+``DEBOUNCE_S``. The newest text wins: a result for a text already replaced is
+not published, its newer text is checked instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import sys
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,7 +33,7 @@ from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
 from plancc.lsp.index import Text, build
 from plancc.lsp.state import PlanState
 
-DEBOUNCE_S = 0.03  # long enough to merge a burst of keystrokes, short next to a check
+DEBOUNCE_S = 0.05  # a pause between keystrokes shorter than this is one burst
 _PLAN_SUFFIXES = (".yaml", ".yml")
 
 
@@ -40,19 +44,29 @@ class PlanServer(LanguageServer):
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that had an index
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.dirty: set[str] = set()
+        self.changed_at: dict[str, float] = {}  # uri -> time.monotonic() of its last change
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-check")
         self.docs_url = default_docs_url()
 
     # -- checking ------------------------------------------------------------------------
 
     def schedule(self, uri: str) -> None:
+        now = time.monotonic()
+        quiet = now - self.changed_at.get(uri, -math.inf) > DEBOUNCE_S
+        self.changed_at[uri] = now
         self.dirty.add(uri)
         if uri not in self.tasks:
-            self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri))
+            self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri, leading=quiet))
 
-    async def _check_loop(self, uri: str) -> None:
+    async def _settle(self, uri: str) -> None:
+        """Return once no change to ``uri`` has come for DEBOUNCE_S."""
+        while (wait := self.changed_at[uri] + DEBOUNCE_S - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
+
+    async def _check_loop(self, uri: str, *, leading: bool) -> None:
         try:
-            await asyncio.sleep(DEBOUNCE_S)
+            if not leading:
+                await self._settle(uri)
             while uri in self.dirty:
                 self.dirty.discard(uri)
                 doc = self.workspace.text_documents.get(uri)
@@ -64,8 +78,9 @@ class PlanServer(LanguageServer):
                 if isinstance(state, str):
                     self.log(lsp.MessageType.Error, state)
                     continue
-                if uri in self.dirty:
-                    continue  # the text changed during the check: check the new one
+                if uri in self.dirty:  # the text changed during the check: check the newest
+                    await self._settle(uri)
+                    continue
                 self.plans[uri] = state
                 if state.index is not None:
                     self.good[uri] = state

@@ -30,7 +30,7 @@ from plancc import __version__
 from plancc.lsp import actions, completion, hover, navigation, outline
 from plancc.lsp.adapter import check_text
 from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
-from plancc.lsp.index import Text, build
+from plancc.lsp.index import Text
 from plancc.lsp.state import PlanState
 
 DEBOUNCE_S = 0.05  # a pause between keystrokes shorter than this is one burst
@@ -41,7 +41,7 @@ class PlanServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("plancc", __version__)
         self.plans: dict[str, PlanState] = {}  # uri -> the latest checked state
-        self.good: dict[str, PlanState] = {}  # uri -> the latest state that had an index
+        self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.dirty: set[str] = set()
         self.changed_at: dict[str, float] = {}  # uri -> time.monotonic() of its last change
@@ -82,7 +82,7 @@ class PlanServer(LanguageServer):
                     await self._settle(uri)
                     continue
                 self.plans[uri] = state
-                if state.index is not None:
+                if state.result.doc is not None:  # it parsed: completion's names come from it
                     self.good[uri] = state
                 self.text_document_publish_diagnostics(
                     lsp.PublishDiagnosticsParams(uri, to_lsp(state), version=state.version)
@@ -132,12 +132,11 @@ def analyse(
     codec: PositionCodec,
     docs_url: str,
 ) -> PlanState:
-    """Check one buffer's text and index its names: what every feature reads."""
+    """Check one buffer's text: what every feature reads."""
     path = path_of(uri)
     result = check_text(path, source, unsaved)
     text = Text(source)
-    index = build(result.doc, text) if result.doc is not None else None
-    return PlanState(uri, path, version, text, result, index, codec, docs_url)
+    return PlanState(uri, path, version, text, result, codec, docs_url)
 
 
 def is_plan(uri: str) -> bool:

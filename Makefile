@@ -40,6 +40,7 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/pc104.py
 	$(BIN)/python bench/lsp.py
 
 clean:

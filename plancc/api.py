@@ -131,7 +131,7 @@ def diagnose_source(label: str, raw: bytes, read_file: FileReader = read_capped)
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
-    checked = check(plan)
+    checked = check(plan, judged=not any(d.severity is Severity.ERROR for d in diagnostics))
     return PlanResult(
         label,
         plan,
@@ -172,6 +172,22 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
             first.setdefault(key, (model, r.file))
         out.append(r)
     return out
+
+
+def _refuse_overwriting_a_plan(report: Validation, out_dir: Path, files: dict[str, bytes]) -> None:
+    """A plan that is one of the build's outputs would be overwritten by it: refused
+    before anything is written (also with --check, which would call it stale)."""
+    for r in report.results:
+        for name in files:
+            try:
+                same = os.path.samefile(r.file, out_dir / name)
+            except OSError:  # the output does not exist yet: it is not the plan
+                continue
+            if same:
+                raise UsageError(
+                    f"{r.file}: this plan is the output {(out_dir / name).as_posix()} of the "
+                    "build, which would overwrite it; choose another --out"
+                )
 
 
 @dataclass(frozen=True)
@@ -237,6 +253,7 @@ def build(
         texts = render.render(r.plan, Path(rel).as_posix())
         rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
     files = {name: data for _, outputs in rendered for name, data in outputs.items()}
+    _refuse_overwriting_a_plan(report, out_dir, files)
     try:
         done = write.compare(out_dir, files) if compare else write.write(out_dir, files)
     except write.WriteError as exc:

@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plancc import codes
+from plancc import codes, yaml_messages
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.text import clip
 
@@ -113,9 +113,9 @@ def _text_pos(text: str, index: int) -> Pos:
     return Pos(line, len(text[start:index].replace("\ufeff", "")) + 1)
 
 
-def _error(file: str, pos: Pos, message: str) -> Diagnostic:
+def _error(file: str, pos: Pos, message: str, hint: str | None = None) -> Diagnostic:
     # One line: Diagnostic escapes what it quotes.
-    return diag(file, pos, codes.YAML_SYNTAX, message)
+    return diag(file, pos, codes.YAML_SYNTAX, message, hint)
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -123,6 +123,13 @@ def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     ``/dev/zero``) is known to be too large without being read whole. Raises OSError."""
     with open(path, "rb") as f:
         return f.read(limit + 1)
+
+
+def _json_problem(exc: ValueError) -> str:
+    """Why a config is not JSON, in its own words (not Python's integer-size limit)."""
+    if "integer string conversion" in str(exc):
+        return "has an integer of more than 4,300 digits: no model dimension is that large"
+    return f"is not JSON: {exc}"
 
 
 class ConfigError(Exception):
@@ -150,7 +157,7 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> di
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"cannot read config '{clip(name)}': {reason}") from None
     except ValueError as exc:
-        raise ConfigError(f"config '{clip(name)}' is not JSON: {exc}") from None
+        raise ConfigError(f"config '{clip(name)}' {_json_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"config '{name}' nests too deeply to read") from None
     if not isinstance(data, dict):
@@ -186,10 +193,7 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     except _Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = _pos(mark) if mark is not None else Pos(1, 1)
-        problem = exc.problem or exc.context or "invalid YAML"
-        return _error(file, pos, f"invalid YAML: {problem}")
+        return _error(file, *yaml_messages.explain(exc))
     except ReaderError as exc:  # a character YAML does not allow (a control character)
         pos = _text_pos(text, min(max(exc.position, 0), len(text)))
         char = exc.character
@@ -326,7 +330,7 @@ class _Builder:
         if node.id == "sequence" and node.tag == _SEQ:
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
         if node.id != "scalar":
-            raise _Reject(start, f"unsupported tag {node.tag}")
+            raise _Reject(start, _unsupported(node.tag))
         return _scalar(node, start)
 
 
@@ -344,7 +348,7 @@ def _scalar(node: Any, pos: Pos) -> Any:
         except ValueError:
             raise _Reject(pos, f"invalid integer {text[:40]!r}") from None
         if abs(value) > MAX_INT:
-            raise _Reject(pos, f"integer {text[:40]} does not fit in 64 bits")
+            raise _Reject(pos, f"integer {_digits(text)} does not fit in 64 bits")
         return value
     if tag == _FLOAT:
         try:
@@ -353,13 +357,27 @@ def _scalar(node: Any, pos: Pos) -> Any:
             raise _Reject(pos, f"invalid number {text[:40]!r}") from None
     if tag == _STR:
         return text
-    raise _Reject(pos, f"unsupported tag {tag}")
+    raise _Reject(pos, _unsupported(tag))
+
+
+def _digits(text: str) -> str:
+    """An integer as a message quotes it: a long one by its first digits and its length."""
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text):,} digits)"
+
+
+def _unsupported(tag: Any) -> str:
+    """``tag !!binary is not supported``: a standard tag as the plan writes it."""
+    shown = str(tag).replace("tag:yaml.org,2002:", "!!")
+    return f"tag {shown} is not supported: a plan is plain data"
 
 
 def _yaml_int(text: str) -> int:
-    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too)."""
+    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too). One of more than
+    30 digits is 2**64 at least: no need to convert it (Python refuses past 4,300)."""
     if not _CORE_INT.match(text):
         raise ValueError(text)
+    if len(text.lstrip("+-")) > 30:
+        return MAX_INT + 1
     if text[:2] == "0x":
         return int(text[2:], 16)
     if text[:2] == "0o":

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from plancc import ir
+from plancc.diagnostics import printable
 from plancc.liveness import plan_peak
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
@@ -71,7 +72,7 @@ def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
 def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     """The `plans` entry of `validate --format json`."""
     out: dict[str, Any] = {
-        "file": plan.file,
+        "file": printable(plan.file),
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "warms": len(plan.warms),

@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from plancc import ir
+from plancc.diagnostics import printable
 from plancc.metrics import plan_numbers
 from plancc.text import fmt_fraction, fmt_share, plural
 
@@ -21,7 +22,7 @@ def peak_share(plan: ir.Plan, l2: dict[str, Any]) -> str:
 def summary_line(plan: ir.Plan) -> str:
     n = plan_numbers(plan)
     l2 = n["l2"]
-    text = f"{plan.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    text = f"{printable(plan.file)}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:
         text += (
             f", L2 peak {l2['peak_bytes']:,} B = {peak_share(plan, l2)}× L2"

@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"plancc", "plancc.dtypes", "plancc.platforms", "plancc.text", "plancc.resources"},
     {"plancc.codes", "plancc.expr", "plancc.graph"},
     {"plancc.diagnostics"},
-    {"plancc.names"},
+    {"plancc.names", "plancc.yaml_messages"},
     {"plancc.ir", "plancc.load", "plancc.model"},
     {"plancc.liveness", "plancc.validate"},
     {"plancc.metrics", "plancc.resolve", "plancc.rules"},

@@ -525,3 +525,23 @@ def test_a_plan_from_a_pipe_builds_the_same_bytes_every_time(repo: Path) -> None
         outputs.append({p.name: p.read_bytes() for p in (repo / "out").iterdir()})
     assert outputs[0] == outputs[1]
     assert b"/dev/fd/200" in outputs[0]["demo_warms.py"]
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_a_plan_that_is_one_of_the_outputs_is_refused(
+    tmp_path: Path, output: str, check: list[str]
+) -> None:
+    # The plan is saved under the name its own build would write: refused before
+    # anything is written, the plan untouched.
+    plan = tmp_path / output
+    plan.write_text(PLAN, encoding="utf-8")
+    code, out, err = _build(str(plan), "--out", str(tmp_path), *check)
+    assert code == 2
+    assert out == ""
+    assert err == (
+        f"plancc: {plan}: this plan is the output {tmp_path.as_posix()}/{output} of the build, "
+        "which would overwrite it; choose another --out\n"
+    )
+    assert plan.read_text("utf-8") == PLAN
+    assert os.listdir(tmp_path) == [output]

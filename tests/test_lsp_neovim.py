@@ -48,8 +48,8 @@ def test_neovim_receives_the_diagnostics(tmp_path: Path) -> None:
     )
     assert found == [
         ("PC010", 25, 45, 48),  # wkk
-        ("PC102", 31, 19, 23),
-        ("PC103", 31, 18, 30),
+        ("PC102", 32, 19, 23),
+        ("PC103", 32, 18, 30),
     ]
     pc010 = next(d for d in got["diagnostics"] if d["code"] == "PC010")
     assert pc010["severity"] == 1  # vim.diagnostic.severity.ERROR

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plancc.api import BuildResult, Validation
+from plancc.check import Allowed
+from plancc.diagnostics import printable
+from plancc.ir import allow_scope
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -24,6 +27,12 @@ class OutputFormat:
     name: str
     validate: Callable[[Validation, Options], str]  # `plancc validate`
     build: Callable[[BuildResult, Options], str]  # a `plancc build` that passed validation
+
+
+def allowed_by(a: Allowed) -> str:
+    """What silenced a warning, in the text formats: the warm and its reason, or
+    lint.ignore. (JSON and SARIF carry the warm and the reason apart.)"""
+    return a.reason if a.warm is None else f"{allow_scope(printable(a.warm))}: {a.reason}"
 
 
 def stale_message(f: FileStatus) -> str:

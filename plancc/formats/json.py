@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from plancc.api import BuildResult, Validation
-from plancc.diagnostics import Diagnostic
+from plancc.diagnostics import Diagnostic, printable
 from plancc.formats.base import Options, OutputFormat
 from plancc.metrics import plan_numbers
 
 
 def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
     return {
-        "file": d.file,
+        "file": printable(d.file),
         "line": d.line,
         "col": d.col,
         "severity": d.severity.value,
@@ -31,7 +31,12 @@ def json_(report: Validation, *, show_allowed: bool = False) -> str:
     }
     if show_allowed:
         out["allowed"] = [
-            {**_json_diagnostic(a.diagnostic), "reason": a.reason} for a in report.allowed
+            {
+                **_json_diagnostic(a.diagnostic),
+                "warm": a.warm and printable(a.warm),
+                "reason": a.reason,
+            }
+            for a in report.allowed
         ]
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from plancc.api import BuildResult, BuiltPlan, PlanResult, Validation
 from plancc.codes import Severity
-from plancc.diagnostics import Diagnostic
-from plancc.formats.base import Options, OutputFormat
+from plancc.diagnostics import Diagnostic, printable
+from plancc.formats.base import Options, OutputFormat, allowed_by
 from plancc.metrics import plan_numbers
 from plancc.summary import peak_share, summary_line
 from plancc.text import plural
@@ -37,9 +37,10 @@ def plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[st
         for a in sorted(r.allowed, key=lambda a: a.diagnostic.sort_key):
             d = a.diagnostic
             lines.append(
-                f"{d.file}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: {d.message}"
+                f"{printable(d.file)}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: "
+                f"{d.message}"
             )
-            lines.append(f"    reason: {a.reason}")
+            lines.append(f"    reason: {allowed_by(a)}")
     return lines
 
 
@@ -51,7 +52,7 @@ def totals(report: Validation) -> str:
 
 
 def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
-    where = f"{d.file}:{d.line}:{d.col}:"
+    where = f"{printable(d.file)}:{d.line}:{d.col}:"
     sev = d.severity.value
     if colour:
         where, sev = f"{_BOLD}{where}{_RESET}", f"{_COLOURS[d.severity]}{sev}{_RESET}"
@@ -99,7 +100,8 @@ def _build_line(built: BuiltPlan) -> str:
     plan = built.result.plan
     assert plan is not None
     n = plan_numbers(plan)
-    line = f"{built.result.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    file = printable(built.result.file)
+    line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
     groups: dict[str, list[str]] = {}

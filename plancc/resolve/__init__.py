@@ -14,7 +14,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import codes, ir
-from plancc.diagnostics import Diagnostic
+from plancc.diagnostics import Diagnostic, Pos
 from plancc.load import ConfigError, FileReader, read_capped, read_config
 from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
@@ -48,7 +48,12 @@ def _run(ctx: Context) -> ir.Plan:
     layers = {kind: resolve_layer(ctx, kind, layer, tensors) for kind, layer in p.layers.items()}
     check_namespace(ctx, tensors, layers)
     forward = resolve_forward(ctx, layers)
-    ignore = {rid: ctx.v.at("lint", "ignore", i) for i, rid in enumerate(p.lint.ignore)}
+    ignore: dict[str, Pos] = {}  # codes compare case-insensitively
+    lint = [
+        (rid, ctx.v.at("lint", "ignore", i), "lint.ignore") for i, rid in enumerate(p.lint.ignore)
+    ]
+    for rid, pos, _ in lint:
+        ignore.setdefault(rid.upper(), pos)
     return ir.Plan(
         file=ctx.file,
         sha256=hashlib.sha256(ctx.v.doc.raw).hexdigest(),
@@ -63,7 +68,7 @@ def _run(ctx: Context) -> ir.Plan:
         layers=MappingProxyType(layers),
         forward=forward,
         lint_ignore=MappingProxyType(ignore),
-        silences=(*ctx.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
+        silences=(*ctx.silences, *lint),
         declared_warms=_declared_warms(ctx),
     )
 

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 7160b28ffe52b81d4f623e367e70a2273c27991b6a40860cfb77eb8ab95f1bef
+Plan sha256: 3272cc58b49db21a191944c56c2c4e04e7f4b5cb99ed552cf9bc2e83a83937f8
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 301d81cc239affe2d774895f0df1e1c79dbe0946208a90aea968a9e0a98af3e2
+Plan sha256: be98161e5279ff91785de0de857a85eef2ed41cd8523b5ee84fec34bf75c1973
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

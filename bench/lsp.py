@@ -88,12 +88,13 @@ def _cpu_seconds(pid: int | None) -> float | None:
 def in_process_ms(text: str) -> tuple[list[float], list[float]]:
     """The front end alone, in this process: wall times and CPU times (the CPU time is
     what the wall time would be on an idle machine: several jobs share two cores here)."""
-    from plancc.api import diagnose_source
+    from plancc.api import diagnose_plan
+    from plancc.inputs import PlanInput
 
     wall, cpu = [], []
     for _ in range(CHANGES):
         start, start_cpu = time.perf_counter(), time.process_time()
-        diagnose_source(str(PLAN), text.encode("utf-8"))
+        diagnose_plan(PlanInput(str(PLAN), PLAN), text.encode("utf-8"))
         wall.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - start_cpu) * 1000)
     return wall, cpu

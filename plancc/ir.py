@@ -85,6 +85,7 @@ class Stage:
     sdma: bool
     group: str | None  # the declared consumer group
     duration_us: float | None
+    kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
 
     @property
     def consumer_group(self) -> tuple[str, str]:
@@ -162,6 +163,9 @@ class Plan:
     # Warm entries (mappings) in the document, including those schema recovery
     # dropped: PC031 is about the plan asking for warms, whether or not they resolved.
     declared_warms: int
+    # The `config` file as read (its path from the working directory, the SHA-256 of its
+    # bytes), for the manifest's source.config; None without a readable config.
+    config_file: tuple[str, str] | None = None
 
     @property
     def warms(self) -> tuple[Warm, ...]:

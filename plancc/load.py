@@ -11,6 +11,7 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -136,10 +137,17 @@ class ConfigError(Exception):
     """A plan's `config:` file cannot be used; the message says why (PC005)."""
 
 
+@dataclass(frozen=True)
+class ConfigFile:
+    data: dict[str, Any]  # the JSON object
+    path: str  # where it was read: the plan's directory joined with its `config`
+    sha256: str  # of its bytes, for the manifest's source.config
+
+
 FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
 
 
-def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> dict[str, Any]:
+def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> ConfigFile:
     """The JSON object in the config file ``name``, relative to the plan's directory, read
     through ``read`` (the language server's sees unsaved editor buffers). Raises
     ConfigError when it is unreadable, too large, not JSON or not an object."""
@@ -162,7 +170,7 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> di
         raise ConfigError(f"config '{name}' nests too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config '{name}' is not a JSON object")
-    return data
+    return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
 def load(file: str, raw: bytes) -> Document | Diagnostic:

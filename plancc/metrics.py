@@ -82,4 +82,11 @@ def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     fwd = forward_numbers(plan)
     if fwd is not None:
         out["forward"] = fwd
+        out["unused_kinds"] = unused_kinds(plan)
     return out
+
+
+def unused_kinds(plan: ir.Plan) -> list[str]:
+    """The layer kinds, in plan order, that the plan's forward does not use (still checked)."""
+    used = set(plan.forward.kinds) if plan.forward else set()
+    return [k for k in plan.layers if k not in used]

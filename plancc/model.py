@@ -68,6 +68,7 @@ class Stage(_Strict):
     sdma: StrictBool = False
     group: str | SkipJsonSchema[None] = None
     duration_us: Annotated[float, Field(strict=True, ge=0)] | SkipJsonSchema[None] = None
+    kernel: Name | SkipJsonSchema[None] = None
 
 
 class WarmTensor(_Strict):

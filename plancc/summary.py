@@ -8,7 +8,7 @@ from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
-from plancc.metrics import plan_numbers
+from plancc.metrics import plan_numbers, unused_kinds
 from plancc.text import fmt_fraction, fmt_share, plural
 
 
@@ -33,4 +33,14 @@ def summary_line(plan: ir.Plan) -> str:
         text += (
             f", forward {f['layers']} layers, {f['warm_issues']} warm issues, {f['warm_bytes']:,} B"
         )
-    return text
+    return text + unused_notice(plan)
+
+
+def unused_notice(plan: ir.Plan) -> str:
+    """``; layer kind mla is not in forward (checked, not counted)``, or nothing."""
+    unused = unused_kinds(plan) if plan.forward else []
+    if not unused:
+        return ""
+    many = len(unused) > 1
+    kinds = ("layer kinds " if many else "layer kind ") + ", ".join(unused)
+    return f"; {kinds} {'are' if many else 'is'} not in forward (checked, not counted)"

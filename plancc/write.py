@@ -27,10 +27,11 @@ class Status(StrEnum):
     UP_TO_DATE = "up to date"
     STALE = "stale"
     MISSING = "missing"
+    ORPHANED = "orphaned"  # produced by no plan any more (build --check)
 
     @property
     def out_of_date(self) -> bool:
-        return self in (Status.STALE, Status.MISSING)
+        return self in (Status.STALE, Status.MISSING, Status.ORPHANED)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,20 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     if changed:
         _sync_dir(out_dir)
     return result
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Replace one existing file with ``data`` atomically, keeping its mode (``plancc fmt``
+    rewriting a plan in place)."""
+    tmp = _stage(path, data)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _sync_dir(path.parent)
 
 
 def _stage(path: Path, data: bytes) -> str:

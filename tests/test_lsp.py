@@ -13,7 +13,8 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from plancc.api import diagnose_source, validate_paths
+from plancc.api import validate_paths
+from plancc.lsp.adapter import check_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -117,7 +118,7 @@ def apply(text: str, edits: list[T.TextEdit]) -> str:
 
 
 def codes_of(text: str) -> list[str]:
-    return [d.code for d in diagnose_source(str(DEMO), text.encode()).diagnostics]
+    return [d.code for d in check_text(DEMO, text, {}).diagnostics]
 
 
 # -- diagnostics ---------------------------------------------------------------------------
@@ -482,7 +483,7 @@ async def test_typing_the_flash_plan_through_the_server(client: LanguageClient) 
     for n in states:
         got = await open_text(client, source[:n], flash)
         # Only a text that is a whole plan may be clean (a prefix can be one).
-        assert got or diagnose_source(str(flash), source[:n].encode()).plan is not None, n
+        assert got or check_text(flash, source[:n], {}).plan is not None, n
     assert [d for d in got if d.severity != T.DiagnosticSeverity.Hint] == []  # clean
     close(client, flash)
     errors = [m for m in client.log_messages if m.type == T.MessageType.Error]

@@ -36,5 +36,7 @@ def allowed_by(a: Allowed) -> str:
 
 
 def stale_message(f: FileStatus) -> str:
-    """What `plancc build --check` says of a missing or stale output."""
+    """What `plancc build --check` says of a missing, stale or orphaned output."""
+    if f.status.value == "orphaned":
+        return f"{f.path.as_posix()} is produced by no plan any more; delete it"
     return f"{f.path.as_posix()} is {f.status.value}; run plancc build to regenerate it"

@@ -45,7 +45,8 @@ def _build(result: BuildResult, o: Options) -> str:
     files = [(p.result.file, f) for p in result.plans for f in p.files]
     data = json.loads(json_(result.report, show_allowed=o.show_allowed))
     data["outputs"] = [
-        {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+        {"plan": plan, "file": f.path.as_posix(), "status": f.status.value}
+        for plan, f in [*files, *((None, f) for f in result.orphans)]
     ]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

@@ -7,7 +7,7 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, printable
 from plancc.formats.base import Options, OutputFormat, allowed_by
 from plancc.metrics import plan_numbers
-from plancc.summary import peak_share, summary_line
+from plancc.summary import peak_share, summary_line, unused_notice
 from plancc.text import plural
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
@@ -84,11 +84,14 @@ def build_text(result: BuildResult, o: Options, *, diagnostics: bool = True) -> 
         return "".join(line + "\n" for line in lines)
     count = len(files)
     if result.compare:
+        behind = len(stale) - len(result.orphans)
         tail = (
-            f"{len(stale)} of {count} outputs missing or out of date"
-            if stale
+            f"{behind} of {count} outputs missing or out of date"
+            if behind
             else f"all {count} outputs up to date"
         )
+        if result.orphans:
+            tail += f", {len(result.orphans)} orphaned"
     else:
         written = sum(f.status.value == "written" for f in files)
         tail = f"{written} written, {count - written} unchanged"
@@ -104,6 +107,7 @@ def _build_line(built: BuiltPlan) -> str:
     line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
+    line += unused_notice(plan)
     groups: dict[str, list[str]] = {}
     for f in built.files:
         groups.setdefault(f.status.value, []).append(f.path.as_posix())

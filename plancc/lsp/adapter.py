@@ -12,11 +12,12 @@ from fractions import Fraction
 from pathlib import Path
 
 from plancc import ir
-from plancc.api import PlanResult, diagnose_source
+from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.dtypes import DTYPES
+from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
 from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
@@ -51,7 +52,8 @@ def check_text(path: Path, text: str, unsaved: Mapping[Path, str]) -> PlanResult
     """The front end of `plancc validate` on an editor buffer: ``text`` checked as the
     file ``path`` (its `config` is read relative to it); ``unsaved`` holds the text of
     other open buffers, so an edited config is seen before it is saved."""
-    return diagnose_source(str(path), text.encode("utf-8"), _reader(unsaved))
+    source = PlanInput(str(path), path)
+    return diagnose_plan(source, text.encode("utf-8"), _reader(unsaved))
 
 
 def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:

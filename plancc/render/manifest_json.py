@@ -13,13 +13,19 @@ from plancc.render.module_view import anchor_of
 MANIFEST_FORMAT = "plancc-manifest/1"
 
 
-def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
-    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``."""
+def manifest(
+    plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256."""
+    source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
+    if config is not None:
+        source["config"] = {"path": config[0], "sha256": config[1]}
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
-        "source": {"plan": plan_path, "sha256": plan.sha256},
+        "source": source,
         "runtime": {"enable_sdma": bool(plan.warms)},
         "l2": l2_numbers(plan),
         "warms": [
@@ -30,6 +36,7 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
                 "after": anchor_of(plan, w).name,
                 "task": anchor_of(plan, w).task,
                 "bytes": w.bytes,
+                "consumers": _consumers(plan, w),
                 "tensors": [
                     {
                         "name": e.tensor.name,
@@ -45,16 +52,26 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
         ],
     }
     fwd = forward_numbers(plan)
-    if fwd is not None:
-        out["forward"] = fwd
+    if fwd is not None and plan.forward is not None:
+        # The kind of each layer lets `plancc measure` tell which layer a scope ran for.
+        out["forward"] = {**fwd, "kinds": list(plan.forward.kinds)}
     measure = measure_numbers(plan)
     if measure is not None:
         out["measure"] = measure
     return out
 
 
-def render_manifest(plan: ir.Plan, plan_path: str) -> str:
-    return _json(manifest(plan, plan_path), 0) + "\n"
+def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
+    """The stages after the anchor that read a warmed tensor, in stage order, with their
+    swimlane kernel (null when the plan names none): `plancc measure` checks that the
+    warm landed before the first one started."""
+    held = {e.tensor.name for e in warm.entries}
+    stages = plan.layers[warm.layer].stages[anchor_of(plan, warm).index + 1 :]
+    return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
+
+
+def render_manifest(plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None) -> str:
+    return _json(manifest(plan, plan_path, config), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

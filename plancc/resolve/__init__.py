@@ -70,6 +70,7 @@ def _run(ctx: Context) -> ir.Plan:
         lint_ignore=MappingProxyType(ignore),
         silences=(*ctx.silences, *lint),
         declared_warms=_declared_warms(ctx),
+        config_file=ctx.config_file,
     )
 
 
@@ -78,7 +79,9 @@ def _load_config(ctx: Context) -> None:
         ctx.config_broken = ctx.v.broken.config  # dropped: PC002 said why
         return
     try:
-        ctx.config = read_config(ctx.file, ctx.plan.config, ctx.read_file)
+        config = read_config(ctx.file, ctx.plan.config, ctx.read_file)
+        ctx.config = config.data
+        ctx.config_file = (config.path, config.sha256)
     except ConfigError as exc:
         ctx.config_broken = True
         ctx.report(ctx.v.at("config"), codes.CONFIG_FILE, str(exc))

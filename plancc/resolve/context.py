@@ -37,6 +37,7 @@ class Context:
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
+    config_file: tuple[str, str] | None = None  # (path, sha256), for source.config
     broken_tensors: set[str] = field(default_factory=set)
     silences: list[tuple[str, Pos, str]] = field(default_factory=list)
     reported: set[Diagnostic] = field(default_factory=set)

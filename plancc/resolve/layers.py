@@ -65,6 +65,8 @@ def resolve_layer(
             task_pos = ctx.v.at(*path, "task")
             ctx.name_check(s.task, task_pos, "task", reserved=False)
             _unique_task(ctx, kind, s.name, s.task, pos=task_pos, tasks=tasks)
+        if s.kernel is not None:
+            ctx.name_check(s.kernel, ctx.v.at(*path, "kernel"), "kernel", reserved=False)
         if s.name in seen:
             first = seen[s.name]
             ctx.report(
@@ -88,6 +90,7 @@ def resolve_layer(
                 sdma=s.sdma,
                 group=s.group,
                 duration_us=s.duration_us,
+                kernel=s.kernel,
             )
         )
     warms = [

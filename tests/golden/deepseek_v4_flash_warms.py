@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 3272cc58b49db21a191944c56c2c4e04e7f4b5cb99ed552cf9bc2e83a83937f8
+Plan sha256: 5ecafc6e063055e0339ae68c875f9c39e30e0204a7b3e74eb01435a7adf3d16e
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

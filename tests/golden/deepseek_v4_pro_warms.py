@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: be98161e5279ff91785de0de857a85eef2ed41cd8523b5ee84fec34bf75c1973
+Plan sha256: d88353bb06f9b0dad373439605c8d53e560997c6be804bcb8bea9a2f19c8c298
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

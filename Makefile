@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/pc104.py
 	$(BIN)/python bench/measure.py
+	$(BIN)/python bench/lsp.py
 
 # docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
 .PHONY: screenshot

@@ -19,7 +19,7 @@ from plancc.check import Allowed, check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
-from plancc.load import load
+from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
 from plancc.text import plural
 from plancc.validate import validate
@@ -40,6 +40,7 @@ class PlanResult:
     allowed: tuple[Allowed, ...] = ()
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
     piped: bool = False  # read from standard input or a pipe: no file to build from again
+    doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
 
 
 @dataclass(frozen=True)
@@ -80,17 +81,19 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def diagnose_plan(source: PlanInput, raw: bytes) -> PlanResult:
-    """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find."""
+def diagnose_plan(source: PlanInput, raw: bytes, read_file: FileReader = read_capped) -> PlanResult:
+    """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
+    Its `config` is read relative to its label through ``read_file``: `validate` reads
+    files, the language server also sees the unsaved editor buffers."""
     label = source.label
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
-    plan, resolved = resolve(validated)
+    plan, resolved = resolve(validated, read_file)
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
-        return PlanResult(label, None, tuple(diagnostics))
+        return PlanResult(label, None, tuple(diagnostics), doc=doc)
     checked = check(plan, judged=not any(d.severity is Severity.ERROR for d in diagnostics))
     return PlanResult(
         label,
@@ -99,6 +102,7 @@ def diagnose_plan(source: PlanInput, raw: bytes) -> PlanResult:
         checked.allowed,
         model_broken=validated.broken.model,
         piped=source.piped,
+        doc=doc,
     )
 
 

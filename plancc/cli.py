@@ -348,6 +348,19 @@ def measure(
     return code
 
 
+@command
+def lsp(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Speak over stdin/stdout (the only transport).")
+    ] = True,
+) -> int:
+    """Run the language server for editors (LSP over stdio; docs/editors.md)."""
+    from plancc.lsp.server import serve  # noqa: PLC0415 (cold start: pygls only here)
+
+    serve()
+    return 0
+
+
 def main() -> None:
     """The console script."""
     console.main(app)

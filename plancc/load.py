@@ -17,8 +17,8 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +73,10 @@ class Document:
     data: Any
     values: Mapping[PathT, Pos]
     keys: Mapping[PathT, Pos]
+    # Where the node (key or value) that starts at a position ends, exclusive: a
+    # diagnostic's whole range for an editor. Of nodes starting at one position (a
+    # block mapping and its first key) the innermost is kept.
+    ends: Mapping[Pos, Pos] = field(default_factory=dict)
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
@@ -140,16 +144,20 @@ class ConfigFile:
     sha256: str  # of its bytes, for the manifest's source.config
 
 
-def read_config(plan_file: str, name: str) -> ConfigFile:
-    """The JSON object in the config file ``name``, relative to the plan's directory.
-    Raises ConfigError when it is unreadable, too large, not JSON or not an object."""
+FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
+
+
+def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> ConfigFile:
+    """The JSON object in the config file ``name``, relative to the plan's directory, read
+    through ``read`` (the language server's sees unsaved editor buffers). Raises
+    ConfigError when it is unreadable, too large, not JSON or not an object."""
     path = Path(plan_file).parent / name
     try:
         if "\0" in name:  # no file system has such a name
             raise OSError(0, "a path cannot contain a NUL character")
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
             raise OSError(0, "not a regular file")
-        raw = read_capped(path)
+        raw = read(path)
         if len(raw) > MAX_BYTES:
             raise OSError(0, "larger than 4 MiB")
         data = json.loads(raw)
@@ -214,7 +222,7 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
             data = builder.build(root, ())
     except _Reject as rej:
         return _error(file, rej.pos, rej.message)
-    return Document(file, raw, data, builder.values, builder.keys)
+    return Document(file, raw, data, builder.values, builder.keys, builder.ends)
 
 
 def _too_deep(yaml: Any, text: str) -> Pos:
@@ -276,6 +284,7 @@ class _Builder:
     def __init__(self) -> None:
         self.values: dict[PathT, Pos] = {}
         self.keys: dict[PathT, Pos] = {}
+        self.ends: dict[Pos, Pos] = {}
         self._sizes: dict[int, int] = {}
 
     def count(self, node: Any, depth: int, active: set[int]) -> int:
@@ -305,6 +314,8 @@ class _Builder:
         start = _pos(node.start_mark)
         if node.tag == _NULL and node.value == "" and key_pos is not None:
             start = key_pos  # an empty value has no text of its own: point at its key
+        else:
+            self.ends[start] = _pos(node.end_mark)
         self.values[path] = start
         if node.id == "mapping" and node.tag == _MAP:
             out: dict[str, Any] = {}
@@ -321,6 +332,7 @@ class _Builder:
                         kpos, f"duplicate key '{name}' (first defined at {first.line}:{first.col})"
                     )
                 self.keys[(*path, name)] = kpos
+                self.ends[kpos] = _pos(knode.end_mark)
                 out[name] = self.build(vnode, (*path, name), kpos)
             return out
         if node.id == "sequence" and node.tag == _SEQ:

@@ -421,3 +421,17 @@ def test_a_huge_document_is_rejected_at_the_node_past_the_limit(
     d = _pc001(raw + b'"unclosed\n')
     assert ((d.line, d.col), d.message) == (where, BIG)
     assert work.counted == 0  # stopped while composing, before the composed graph is counted
+
+
+def test_every_node_records_where_it_ends() -> None:
+    """``Document.ends``: from a node's start to just past its end (an editor's range);
+    where a block mapping and its first key start together, the key's end."""
+    doc = load("x.yaml", b"a: [bb, {c: d}]\nk:\n  - x: 1\n    y: 2\n")
+    assert isinstance(doc, Document)
+    ends = {(s.line, s.col): (e.line, e.col) for s, e in doc.ends.items()}
+    assert ends[(1, 1)] == (1, 2)  # the key `a`, not the whole document
+    assert ends[(1, 4)] == (1, 16)  # [bb, {c: d}]
+    assert ends[(1, 5)] == (1, 7)  # bb
+    assert ends[(1, 9)] == (1, 15)  # {c: d}
+    assert ends[(3, 3)] == (5, 1)  # the block list, through its last line
+    assert ends[(4, 8)] == (4, 9)  # 2

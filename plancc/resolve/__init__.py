@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.load import ConfigError, read_config
+from plancc.load import ConfigError, FileReader, read_capped, read_config
 from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
@@ -28,10 +28,13 @@ from plancc.validate import Validated
 __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 
-def resolve(v: Validated) -> tuple[ir.Plan | None, list[Diagnostic]]:
+def resolve(
+    v: Validated, read_file: FileReader = read_capped
+) -> tuple[ir.Plan | None, list[Diagnostic]]:
+    """``read_file`` reads the `config` file (the language server's sees unsaved buffers)."""
     if v.plan is None:
         return None, []
-    ctx = Context(v, v.plan)
+    ctx = Context(v, v.plan, read_file)
     return _run(ctx), ctx.diagnostics
 
 
@@ -76,7 +79,7 @@ def _load_config(ctx: Context) -> None:
         ctx.config_broken = ctx.v.broken.config  # dropped: PC002 said why
         return
     try:
-        config = read_config(ctx.file, ctx.plan.config)
+        config = read_config(ctx.file, ctx.plan.config, ctx.read_file)
         ctx.config = config.data
         ctx.config_file = (config.path, config.sha256)
     except ConfigError as exc:

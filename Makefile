@@ -31,6 +31,7 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 golden: $(STAMP)
+	$(BIN)/python -m tests.regen_gate
 	$(BIN)/python -m tests.regen_golden
 
 bench: $(STAMP)

@@ -22,6 +22,7 @@ validated. jinja2 is imported here, lazily: ``validate`` never loads it.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -55,9 +56,10 @@ def render(plan: ir.Plan, plan_path: str) -> dict[str, str]:
     POSIX form: it is written into both files, so it must not depend on the
     machine or the working directory.
     """
+    module = render_module(plan, plan_path)
     return {
-        module_file(plan.model): render_module(plan, plan_path),
-        manifest_file(plan.model): render_manifest(plan, plan_path),
+        module_file(plan.model): module,
+        manifest_file(plan.model): render_manifest(plan, plan_path, module),
     }
 
 
@@ -247,13 +249,23 @@ def paragraph(text: str, indent: int = 0, first: str = "") -> str:
 # -- the manifest --------------------------------------------------------------------------
 
 
-def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
-    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``."""
+def manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> dict[str, Any]:
+    """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
+
+    ``module`` is the generated module's text (rendered here when not given): its
+    SHA-256 makes the pair verifiable, so a module and a manifest from two builds
+    (a build killed between its two renames) are never taken for one."""
+    if module is None:
+        module = render_module(plan, plan_path)
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "source": {"plan": plan_path, "sha256": plan.sha256},
+        "module": {
+            "file": module_file(plan.model),
+            "sha256": hashlib.sha256(module.encode("utf-8")).hexdigest(),
+        },
         "runtime": {"enable_sdma": bool(plan.warms)},
         "l2": l2_numbers(plan),
         "warms": [
@@ -287,8 +299,8 @@ def manifest(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
     return out
 
 
-def render_manifest(plan: ir.Plan, plan_path: str) -> str:
-    return _json(manifest(plan, plan_path), 0) + "\n"
+def render_manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> str:
+    return _json(manifest(plan, plan_path, module), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

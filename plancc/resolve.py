@@ -483,8 +483,14 @@ class _Resolver:
                     pos=self.v.at(*path),
                 )
             )
+        by_name: dict[str, ir.Stage] = {}
+        last_read: dict[str, int] = {}  # tensor -> the last stage reading it
+        for stage in stages:
+            by_name.setdefault(stage.name, stage)  # a duplicate stage name (PC011) keeps its first
+            last_read.update(dict.fromkeys(stage.reads, stage.index))
         warms = [
-            self.resolve_warm(kind, i, raw, stages, tensors) for i, raw in enumerate(layer.warms)
+            self.resolve_warm(kind, i, raw, (stages, by_name, last_read), tensors)
+            for i, raw in enumerate(layer.warms)
         ]
         complete = not any(k == kind for k, _ in self.v.broken.standin_stages)
         return ir.Layer(kind, tuple(stages), tuple(warms), self.v.key_at("layers", kind), complete)
@@ -494,9 +500,10 @@ class _Resolver:
         kind: str,
         i: int,
         w: model.Warm,
-        stages: list[ir.Stage],
+        layer: tuple[list[ir.Stage], dict[str, ir.Stage], dict[str, int]],
         tensors: dict[str, ir.Tensor],
     ) -> ir.Warm:
+        stages, by_name, last_read = layer  # indexed once per layer kind, not per warm
         path = ("layers", kind, "warms", i)
         allow = {rid: self.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
         self.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
@@ -505,9 +512,6 @@ class _Resolver:
         if w.name_hint is not None:
             self.name_check(w.name_hint, self.v.at(*path, "name_hint"), "name_hint", reserved=False)
         after_pos = self.v.at(*path, "after")
-        by_name: dict[str, ir.Stage] = {}
-        for s in stages:
-            by_name.setdefault(s.name, s)  # a duplicate stage name (PC011) keeps its first
         anchor = by_name.get(w.after)
         if anchor is None and (kind, w.after) not in self.v.broken.stages:
             self.report(
@@ -549,7 +553,7 @@ class _Resolver:
         held = {e.tensor.name for e in entries if e.tensor.static}
         live = (1, 0)  # an unknown anchor: alive nowhere, but its tensors are still checked
         if anchor is not None:
-            later = [s.index for s in stages[anchor.index + 1 :] if held & set(s.reads)]
+            later = [last_read[t] for t in held if last_read.get(t, -1) > anchor.index]
             live = (anchor.index + 1, max(later, default=len(stages) - 1))
         return ir.Warm(
             name=w.name,

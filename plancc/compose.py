@@ -1,0 +1,456 @@
+"""Stage 1, load (second half): YAML events -> the plain tree and every node's position.
+
+One pass over the parser's events, without recursion, whichever parser made
+them (ruamel's C parser or its pure-Python one: ``load`` picks), so both give
+the same tree, the same positions and the same diagnostics. Every limit is
+checked as the events arrive, so no input costs more than linear time:
+
+- the node past ``MAX_NODES`` in the text (an alias counting as one) stops
+  reading;
+- a node deeper than ``MAX_DEPTH`` stops reading, before the parser has to
+  track the deeper levels;
+- each node's size and height with every alias expanded are added up once,
+  from its children's (an alias adds its anchor's), so an alias bomb is caught
+  without being expanded.
+
+Problems rank as follows: one that stops reading (a YAML error, an undefined
+alias, a second document, a limit above) wins; then the first problem of the
+graph (a recursive alias, a size over the limit, an alias whose expansion
+nests too deep); then the first problem of the tree (a key that is not a
+scalar, a merge key, a duplicate key, a tag or scalar plancc does not take).
+After the first problem nothing more is built, but the events are still read
+to the end, so a YAML error further on is still the one reported.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+from plancc.diagnostics import Pos
+
+# Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
+# rejected by adding up node sizes, never by expanding them.
+MAX_NODES = 500_000
+TOO_MANY_NODES = "the document has more than {:,} nodes, counting each alias expanded"
+MAX_DEPTH = 64
+TOO_DEEP = "nesting deeper than {} levels"
+MAX_INT = 2**63 - 1  # no number in a plan needs more; bigger ones only make trouble later
+
+PathT = tuple[str | int, ...]
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+_MERGE = "tag:yaml.org,2002:merge"
+
+# The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the only one a plain scalar is
+# resolved by, whatever the YAML library would otherwise accept (`1_000`, `0b11`,
+# timestamps) and whatever `%YAML` directive the document carries.
+_CORE_NULL = re.compile(r"(?:null|Null|NULL|~|)\Z")
+_CORE_BOOL = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
+_CORE_INT = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
+_CORE_FLOAT = re.compile(
+    r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
+)
+_NUMBER_START = frozenset("0123456789+-.")
+
+
+def core_tag(text: str) -> str:
+    """The tag the YAML 1.2 core schema gives the plain scalar ``text``. The four
+    kinds start with different characters, so one pattern at most is tried."""
+    first = text[:1]
+    if first in _NUMBER_START and first:
+        if _CORE_INT.match(text):
+            return _INT
+        return _FLOAT if _CORE_FLOAT.match(text) else _STR
+    if first in ("", "n", "N", "~"):
+        return _NULL if _CORE_NULL.match(text) else _STR
+    if first in ("t", "T", "f", "F"):
+        return _BOOL if _CORE_BOOL.match(text) else _STR
+    return _STR
+
+
+class Reject(Exception):
+    """A document plancc does not take: where, and why (a PC001 message)."""
+
+    def __init__(self, where: tuple[int, int], message: str) -> None:
+        super().__init__(message)
+        self.pos = Pos(*where)
+        self.message = message
+
+
+Where = tuple[int, int]  # a line and column, 1-based: a Pos once asked for
+
+
+def mark_where(mark: Any) -> Where:
+    return (mark.line + 1, mark.column + 1)
+
+
+class _Node:
+    """A composed node: a collection while it is open, and any node an alias names."""
+
+    __slots__ = (
+        "anchored",
+        "data",
+        "deepest",
+        "depth",
+        "end",
+        "extra",
+        "height",
+        "is_map",
+        "items",
+        "kend",
+        "key",
+        "key_at",
+        "kstart",
+        "nodes",
+        "open",
+        "path",
+        "size",
+        "start",
+        "tag",
+        "text",
+        "where",
+    )
+
+    def __init__(self, where: Where, tag: str, text: str | None) -> None:
+        self.where = where
+        self.tag = tag
+        self.text = text  # a scalar's source text; None for a collection
+        self.open = text is None  # a collection, until its end event
+        self.anchored = False
+        self.data: Any = None  # a built collection's dict or list
+        self.size = 1  # nodes, every alias expanded
+        self.height = 0  # levels below it, every alias expanded
+        self.path: PathT = ()  # where it was built, and its slices of the positions
+        self.start = self.end = self.kstart = self.kend = 0
+        # While open: a mapping's pending key, a sequence's item count, its depth,
+        # the deepest level reached inside it, the node counts when it started.
+        self.is_map = False
+        self.key: str | None = None
+        self.key_at: Where = where
+        self.items = self.depth = self.deepest = self.nodes = self.extra = 0
+
+
+class Composer:
+    """YAML events in; ``(data, values, keys)`` out, or a ``Reject``.
+
+    ``next_event`` is a parser's ``get_event`` (or an event generator's
+    ``__next__``); whatever it raises (a YAML error) passes through."""
+
+    def __init__(self, next_event: Callable[[], Any]) -> None:
+        self.next_event = next_event
+        self.values: list[tuple[PathT, Where]] = []
+        self.keys: list[tuple[PathT, Where]] = []
+        self.anchors: dict[str, _Node] = {}
+        self.anchored_open = 0  # anchored collections open: depths are tracked
+        self.nodes = 0  # node events so far (an alias is one)
+        self.extra = 0  # nodes that aliases add when expanded
+        self.graph_error: Reject | None = None
+        self.tree_error: Reject | None = None
+        self.building = True  # until the first problem; after it, only counting
+
+    def compose(self) -> tuple[Any, dict[PathT, Where], dict[PathT, Where]]:
+        from ruamel.yaml.events import StreamEndEvent
+
+        self.next_event()  # STREAM-START
+        event = self.next_event()  # DOCUMENT-START, unless the stream is empty
+        if isinstance(event, StreamEndEvent):
+            return None, {}, {}
+        data = self._document()
+        self.next_event()  # DOCUMENT-END
+        event = self.next_event()
+        if not isinstance(event, StreamEndEvent):
+            raise Reject(mark_where(event.start_mark), "invalid YAML: but found another document")
+        error = self.graph_error or self.tree_error
+        if error is not None:
+            raise error
+        assert self.building, "building stops only at a problem"
+        return data, dict(self.values), dict(self.keys)
+
+    def _graph_problem(self, where: Where, message: str) -> None:
+        if self.graph_error is None:
+            self.graph_error = Reject(where, message)
+        self.building = False
+
+    def _tree_problem(self, where: Where, message: str) -> None:
+        if self.tree_error is None:
+            self.tree_error = Reject(where, message)
+        self.building = False
+
+    def _document(self) -> Any:
+        """The root's data, composed from the events after DOCUMENT-START.
+
+        The loop runs once per event; a plain scalar in a collection (most of a
+        plan) is handled in it, everything else in the methods it calls."""
+        from ruamel.yaml.events import (
+            AliasEvent,
+            MappingEndEvent,
+            MappingStartEvent,
+            ScalarEvent,
+            SequenceEndEvent,
+        )
+
+        stack: list[_Node] = []
+        root: list[Any] = []  # the root's data, once placed
+        values, keys, next_event = self.values, self.keys, self.next_event
+        tags: dict[str, str] = {}  # plain scalar -> its core tag, each text worked out once
+        while True:
+            event = next_event()
+            cls = type(event)
+            if cls is MappingEndEvent or cls is SequenceEndEvent:
+                self._end(stack)
+                if not stack:
+                    return root[0] if root else None
+                continue
+            self.nodes += 1
+            if self.nodes > MAX_NODES:
+                raise Reject(mark_where(event.start_mark), TOO_MANY_NODES.format(MAX_NODES))
+            depth = len(stack)
+            if depth > MAX_DEPTH:  # stop: each deeper level costs the parser more
+                raise self.graph_error or Reject(
+                    mark_where(event.start_mark), TOO_DEEP.format(MAX_DEPTH)
+                )
+            if cls is not ScalarEvent:
+                if cls is AliasEvent:
+                    node = self._alias(event, depth)
+                    self._child(stack[-1], node, depth, alias=True)
+                else:
+                    stack.append(self._start(event, cls is MappingStartEvent, stack, root))
+                continue
+            text = event.value
+            if event.ctag is not None and str(event.ctag) != "!":
+                tag = str(event.ctag)
+            elif not event.implicit[0]:
+                tag = _STR
+            else:
+                tag = tags.get(text) or tags.setdefault(
+                    text, _MERGE if text == "<<" else core_tag(text)
+                )
+            mark = event.start_mark
+            where = (mark.line + 1, mark.column + 1)
+            if event.anchor is not None or not stack:
+                node = _Node(where, tag, text)
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = node
+                if not stack:
+                    self._place(None, node, root)
+                    return root[0] if root else None
+                self._child(stack[-1], node, depth)
+                continue
+            parent = stack[-1]
+            if parent.is_map and parent.key is None:  # a plain key
+                parent.key, parent.key_at = text, where
+                if self.building:
+                    if tag == _MERGE or text in parent.data:
+                        self._bad_key(parent, text, tag, where)
+                    else:
+                        keys.append(((*parent.path, text), where))
+            else:  # a plain value or item
+                name: str | int
+                if parent.is_map:
+                    name = parent.key or ""
+                    parent.key = None
+                else:
+                    name = parent.items
+                    parent.items += 1
+                if self.building:
+                    if tag is _STR:
+                        data: Any = text
+                    else:
+                        if tag == _NULL and not text and parent.is_map:
+                            where = parent.key_at  # no text of its own: point at its key
+                        try:
+                            data = _scalar(tag, text)
+                        except ValueError as exc:
+                            self._tree_problem(where, str(exc))
+                    if self.building:
+                        values.append(((*parent.path, name), where))
+                        if parent.is_map:
+                            parent.data[name] = data
+                        else:
+                            parent.data.append(data)
+            if self.anchored_open or self.extra:
+                self._counted(parent, depth)
+
+    def _start(self, event: Any, is_map: bool, stack: list[_Node], root: list[Any]) -> _Node:
+        """A collection starts: placed (as a value) or refused (as a key)."""
+        tag = None if event.ctag is None else str(event.ctag)
+        if tag is None or tag == "!":
+            tag = _MAP if is_map else _SEQ
+        node = _Node(mark_where(event.start_mark), tag, None)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+            self.anchored_open += 1
+            node.anchored = True
+        parent = stack[-1] if stack else None
+        if parent is not None and parent.is_map and parent.key is None:
+            self._key(parent, node)
+        else:
+            if self.building and tag != (_MAP if is_map else _SEQ):
+                self._tree_problem(node.where, f"unsupported tag {tag}")
+            self._place(parent, node, root)
+        node.is_map = is_map
+        node.depth = node.deepest = len(stack)
+        node.nodes, node.extra = self.nodes, self.extra
+        node.kstart = len(self.keys)
+        return node
+
+    def _end(self, stack: list[_Node]) -> None:
+        """A collection ends: its size and height are known, and count in its parent's."""
+        node = stack.pop()
+        node.open = False
+        node.end, node.kend = len(self.values), len(self.keys)
+        node.size = self.nodes - node.nodes + 1 + self.extra - node.extra
+        if node.anchored:  # aliases of it may follow: they need its height
+            node.height = node.deepest - node.depth
+            self.anchored_open -= 1
+        if stack and (self.anchored_open or self.extra):
+            self._counted(stack[-1], node.deepest)
+
+    def _counted(self, parent: _Node, reach: int) -> None:
+        """A child of ``parent``, reaching down to depth ``reach``, is complete."""
+        parent.deepest = max(parent.deepest, reach)
+        # A size passes the limit only through aliases (the node count stops first).
+        if self.nodes - parent.nodes + 1 + self.extra - parent.extra > MAX_NODES:
+            self._graph_problem(parent.where, TOO_MANY_NODES.format(MAX_NODES))
+
+    def _alias(self, event: Any, depth: int) -> _Node:
+        anchor = event.anchor
+        node = self.anchors.get(anchor)
+        if node is None:
+            raise Reject(
+                mark_where(event.start_mark), f"invalid YAML: found undefined alias {anchor!r}"
+            )
+        if node.open:
+            self._graph_problem(node.where, "recursive alias")
+        else:
+            if depth + node.height > MAX_DEPTH:
+                self._graph_problem(mark_where(event.start_mark), TOO_DEEP.format(MAX_DEPTH))
+            self.extra += node.size - 1
+            if self.nodes + self.extra > MAX_NODES:
+                # Past the limit: some node's size will pass it too, and be reported
+                # where it does; until then, build no more than the limit.
+                self.building = False
+        return node
+
+    def _child(self, parent: _Node, node: _Node, depth: int, alias: bool = False) -> None:
+        """An anchored scalar or an alias, as a key or as a value."""
+        if self.anchored_open or self.extra:  # before an alias is copied: it may pass the limit
+            self._counted(parent, depth + node.height)
+        if parent.is_map and parent.key is None:
+            self._key(parent, node)
+        else:
+            self._place(parent, node, [], alias)
+
+    def _key(self, parent: _Node, node: _Node) -> None:
+        parent.key_at = node.where
+        if node.text is None:
+            parent.key = ""  # never read: nothing is built from here on
+            self._tree_problem(node.where, "a mapping key must be a plain scalar")
+            return
+        parent.key = node.text
+        if self.building:
+            if node.tag == _MERGE or node.text in parent.data:
+                self._bad_key(parent, node.text, node.tag, node.where)
+            else:
+                self.keys.append(((*parent.path, node.text), node.where))
+
+    def _bad_key(self, parent: _Node, name: str, tag: str, where: Where) -> None:
+        if tag == _MERGE:
+            self._tree_problem(where, "merge keys (<<) are not supported")
+            return
+        first = dict(self.keys[parent.kstart :])[(*parent.path, name)]
+        message = f"duplicate key '{name}' (first defined at {first[0]}:{first[1]})"
+        self._tree_problem(where, message)
+
+    def _place(
+        self, parent: _Node | None, node: _Node, root: list[Any], alias: bool = False
+    ) -> None:
+        """Build ``node`` as the root, a list item or the pending key's value, with its
+        position; a collection as it starts, empty. Nothing once not building."""
+        key_at = None
+        if parent is None:
+            path: PathT = ()
+        elif parent.is_map:
+            key_at = parent.key_at
+            path = (*parent.path, parent.key or "")
+            parent.key = None
+        else:
+            path = (*parent.path, parent.items)
+            parent.items += 1
+        if not self.building:
+            return
+        where = node.where
+        data: Any
+        if node.text is not None:
+            if key_at is not None and node.tag == _NULL and node.text == "":
+                where = key_at  # an empty value has no text of its own: point at its key
+            try:
+                data = _scalar(node.tag, node.text)
+            except ValueError as exc:
+                self._tree_problem(where, str(exc))
+                return
+            self.values.append((path, where))
+        elif alias:  # a copy of its anchor's tree, with the anchor's positions
+            self.values.append((path, where))
+            data = copy.deepcopy(node.data)
+            cut = len(node.path)
+            self.values += [(path + p[cut:], w) for p, w in self.values[node.start + 1 : node.end]]
+            self.keys += [(path + p[cut:], w) for p, w in self.keys[node.kstart : node.kend]]
+        else:  # a collection as it starts: its entries follow its own
+            node.path, node.start = path, len(self.values)
+            self.values.append((path, where))
+            data = node.data = {} if node.tag == _MAP else []
+        if parent is None:
+            root.append(data)
+        elif parent.is_map:
+            parent.data[path[-1]] = data
+        else:
+            parent.data.append(data)
+
+
+def _scalar(tag: str, text: str) -> Any:
+    """The value of a scalar with this tag; ValueError (the PC001 message) if none."""
+    if tag == _STR:
+        return text
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"invalid boolean {text[:40]!r}")
+        return text.lower() == "true"
+    if tag == _INT:
+        value = _core_int(text)
+        if value is None:
+            raise ValueError(f"invalid integer {text[:40]!r}")
+        if abs(value) > MAX_INT:
+            raise ValueError(f"integer {text[:40]} does not fit in 64 bits")
+        return value
+    if tag == _FLOAT:
+        if not _CORE_FLOAT.match(text):
+            raise ValueError(f"invalid number {text[:40]!r}")
+        t = text.lower()
+        if t.lstrip("+-") == ".inf":
+            return float("-inf") if t.startswith("-") else float("inf")
+        return float("nan") if t == ".nan" else float(t)
+    raise ValueError(f"unsupported tag {tag}")
+
+
+def _core_int(text: str) -> int | None:
+    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too), or None."""
+    if not _CORE_INT.match(text):
+        return None
+    base = {"0x": 16, "0o": 8}.get(text[:2], 10)
+    try:
+        return int(text[2:] if base != 10 else text, base)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return None

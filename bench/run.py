@@ -40,7 +40,7 @@ PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
 SCHEMA = ROOT / "schemas" / "warm-plan.schema.json"
 RESULTS = ROOT / "bench" / "results.json"
 SIZES = (100, 1_000, 10_000)
-TIMEOUT = 300  # seconds for one process: past it a point is reported as a timeout
+TIMEOUT = 60  # seconds for one process: past it a point is reported as a timeout
 
 
 def spread(warms: int, per_kind: int = 10) -> str:

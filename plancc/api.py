@@ -1,6 +1,7 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
-load -> validate -> resolve -> check (this module) -> render -> write (``build``).
+load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
+(``build``).
 Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plancc import ir
+from plancc import codes, ir
 from plancc.check import Allowed, check
-from plancc.diagnostics import Diagnostic, Severity, diag
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic, diag
 from plancc.load import load, read_capped
 from plancc.resolve import resolve
 from plancc.validate import validate
@@ -39,7 +41,7 @@ class PlanResult:
 
 
 @dataclass(frozen=True)
-class Report:
+class Validation:
     results: tuple[PlanResult, ...]
 
     @property
@@ -108,7 +110,7 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def check_plan(path: Path, label: str) -> PlanResult:
+def diagnose_plan(path: Path, label: str) -> PlanResult:
     """The whole front end for one plan file: every diagnostic it can find."""
     # The front end builds a large tree with no reference cycle; the cycle
     # collector's passes over it cost more than the work itself (2.5x on a plan
@@ -116,13 +118,13 @@ def check_plan(path: Path, label: str) -> PlanResult:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _check_plan(path, label)
+        return _diagnose_plan(path, label)
     finally:
         if paused:
             gc.enable()
 
 
-def _check_plan(path: Path, label: str) -> PlanResult:
+def _diagnose_plan(path: Path, label: str) -> PlanResult:
     try:
         raw = read_capped(path)
     except OSError as exc:
@@ -145,9 +147,9 @@ def _check_plan(path: Path, label: str) -> PlanResult:
     )
 
 
-def validate_paths(paths: Sequence[str]) -> Report:
-    results = [check_plan(path, label) for path, label in plan_files(paths)]
-    return Report(tuple(_unique_models(results)))
+def validate_paths(paths: Sequence[str]) -> Validation:
+    results = [diagnose_plan(path, label) for path, label in plan_files(paths)]
+    return Validation(tuple(_unique_models(results)))
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
@@ -169,7 +171,7 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
                 hint = "each plan's outputs are named after its model"
                 if other != model:
                     hint += ", and a case-insensitive filesystem sees one name"
-                d = diag(r.file, r.plan.model_pos, "PC011", message, hint)
+                d = diag(r.file, r.plan.model_pos, codes.DUPLICATE_NAME, message, hint)
                 out.append(PlanResult(r.file, r.plan, (*r.diagnostics, d), r.allowed))
                 continue
             first.setdefault(key, (model, r.file))
@@ -186,12 +188,12 @@ class BuiltPlan:
 
 
 @dataclass(frozen=True)
-class BuildReport:
+class BuildResult:
     """The front end's report plus, when it passed, every output file's status."""
 
-    report: Report
+    report: Validation
     out: str
-    check: bool
+    compare: bool  # `build --check`: compared with the files on disk, nothing written
     strict: bool
     plans: tuple[BuiltPlan, ...]  # empty when the report failed: nothing was rendered
 
@@ -209,15 +211,15 @@ class BuildReport:
 
 
 def build(
-    paths: Sequence[str], out: str, *, check: bool = False, strict: bool = False
-) -> BuildReport:
-    """Validate the plans; unless one fails, render each and write (or with ``check``, compare).
+    paths: Sequence[str], out: str, *, compare: bool = False, strict: bool = False
+) -> BuildResult:
+    """Validate the plans; unless one fails, render each and write (or with ``compare``, compare).
 
     Writes nothing at all when any plan has an error (or a warning with
     ``strict``). The output directory must exist.
     """
 
-    from plancc import render, write
+    from plancc import render, write  # noqa: PLC0415 (jinja2 only for build)
 
     if not out:  # Path("") is ".": an empty --out would write into the current directory
         raise UsageError("--out '': empty output directory (use --out . for this directory)")
@@ -228,7 +230,7 @@ def build(
         raise UsageError(f"{out}: not a directory")
     report = validate_paths(paths)
     if report.failed(strict):
-        return BuildReport(report, out, check, strict, ())
+        return BuildResult(report, out, compare, strict, ())
     rendered: list[tuple[PlanResult, dict[str, bytes]]] = []
     for r in report.results:
         if r.plan is None:
@@ -246,9 +248,9 @@ def build(
             for r, _ in rendered
             if r.plan is not None
         }
-        done = write.compare(out_dir, files, pairs) if check else write.write(out_dir, files)
+        done = write.compare(out_dir, files, pairs) if compare else write.write(out_dir, files)
     except write.WriteError as exc:
         raise UsageError(str(exc)) from None
     status = {f.path.name: f for f in done}
     plans = tuple(BuiltPlan(r, tuple(status[n] for n in outputs)) for r, outputs in rendered)
-    return BuildReport(report, out, check, strict, plans)
+    return BuildResult(report, out, compare, strict, plans)

@@ -11,11 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
-from plancc import ir
-from plancc.codes import lookup
-from plancc.diagnostics import Diagnostic, Severity, diag
-from plancc.rules import RULES
+from plancc import codes, ir
+from plancc.codes import Code, Severity
+from plancc.diagnostics import Diagnostic, diag
+from plancc.rules import discover
+
+
+def catalog() -> list[Code]:
+    """Every diagnostic code, the stages' and the rules', in id order."""
+    rules = [r.code for r in discover()]
+    return sorted([*codes.STAGE_CODES, *rules], key=lambda c: c.id)
+
+
+def lookup(id: str) -> Code | None:
+    return _by_id().get(id)
+
+
+@cache
+def _by_id() -> dict[str, Code]:
+    return {c.id: c for c in catalog()}
 
 
 @dataclass(frozen=True)
@@ -31,11 +47,8 @@ class Checked:
 
 
 def check(plan: ir.Plan) -> Checked:
-    from plancc.codes import all_codes
-
-    all_codes()  # imports every rule module
     found: list[tuple[Diagnostic, ir.Warm | None]] = []
-    for r in RULES:
+    for r in discover():
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
             found.append((d, f.warm))
@@ -61,7 +74,7 @@ def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
             yield diag(
                 plan.file,
                 pos,
-                "PC004",
+                codes.BAD_SILENCE,
                 f"{where} names '{rid}', which is not a rule id; it silences nothing",
                 "`plancc rules` lists every id",
             )
@@ -69,7 +82,7 @@ def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
             yield diag(
                 plan.file,
                 pos,
-                "PC004",
+                codes.BAD_SILENCE,
                 f"{where} names {rid}, an error; errors cannot be silenced",
                 f"fix the {rid} error instead",
             )

@@ -1,19 +1,26 @@
-"""The catalog of diagnostic codes: id, short name, severity and documentation.
+"""Diagnostic codes: severities, the ``Code`` type and the codes the stages raise.
 
-Codes PC001-PC042 are raised by the pipeline stages and declared here. The
-placement rules PC101-PC107 declare themselves with ``@rule`` in
-``plancc.rules``; they are imported on first use of the catalog, so the
-catalog is always complete and no list is kept by hand.
+A leaf module (it imports only the dtype table), so every stage can name its codes
+as typed constants (``codes.UNKNOWN_NAME``, not ``"PC010"``) and mypy checks
+them. The check rules PC020-PC107 declare their codes with ``@rule`` in
+``plancc.rules``; the complete catalog is ``plancc.check.catalog()``.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
+import textwrap
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
 
-from plancc.diagnostics import Severity
+from plancc.dtypes import DTYPES
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
 
 ERROR = Severity.ERROR
 WARNING = Severity.WARNING
@@ -24,50 +31,13 @@ class Code:
     id: str
     name: str
     severity: Severity
-    doc: str
+    doc: str  # the text of `plancc explain`, dedented
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "doc", inspect.cleandoc(self.doc))
 
 
-_CODES: dict[str, Code] = {}
-_rules_loaded = False
-
-
-def declare(id: str, name: str, severity: Severity, doc: str) -> Code:
-    if id in _CODES:
-        raise ValueError(f"code {id} declared twice")
-    code = Code(id, name, severity, inspect.cleandoc(doc))
-    _CODES[id] = code
-    return code
-
-
-def _load_rules() -> None:
-    global _rules_loaded
-    if _rules_loaded:
-        return
-    _rules_loaded = True
-    import plancc.rules as pkg
-
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{pkg.__name__}.{info.name}")
-
-
-def all_codes() -> list[Code]:
-    _load_rules()
-    return [_CODES[k] for k in sorted(_CODES)]
-
-
-def lookup(id: str) -> Code | None:
-    _load_rules()
-    return _CODES.get(id)
-
-
-def severity_of(id: str) -> Severity:
-    code = lookup(id)
-    if code is None:
-        raise KeyError(id)
-    return code.severity
-
-
-declare(
+YAML_SYNTAX: Final = Code(
     "PC001",
     "yaml-syntax",
     ERROR,
@@ -85,7 +55,7 @@ or an integer that does not fit in 64 bits is PC001 too.
 Fix: correct the YAML at the reported position.
 """,
 )
-declare(
+STRUCTURE: Final = Code(
     "PC002",
     "structure",
     ERROR,
@@ -100,7 +70,7 @@ editors complete keys when the plan starts with
 `# yaml-language-server: $schema=../schemas/warm-plan.schema.json`.
 """,
 )
-declare(
+VERSION: Final = Code(
     "PC003",
     "version",
     ERROR,
@@ -109,7 +79,7 @@ declare(
 "1" is not accepted either, so that a future version can never be misread.
 """,
 )
-declare(
+BAD_SILENCE: Final = Code(
     "PC004",
     "bad-silence",
     WARNING,
@@ -120,7 +90,7 @@ not exist. Errors cannot be silenced, so the entry silences nothing.
 Fix: remove the entry, or fix the error it tried to hide.
 """,
 )
-declare(
+CONFIG_FILE: Final = Code(
     "PC005",
     "config-file",
     ERROR,
@@ -131,7 +101,7 @@ object, or a key the plan uses is not an integer. Reported at the `config`
 node.
 """,
 )
-declare(
+UNKNOWN_NAME: Final = Code(
     "PC010",
     "unknown-name",
     ERROR,
@@ -141,7 +111,7 @@ A name refers to nothing: a dim or config key in an expression, a tensor in
 suggests the closest defined name.
 """,
 )
-declare(
+DUPLICATE_NAME: Final = Code(
     "PC011",
     "duplicate-name",
     ERROR,
@@ -154,7 +124,7 @@ not have the same `model`, compared ignoring case (their files would collide
 on a case-insensitive filesystem).
 """,
 )
-declare(
+BAD_EXPRESSION: Final = Code(
     "PC012",
     "bad-expression",
     ERROR,
@@ -166,7 +136,7 @@ Values stay within 64 bits (2**63 - 1, for every dim and for a tensor's or a
 flat view's element count) and an expression has at most 200 tokens.
 """,
 )
-declare(
+BAD_IDENTIFIER: Final = Code(
     "PC013",
     "bad-identifier",
     ERROR,
@@ -178,7 +148,7 @@ also must not be `pl`, `after` or `warm_ctx`, or end in `_flat`: the
 generated module uses those names.
 """,
 )
-declare(
+BAD_FORWARD: Final = Code(
     "PC014",
     "bad-forward",
     ERROR,
@@ -189,13 +159,26 @@ list. The message names the value and the layer index. A `repeat` or `layers`
 over a `dynamic` dim, or a forward of more than 100,000 layers, is PC014 too.
 """,
 )
-declare(
+UNKNOWN_DTYPE: Final = Code(
     "PC023",
     "unknown-dtype",
     ERROR,
-    """
-The dtype is not a PyPTO dtype name (lower case): bf16 fp16 fp32 fp8e4m3fn
-fp8e5m2 fp8e8m0 hf8 fp4 hf4 int4 uint4 int8 uint8 int16 uint16 int32 uint32
-int64 uint64 bool.
-""",
+    # Derived from the dtype table, so that a new dtype needs no edit here.
+    textwrap.fill(f"The dtype is not a PyPTO dtype name (lower case): {' '.join(DTYPES)}.", 78),
+)
+
+
+# The codes the stages raise (load, validate, resolve, check), in id order.
+STAGE_CODES: Final = (
+    YAML_SYNTAX,
+    STRUCTURE,
+    VERSION,
+    BAD_SILENCE,
+    CONFIG_FILE,
+    UNKNOWN_NAME,
+    DUPLICATE_NAME,
+    BAD_EXPRESSION,
+    BAD_IDENTIFIER,
+    BAD_FORWARD,
+    UNKNOWN_DTYPE,
 )

@@ -25,11 +25,11 @@ to the end, so a YAML error further on is still the one reported.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
 from typing import Any
 
 from plancc.diagnostics import Pos
+from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar
 
 # Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
 # rejected by adding up node sizes, never by expanding them.
@@ -37,45 +37,8 @@ MAX_NODES = 500_000
 TOO_MANY_NODES = "the document has more than {:,} nodes, counting each alias expanded"
 MAX_DEPTH = 64
 TOO_DEEP = "nesting deeper than {} levels"
-MAX_INT = 2**63 - 1  # no number in a plan needs more; bigger ones only make trouble later
 
 PathT = tuple[str | int, ...]
-
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-_MERGE = "tag:yaml.org,2002:merge"
-
-# The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the only one a plain scalar is
-# resolved by, whatever the YAML library would otherwise accept (`1_000`, `0b11`,
-# timestamps) and whatever `%YAML` directive the document carries.
-_CORE_NULL = re.compile(r"(?:null|Null|NULL|~|)\Z")
-_CORE_BOOL = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
-_CORE_INT = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
-_CORE_FLOAT = re.compile(
-    r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
-)
-_NUMBER_START = frozenset("0123456789+-.")
-
-
-def core_tag(text: str) -> str:
-    """The tag the YAML 1.2 core schema gives the plain scalar ``text``. The four
-    kinds start with different characters, so one pattern at most is tried."""
-    first = text[:1]
-    if first in _NUMBER_START and first:
-        if _CORE_INT.match(text):
-            return _INT
-        return _FLOAT if _CORE_FLOAT.match(text) else _STR
-    if first in ("", "n", "N", "~"):
-        return _NULL if _CORE_NULL.match(text) else _STR
-    if first in ("t", "T", "f", "F"):
-        return _BOOL if _CORE_BOOL.match(text) else _STR
-    return _STR
 
 
 class Reject(Exception):
@@ -159,7 +122,7 @@ class Composer:
         self.building = True  # until the first problem; after it, only counting
 
     def compose(self) -> tuple[Any, dict[PathT, Where], dict[PathT, Where]]:
-        from ruamel.yaml.events import StreamEndEvent
+        from ruamel.yaml.events import StreamEndEvent  # noqa: PLC0415 (ruamel loads with the first plan)
 
         self.next_event()  # STREAM-START
         event = self.next_event()  # DOCUMENT-START, unless the stream is empty
@@ -191,7 +154,7 @@ class Composer:
 
         The loop runs once per event; a plain scalar in a collection (most of a
         plan) is handled in it, everything else in the methods it calls."""
-        from ruamel.yaml.events import (
+        from ruamel.yaml.events import (  # noqa: PLC0415 (ruamel loads with the first plan)
             AliasEvent,
             MappingEndEvent,
             MappingStartEvent,
@@ -230,10 +193,10 @@ class Composer:
             if event.ctag is not None and str(event.ctag) != "!":
                 tag = str(event.ctag)
             elif not event.implicit[0]:
-                tag = _STR
+                tag = STR
             else:
                 tag = tags.get(text) or tags.setdefault(
-                    text, _MERGE if text == "<<" else core_tag(text)
+                    text, MERGE if text == "<<" else core_tag(text)
                 )
             mark = event.start_mark
             where = (mark.line + 1, mark.column + 1)
@@ -250,7 +213,7 @@ class Composer:
             if parent.is_map and parent.key is None:  # a plain key
                 parent.key, parent.key_at = text, where
                 if self.building:
-                    if tag == _MERGE or text in parent.data:
+                    if tag == MERGE or text in parent.data:
                         self._bad_key(parent, text, tag, where)
                     else:
                         keys.append(((*parent.path, text), where))
@@ -263,13 +226,13 @@ class Composer:
                     name = parent.items
                     parent.items += 1
                 if self.building:
-                    if tag is _STR:
+                    if tag is STR:
                         data: Any = text
                     else:
-                        if tag == _NULL and not text and parent.is_map:
+                        if tag == NULL and not text and parent.is_map:
                             where = parent.key_at  # no text of its own: point at its key
                         try:
-                            data = _scalar(tag, text)
+                            data = scalar(tag, text)
                         except ValueError as exc:
                             self._tree_problem(where, str(exc))
                     if self.building:
@@ -285,7 +248,7 @@ class Composer:
         """A collection starts: placed (as a value) or refused (as a key)."""
         tag = None if event.ctag is None else str(event.ctag)
         if tag is None or tag == "!":
-            tag = _MAP if is_map else _SEQ
+            tag = MAP if is_map else SEQ
         node = _Node(mark_where(event.start_mark), tag, None)
         if event.anchor is not None:
             self.anchors[event.anchor] = node
@@ -295,7 +258,7 @@ class Composer:
         if parent is not None and parent.is_map and parent.key is None:
             self._key(parent, node)
         else:
-            if self.building and tag != (_MAP if is_map else _SEQ):
+            if self.building and tag != (MAP if is_map else SEQ):
                 self._tree_problem(node.where, f"unsupported tag {tag}")
             self._place(parent, node, root)
         node.is_map = is_map
@@ -359,13 +322,13 @@ class Composer:
             return
         parent.key = node.text
         if self.building:
-            if node.tag == _MERGE or node.text in parent.data:
+            if node.tag == MERGE or node.text in parent.data:
                 self._bad_key(parent, node.text, node.tag, node.where)
             else:
                 self.keys.append(((*parent.path, node.text), node.where))
 
     def _bad_key(self, parent: _Node, name: str, tag: str, where: Where) -> None:
-        if tag == _MERGE:
+        if tag == MERGE:
             self._tree_problem(where, "merge keys (<<) are not supported")
             return
         first = dict(self.keys[parent.kstart :])[(*parent.path, name)]
@@ -392,10 +355,10 @@ class Composer:
         where = node.where
         data: Any
         if node.text is not None:
-            if key_at is not None and node.tag == _NULL and node.text == "":
+            if key_at is not None and node.tag == NULL and node.text == "":
                 where = key_at  # an empty value has no text of its own: point at its key
             try:
-                data = _scalar(node.tag, node.text)
+                data = scalar(node.tag, node.text)
             except ValueError as exc:
                 self._tree_problem(where, str(exc))
                 return
@@ -409,48 +372,10 @@ class Composer:
         else:  # a collection as it starts: its entries follow its own
             node.path, node.start = path, len(self.values)
             self.values.append((path, where))
-            data = node.data = {} if node.tag == _MAP else []
+            data = node.data = {} if node.tag == MAP else []
         if parent is None:
             root.append(data)
         elif parent.is_map:
             parent.data[path[-1]] = data
         else:
             parent.data.append(data)
-
-
-def _scalar(tag: str, text: str) -> Any:
-    """The value of a scalar with this tag; ValueError (the PC001 message) if none."""
-    if tag == _STR:
-        return text
-    if tag == _NULL:
-        return None
-    if tag == _BOOL:
-        if text.lower() not in ("true", "false"):
-            raise ValueError(f"invalid boolean {text[:40]!r}")
-        return text.lower() == "true"
-    if tag == _INT:
-        value = _core_int(text)
-        if value is None:
-            raise ValueError(f"invalid integer {text[:40]!r}")
-        if abs(value) > MAX_INT:
-            raise ValueError(f"integer {text[:40]} does not fit in 64 bits")
-        return value
-    if tag == _FLOAT:
-        if not _CORE_FLOAT.match(text):
-            raise ValueError(f"invalid number {text[:40]!r}")
-        t = text.lower()
-        if t.lstrip("+-") == ".inf":
-            return float("-inf") if t.startswith("-") else float("inf")
-        return float("nan") if t == ".nan" else float(t)
-    raise ValueError(f"unsupported tag {tag}")
-
-
-def _core_int(text: str) -> int | None:
-    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too), or None."""
-    if not _CORE_INT.match(text):
-        return None
-    base = {"0x": 16, "0o": 8}.get(text[:2], 10)
-    try:
-        return int(text[2:] if base != 10 else text, base)
-    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-        return None

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
+from plancc.codes import Code, Severity
 
 
 @dataclass(frozen=True)
@@ -60,17 +56,6 @@ def _bounded(text: str) -> str:
     return f"{text[:MAX_MESSAGE]}… ({len(text) - MAX_MESSAGE:,} more characters)"
 
 
-SHOWN = 40  # characters of a value from the plan that a message quotes
-
-
-def clip(text: str) -> str:
-    """``text`` as a message quotes it: at most SHOWN characters, then an ellipsis, so a
-    100,000-character value cannot become the message."""
-    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
-
-
-def diag(file: str, pos: Pos, code: str, message: str, hint: str | None = None) -> Diagnostic:
-    """A diagnostic whose severity comes from the code's catalog entry."""
-    from plancc.codes import severity_of
-
-    return Diagnostic(file, pos.line, pos.col, severity_of(code), code, message, hint)
+def diag(file: str, pos: Pos, code: Code, message: str, hint: str | None = None) -> Diagnostic:
+    """A diagnostic at ``pos`` with the code's id and severity."""
+    return Diagnostic(file, pos.line, pos.col, code.severity, code.id, message, hint)

@@ -1,16 +1,19 @@
 """The resolved plan: frozen values that the check, render and write stages consume.
 
 Every number here is exact (integers of bytes and elements); every name has
-passed the identifier checks; every position points into the plan file.
+passed the identifier checks; every position points into the plan file. The IR is
+read-only: frozen dataclasses, tuples, and mappings typed ``Mapping`` (built as
+``MappingProxyType``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc.diagnostics import Pos
-from plancc.names import DType
+from plancc.dtypes import DType
 from plancc.platforms import Platform
 
 
@@ -18,7 +21,6 @@ from plancc.platforms import Platform
 class Dim:
     name: str
     value: int | None  # None: dynamic
-    pos: Pos
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,6 @@ class Tensor:
     shape: tuple[int | None, ...]  # None: a dynamic dim
     names: frozenset[str]  # dims and config keys the shape uses
     flat: FlatView | None  # None for a tensor with a dynamic dim
-    pos: Pos
 
     @property
     def static(self) -> bool:
@@ -84,7 +85,6 @@ class Stage:
     sdma: bool
     group: str | None  # the declared consumer group
     duration_us: float | None
-    pos: Pos
 
     @property
     def consumer_group(self) -> tuple[str, str]:
@@ -107,7 +107,7 @@ class Warm:
     anchor: int | None  # index of the `after` stage; None when it names no stage (PC010)
     entries: tuple[WarmEntry, ...]
     live: tuple[int, int]  # first and last stage index during which it holds L2
-    allow: dict[str, Pos]  # rule ids this warm accepts, with where each is named
+    allow: Mapping[str, Pos]  # rule ids this warm accepts, with where each is named
     reason: str | None
     name_pos: Pos
     after_pos: Pos
@@ -126,7 +126,6 @@ class Layer:
     name: str
     stages: tuple[Stage, ...]
     warms: tuple[Warm, ...]
-    pos: Pos
     # False when a stage was replaced by a stand-in after a schema error: the
     # rules that judge stage order and reads skip the layer kind rather than guess.
     complete: bool = True
@@ -135,7 +134,6 @@ class Layer:
 @dataclass(frozen=True)
 class Forward:
     kinds: tuple[str, ...]  # the layer kind of each layer, in order
-    pos: Pos
 
 
 @dataclass(frozen=True)
@@ -148,11 +146,11 @@ class Plan:
     platform_pos: Pos
     l2_fraction: Fraction
     dims: tuple[Dim, ...]
-    config: dict[str, int]  # the config keys the plan uses, with their values
-    tensors: dict[str, Tensor]
-    layers: dict[str, Layer]
+    config: Mapping[str, int]  # the config keys the plan uses, with their values
+    tensors: Mapping[str, Tensor]
+    layers: Mapping[str, Layer]
     forward: Forward | None
-    lint_ignore: dict[str, Pos]  # rule ids ignored plan-wide, with where each is named
+    lint_ignore: Mapping[str, Pos]  # rule ids ignored plan-wide, with where each is named
     # Every rule id named by an `allow` (of any warm, resolved or not) or by
     # `lint.ignore`: (id, where it is named, which silence names it).
     silences: tuple[tuple[str, Pos, str], ...]

@@ -1,5 +1,8 @@
 """Stage 1, load: plan bytes -> a plain YAML tree and the position of every node.
 
+Also reads the JSON config file a plan names (``read_config``): all file reading
+of the front end is here.
+
 The tree holds dicts (keys are the keys' source text), lists, str, int, float,
 bool and None. ``Document.values`` maps each node's path to where its value
 starts and ``Document.keys`` maps each mapping entry's path to where its key
@@ -8,16 +11,21 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+from plancc import codes
 from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject, Where, mark_where
 from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.text import clip
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Document", "PathT", "load", "read_capped"]
 
@@ -97,7 +105,8 @@ def _text_pos(text: str, index: int) -> Pos:
 
 
 def _error(file: str, pos: Pos, message: str) -> Diagnostic:
-    return diag(file, pos, "PC001", message)  # one line: Diagnostic escapes what it quotes
+    # One line: Diagnostic escapes what it quotes.
+    return diag(file, pos, codes.YAML_SYNTAX, message)
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -105,6 +114,35 @@ def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
     ``/dev/zero``) is known to be too large without being read whole. Raises OSError."""
     with open(path, "rb") as f:
         return f.read(limit + 1)
+
+
+class ConfigError(Exception):
+    """A plan's `config:` file cannot be used; the message says why (PC005)."""
+
+
+def read_config(plan_file: str, name: str) -> dict[str, Any]:
+    """The JSON object in the config file ``name``, relative to the plan's directory.
+    Raises ConfigError when it is unreadable, too large, not JSON or not an object."""
+    path = Path(plan_file).parent / name
+    try:
+        if "\0" in name:  # no file system has such a name
+            raise OSError(0, "a path cannot contain a NUL character")
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
+            raise OSError(0, "not a regular file")
+        raw = read_capped(path)
+        if len(raw) > MAX_BYTES:
+            raise OSError(0, "larger than 4 MiB")
+        data = json.loads(raw)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot read config '{clip(name)}': {reason}") from None
+    except ValueError as exc:
+        raise ConfigError(f"config '{clip(name)}' is not JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config '{name}' nests too deeply to read") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config '{name}' is not a JSON object")
+    return data
 
 
 def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
@@ -123,8 +161,8 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     if text.startswith("\ufeff"):
         text = text[1:]
 
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.reader import ReaderError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     try:
         with warnings.catch_warnings():
@@ -152,8 +190,8 @@ def _compose(text: str, pure: bool) -> tuple[Any, dict[PathT, Where], dict[PathT
     """The tree and its positions, from the C parser's events where it is installed
     and the text is one it reads as the pure parser does; from the pure parser when
     the C parser finds a YAML error, so every YAML error reads as the pure one words it."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     c_parser = None if pure or _PURE_ONLY.search(text) else _c_parser()
     if c_parser is not None:
@@ -168,10 +206,10 @@ def _compose(text: str, pure: bool) -> tuple[Any, dict[PathT, Where], dict[PathT
 def _c_parser() -> Callable[[str], Any] | None:
     """ruamel's C parser (ruamel.yaml.clib), or None where it is not installed."""
     try:
-        from _ruamel_yaml import CParser  # type: ignore[import-not-found]
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # noqa: PLC0415
     except ImportError:
         try:
-            from _ruamel_yaml_clibz import CParser  # type: ignore[import-not-found]
+            from _ruamel_yaml_clibz import CParser  # type: ignore[import-not-found]  # noqa: PLC0415
         except ImportError:
             return None
     return CParser  # type: ignore[no-any-return]

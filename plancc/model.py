@@ -15,7 +15,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
-from plancc.names import DTYPES, KEYWORDS, PLATFORMS
+from plancc.dtypes import DTYPES
+from plancc.names import KEYWORDS, PLATFORMS
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 _NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"

@@ -1,4 +1,4 @@
-"""Names and dtypes: what may reach generated code, and "did you mean" suggestions."""
+"""Names: what may reach generated code, and "did you mean" suggestions."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import difflib
 import keyword
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from plancc.diagnostics import clip
 from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
+from plancc.text import clip
 
 KEYWORDS = frozenset(keyword.kwlist)
 PLATFORMS = tuple(_PLATFORM_TABLE)
@@ -21,44 +20,6 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Long enough for any real name; short enough that `<model>_warms.manifest.json` and the
 # generated functions stay well within a file system's 255-byte names.
 MAX_NAME = 100
-
-
-@dataclass(frozen=True)
-class DType:
-    name: str
-    pl_name: str
-    bits: int
-
-
-def _dtype(name: str, bits: int) -> DType:
-    return DType(name, name.upper(), bits)
-
-
-DTYPES: dict[str, DType] = {
-    d.name: d
-    for d in (
-        _dtype("bf16", 16),
-        _dtype("fp16", 16),
-        _dtype("fp32", 32),
-        _dtype("fp8e4m3fn", 8),
-        _dtype("fp8e5m2", 8),
-        _dtype("fp8e8m0", 8),
-        _dtype("hf8", 8),
-        _dtype("fp4", 4),
-        _dtype("hf4", 4),
-        _dtype("int4", 4),
-        _dtype("uint4", 4),
-        _dtype("int8", 8),
-        _dtype("uint8", 8),
-        _dtype("int16", 16),
-        _dtype("uint16", 16),
-        _dtype("int32", 32),
-        _dtype("uint32", 32),
-        _dtype("int64", 64),
-        _dtype("uint64", 64),
-        _dtype("bool", 8),
-    )
-}
 
 
 def identifier_problem(name: str, *, reserved: bool) -> str | None:

@@ -14,7 +14,6 @@ from importlib.resources import files
 @dataclass(frozen=True)
 class Platform:
     name: str
-    description: str
     l2_bytes: int | None
     sdma: bool
     sdma_bytes_per_s: int | None

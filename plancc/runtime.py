@@ -68,7 +68,7 @@ class PlatformMismatchError(ManifestError):
 
 def _advice(manifest_platform: str, running_platform: str, warms: bool) -> str:
     """What to do about a platform mismatch; true by the platform table (no warm without SDMA)."""
-    from plancc.platforms import PLATFORMS
+    from plancc.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
 
     running = PLATFORMS.get(running_platform)
     if running is None:
@@ -185,7 +185,7 @@ def _parse(source: str, data: Any) -> Manifest:
             f'{source}: format is {json.dumps(data.get("format"))}, expected "{FORMAT}" '
             "(rebuild it with this plancc)"
         )
-    from jsonschema import exceptions
+    from jsonschema import exceptions  # noqa: PLC0415 (generated modules import this; keep it light)
 
     error = exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
@@ -210,7 +210,7 @@ def _parse(source: str, data: Any) -> Manifest:
             f"warm{'' if len(warms) == 1 else 's'}; "
             "it is true exactly when there is a warm"
         )
-    from plancc.platforms import PLATFORMS
+    from plancc.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
 
     if enable and not PLATFORMS[data["platform"]].sdma:
         raise MalformedManifestError(
@@ -222,8 +222,8 @@ def _parse(source: str, data: Any) -> Manifest:
 
 @cache
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # noqa: PLC0415 (generated modules import this; keep it light)
 
-    from plancc.resources import read_text
+    from plancc.resources import read_text  # noqa: PLC0415 (generated modules import this; keep it light)
 
     return Draft202012Validator(json.loads(read_text("schemas", "manifest.schema.json")))

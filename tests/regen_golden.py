@@ -17,12 +17,12 @@ PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 
 
 def main() -> int:
-    from plancc import report
     from plancc.api import build
+    from plancc.formats.text import text
 
     result = build([str(p) for p in PLANS], str(GOLDEN))
     if result.failed:
-        sys.stdout.write(report.text(result.report))
+        sys.stdout.write(text(result.report))
         return 1
     for plan in result.plans:
         for f in plan.files:

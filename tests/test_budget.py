@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plancc.api import validate_paths
-from plancc.report import json_
-from plancc.summary import fmt_share
+from plancc.formats.json import json_
+from plancc.text import fmt_share
 
 L2 = 201_326_592
 
@@ -221,7 +221,7 @@ def test_sub_byte_dtypes_round_up(write_plan: Callable[..., Path]) -> None:
 
 
 def test_summary_line_has_the_budget(write_plan: Callable[..., Path]) -> None:
-    from plancc.report import text
+    from plancc.formats.text import text
 
     plan = write_plan(SEED_LAYER.format(n_experts=4, tensors="wo_a, wo_b"))
     out = text(validate_paths([str(plan)]))
@@ -245,7 +245,7 @@ warms: [{{name: wa, after: s0, tensors: [a]}}]}}}}
 
 def _one_warm(write_plan: Callable[..., Path], fraction: str, n: int) -> tuple[list[str], str]:
     """The messages and the summary line of one warm of ``n`` bytes under ``fraction``."""
-    from plancc.report import text
+    from plancc.formats.text import text
 
     report = validate_paths([str(write_plan(ONE_WARM.format(fraction=fraction, n=n)))])
     summary = text(report).splitlines()[-2]
@@ -375,6 +375,6 @@ def test_peak_equals_brute_force(
     report = validate_paths([str(write_plan("\n".join(lines) + "\n"))])
     plan = report.results[0].plan
     assert plan is not None
-    from plancc.summary import l2_numbers
+    from plancc.metrics import l2_numbers
 
     assert l2_numbers(plan)["peak_bytes"] == _brute_force_peak(n_stages, sizes, warms, reads)

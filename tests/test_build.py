@@ -178,7 +178,7 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
 
 
 def test_schema_enums_follow_the_tables() -> None:
-    from plancc.names import DTYPES
+    from plancc.dtypes import DTYPES
 
     assert SCHEMA["properties"]["platform"]["enum"] == list(PLATFORMS)
     tensor = SCHEMA["$defs"]["warm"]["properties"]["tensors"]["items"]
@@ -362,7 +362,7 @@ def test_check_in_github_actions_annotates_stale_files(repo: Path) -> None:
 def test_golden_files_are_up_to_date() -> None:
     """tests/golden holds the build of every plan in plans/; `make golden` updates it."""
     plans = sorted((ROOT / "plans").glob("*.yaml"))
-    result = build([str(p) for p in plans], str(GOLDEN), check=True)
+    result = build([str(p) for p in plans], str(GOLDEN), compare=True)
     assert not result.failed, [d.message for d in result.report.diagnostics]
     stale = [f"{f.path.name}: {f.status.value}" for f in result.out_of_date]
     assert not stale, f"golden files out of date (run `make golden` and review): {stale}"

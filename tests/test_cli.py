@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from plancc import __version__, api
+from plancc.check import catalog as all_codes
 from plancc.check import check
 from plancc.cli import app
-from plancc.codes import all_codes
 from plancc.diagnostics import Diagnostic
 from plancc.load import load
 from plancc.resolve import resolve
@@ -284,7 +284,7 @@ def _explode(*args: object) -> None:
 def test_an_internal_error_is_one_line_and_exit_2(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(api, "check_plan", _explode)
+    monkeypatch.setattr(api, "diagnose_plan", _explode)
     result = _run("validate", "clean.yaml")
     assert result.exit_code == 2
     assert result.stdout == ""
@@ -292,7 +292,7 @@ def test_an_internal_error_is_one_line_and_exit_2(
 
 
 def test_debug_shows_the_traceback(plans: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "check_plan", _explode)
+    monkeypatch.setattr(api, "diagnose_plan", _explode)
     result = _run("--debug", "validate", "clean.yaml")
     assert result.exit_code == 2
     assert result.stderr.startswith("Traceback (most recent call last):\n")
@@ -370,7 +370,7 @@ _PIECES = [
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 def test_no_input_raises(pieces: list[str]) -> None:
     raw = "".join(pieces).encode("utf-8", "surrogatepass")
-    doc = load("fuzz.yaml", raw)  # every stage, as check_plan runs them
+    doc = load("fuzz.yaml", raw)  # every stage, as diagnose_plan runs them
     if isinstance(doc, Diagnostic):
         assert doc.code == "PC001"
         return

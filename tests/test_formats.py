@@ -18,10 +18,13 @@ from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
 from plancc import cli
-from plancc import report as rp
-from plancc.api import Report, validate_paths
+from plancc.api import Validation as Report
+from plancc.api import validate_paths
+from plancc.check import catalog as all_codes
 from plancc.cli import Format, _emit, app
-from plancc.codes import all_codes
+from plancc.formats import github as fmt_github
+from plancc.formats import sarif as fmt_sarif
+from plancc.formats import text as fmt_text
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
@@ -87,7 +90,7 @@ def _run(args: list[str], **env: str) -> Any:
 
 
 def test_text_exact_bytes(report: Report) -> None:
-    assert rp.text(report) == TEXT
+    assert fmt_text.text(report) == TEXT
 
 
 def test_text_through_the_cli(plans: list[str]) -> None:
@@ -181,7 +184,7 @@ def test_build_text_ends_each_plan_with_its_line(
 
 
 def test_text_colour(report: Report) -> None:
-    coloured = rp.text(report, colour=True)
+    coloured = fmt_text.text(report, colour=True)
     assert coloured.startswith("\033[1ma.yaml:4:18:\033[0m \033[1;31merror\033[0m PC012: ")
     assert "\033[1;33mwarning\033[0m PC004" in coloured
     assert "    \033[2mdid you mean 'D'?\033[0m\n" in coloured
@@ -223,7 +226,7 @@ def test_colour_only_on_a_terminal_without_no_color(
         monkeypatch.setenv("NO_COLOR", no_color)
     _emit(report, Format.auto, quiet=False, show_allowed=False)
     assert ("\033[" in out.getvalue()) is coloured
-    assert out.getvalue() == rp.text(report, colour=coloured)
+    assert out.getvalue() == fmt_text.text(report, colour=coloured)
 
 
 def _on_a_pty(args: list[str], cwd: Path, **env: str) -> bytes:
@@ -315,7 +318,7 @@ def test_json_usage_error_prints_nothing_on_stdout(plans: list[str]) -> None:
 
 
 def test_github_exact(report: Report) -> None:
-    assert rp.github(report) == GITHUB
+    assert fmt_github.github(report) == GITHUB
 
 
 @pytest.mark.parametrize(("env", "fmt"), [("true", "github"), ("", "text"), ("false", "text")])
@@ -335,7 +338,7 @@ def test_github_escapes_properties_and_data(
     monkeypatch.chdir(tmp_path)
     name = "odd,name:100%.yaml"
     (tmp_path / name).write_text(PLAN_A, "utf-8")
-    out = rp.github(validate_paths([name]))
+    out = fmt_github.github(validate_paths([name]))
     first = out.splitlines()[0]
     assert first == (
         "::error file=odd%2Cname%3A100%25.yaml,line=4,col=18,title=PC012::"
@@ -346,8 +349,8 @@ def test_github_escapes_properties_and_data(
 
 
 def test_escaping_rules() -> None:
-    assert rp._escape_data("a%b\r\nc:d,e") == "a%25b%0D%0Ac:d,e"
-    assert rp._escape_property("a%b\r\nc:d,e") == "a%25b%0D%0Ac%3Ad%2Ce"
+    assert fmt_github._escape_data("a%b\r\nc:d,e") == "a%25b%0D%0Ac:d,e"
+    assert fmt_github._escape_property("a%b\r\nc:d,e") == "a%25b%0D%0Ac%3Ad%2Ce"
 
 
 # -- sarif -----------------------------------------------------------------------------------
@@ -417,7 +420,7 @@ def test_sarif_uris_are_percent_encoded(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my plans").mkdir()
     Path(name).write_text(PLAN_A, "utf-8")
-    log = json.loads(rp.sarif(validate_paths([name])))
+    log = json.loads(fmt_sarif.sarif(validate_paths([name])))
     assert list(sarif_validator().iter_errors(log)) == []
     uris = {
         res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
@@ -431,7 +434,7 @@ def test_sarif_with_suppressed_results_is_valid(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = json.loads(
-        rp.sarif(validate_paths(_warned_plans(tmp_path, monkeypatch)), show_allowed=True)
+        fmt_sarif.sarif(validate_paths(_warned_plans(tmp_path, monkeypatch)), show_allowed=True)
     )
     assert list(sarif_validator().iter_errors(log)) == []
     suppressed = [r for r in log["runs"][0]["results"] if "suppressions" in r]
@@ -442,7 +445,7 @@ def test_sarif_with_suppressed_results_is_valid(
 
 def test_sarif_without_results_is_valid(plans: list[str], tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(PLAN_B.replace("model: b", "model: c").split("lint")[0])
-    log = json.loads(rp.sarif(validate_paths(["c.yaml"])))
+    log = json.loads(fmt_sarif.sarif(validate_paths(["c.yaml"])))
     assert list(sarif_validator().iter_errors(log)) == []
     assert log["runs"][0]["results"] == []
 
@@ -510,7 +513,7 @@ def test_build_check_sarif_lists_each_stale_or_missing_output(
 
 
 def test_the_sarif_schema_catches_a_broken_log(report: Report) -> None:
-    log = json.loads(rp.sarif(report))
+    log = json.loads(fmt_sarif.sarif(report))
     log["runs"][0]["results"][0]["level"] = "fatal"
     del log["runs"][0]["tool"]["driver"]["name"]
     messages = sorted(e.message for e in sarif_validator().iter_errors(log))

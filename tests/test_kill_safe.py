@@ -76,7 +76,7 @@ def test_check_never_removes_anything(tmp_path: Path) -> None:
     out.mkdir()
     dead = out / f".plancc-{_dead_pid()}-abcd_123.tmp"
     dead.write_bytes(b"partial")
-    build([str(_plan(tmp_path))], str(out), check=True)
+    build([str(_plan(tmp_path))], str(out), compare=True)
     assert dead.exists()
 
 
@@ -154,11 +154,11 @@ def test_runtime_takes_the_pair_it_was_built_with(tmp_path: Path) -> None:
 
 def test_build_check_names_a_mixed_pair(tmp_path: Path) -> None:
     old = _mixed_pair(tmp_path)
-    result = build([str(_plan(tmp_path, 128))], str(old), check=True)
+    result = build([str(_plan(tmp_path, 128))], str(old), compare=True)
     status = {f.path.name: f.status for f in result.out_of_date}
     # The module is the one this plan builds; its manifest is from the other build.
     assert status == {"demo_warms.manifest.json": write.Status.MISMATCHED}
     assert result.exit_code == 1
     # A build heals the pair; then nothing is out of date.
     assert build([str(_plan(tmp_path, 128))], str(old)).exit_code == 0
-    assert build([str(_plan(tmp_path, 128))], str(old), check=True).out_of_date == []
+    assert build([str(_plan(tmp_path, 128))], str(old), compare=True).out_of_date == []

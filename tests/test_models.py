@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from plancc.api import validate_paths
-from plancc.report import json_
+from plancc.formats.json import json_
 
 PLANS = Path(__file__).parent.parent / "plans"
 L2 = 201_326_592

@@ -118,7 +118,7 @@ layers:
 # Names of about 40 characters everywhere: every kind of statement is split. The flat
 # view of the 3-d tensor is longer than 120 characters alone, so its operators break at
 # every line length tested; a single dim expression between 88 and 120 characters long
-# is the one layout that depends on the line length (see plancc/render.py).
+# is the one layout that depends on the line length (see plancc/render/fit.py).
 FORTY = """\
 plancc: 1
 model: forty_character_names_in_every_place
@@ -717,6 +717,6 @@ def test_manifest_text_is_json_with_inline_number_lists(plans: dict[str, ir.Plan
 
 
 def test_jinja_stays_off_the_validate_path() -> None:
-    code = "import sys, plancc.cli, plancc.api, plancc.report; print('jinja2' in sys.modules)"
+    code = "import sys, plancc.cli, plancc.api, plancc.formats; print('jinja2' in sys.modules)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "False", result.stderr

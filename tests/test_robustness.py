@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plancc.api import Report, validate_paths
+from plancc.api import Validation as Report
+from plancc.api import validate_paths
 from plancc.resolve import MAX_FORWARD_LAYERS, parse_size
 
 HEAD = "plancc: 1\nmodel: m\nplatform: a2a3\n"

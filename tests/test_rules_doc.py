@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from plancc.check import catalog as all_codes
+from plancc.check import lookup
 from plancc.cli import app
-from plancc.codes import all_codes, lookup
 from plancc.diagnostics import Severity
 from plancc.rules import RULES
 

@@ -1,22 +1,23 @@
 """Check-stage rules. Each rule is one function decorated with ``@rule``.
 
-The decorator records the rule's id, short name and severity in the code
-catalog, with the function's docstring as its documentation (``plancc
-explain``). A rule takes the resolved plan and yields ``Finding`` values; it
-never raises for a user's mistake. Modules in this package are imported by
-``plancc.codes`` on first use, so a new rule module needs no registration.
+The decorator makes the rule's ``Code`` (id, short name, severity, with the
+function's docstring as its documentation for ``plancc explain``) and records
+the rule in ``RULES``. A rule takes the resolved plan and yields ``Finding``
+values; it never raises for a user's mistake. ``discover()`` imports every
+module of this package, so a new rule module needs no registration; the check
+stage runs it before it reads ``RULES``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from plancc import ir
-from plancc.codes import declare
-from plancc.diagnostics import Pos, Severity
-from plancc.summary import fmt_share
+from plancc.codes import Code, Severity
+from plancc.diagnostics import Pos
 
 
 @dataclass(frozen=True)
@@ -32,22 +33,54 @@ RuleFn = Callable[[ir.Plan], Iterator[Finding]]
 
 @dataclass(frozen=True)
 class Rule:
-    id: str
-    name: str
-    severity: Severity
+    code: Code
     check: RuleFn
+
+    @property
+    def id(self) -> str:
+        return self.code.id
+
+    @property
+    def name(self) -> str:
+        return self.code.name
+
+    @property
+    def severity(self) -> Severity:
+        return self.code.severity
 
 
 RULES: list[Rule] = []
 
 
-def rule(id: str, name: str, severity: Severity) -> Callable[[RuleFn], RuleFn]:
+def rule(
+    id: str, name: str, severity: Severity, doc_vars: Mapping[str, str] | None = None
+) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule; ``doc_vars`` fill ``{placeholders}`` in its docstring with text
+    derived from data (the platform table), so the documentation cannot go stale."""
+
     def register(fn: RuleFn) -> RuleFn:
-        declare(id, name, severity, fn.__doc__ or "")
-        RULES.append(Rule(id, name, severity, fn))
+        if any(r.id == id for r in RULES):
+            raise ValueError(f"rule {id} declared twice")
+        doc = fn.__doc__ or ""
+        if doc_vars is not None:
+            doc = doc.format_map(doc_vars)
+        RULES.append(Rule(Code(id, name, severity, doc), fn))
         return fn
 
     return register
+
+
+_discovered = False
+
+
+def discover() -> list[Rule]:
+    """Every rule, each rule module of this package imported once, in name order."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            importlib.import_module(f"{__name__}.{info.name}")
+    return RULES
 
 
 def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
@@ -62,16 +95,3 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
             for warm in layer.warms:
                 if warm.anchor is not None:
                     yield layer, warm, warm.anchor
-
-
-def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> str:
-    """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote.
-
-    The × L2 figure has two decimals, or as many more as it takes to compare with
-    ``limit`` (the fraction it was compared with) as the exact share does: one
-    byte over L2 must not print as 1.00×, nor a share over a 0.754 budget as 0.75×.
-    """
-    text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
-    if l2:
-        text += f" = {fmt_share(Fraction(n, l2), [] if limit is None else [limit])}× L2"
-    return text

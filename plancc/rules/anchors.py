@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from plancc import ir
-from plancc.diagnostics import Severity
+from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
 
 

@@ -6,10 +6,11 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
+from plancc.codes import Severity
 from plancc.liveness import Peak, layer_peak
-from plancc.rules import Finding, fmt_bytes, rule
-from plancc.summary import plural
+from plancc.platforms import PLATFORMS
+from plancc.rules import Finding, rule
+from plancc.text import fmt_bytes, plural
 
 
 def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
@@ -78,9 +79,15 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
             )
 
 
-@rule("PC031", "no-sdma", Severity.ERROR)
+_SDMA = {
+    "sdma": ", ".join(p.name for p in PLATFORMS.values() if p.sdma),
+    "no_sdma": ", ".join(p.name for p in PLATFORMS.values() if not p.sdma),
+}
+
+
+@rule("PC031", "no-sdma", Severity.ERROR, doc_vars=_SDMA)
 def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
-    """The plan has a warm but the platform has no SDMA provider (a2a3sim, a5, a5sim).
+    """The plan has a warm but the platform has no SDMA provider ({no_sdma}).
 
     An SDMA-enabled worker fails during runtime initialization there; PyPTO
     never turns a requested prefetch into a no-op. Reported at the
@@ -88,7 +95,7 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
     declares counts, also one dropped for a schema error (PC002): the plan
     still asks for warms.
 
-    Fix: build warm plans for a2a3 only.
+    Fix: build warm plans for {sdma} only.
     """
     if plan.platform is not None and not plan.platform.sdma and plan.declared_warms:
         yield Finding(
@@ -96,5 +103,5 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
             f"platform '{plan.platform.name}' has no SDMA provider, but the plan has "
             f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization "
             f"({plan.platform.note})",
-            "warms run only on a2a3",
+            f"warms run only on {_SDMA['sdma']}",
         )

@@ -16,48 +16,16 @@ Shared vocabulary (docs/plan-format.md, Rules):
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc import ir
-from plancc.diagnostics import Severity
-from plancc.rules import Finding, anchored, fmt_bytes, rule
-
-
-class _Layer:
-    """One layer kind indexed once, so that each warm's questions cost O(log n), not a
-    scan of its stages: 1,000 warms at one anchor took seconds when each scanned."""
-
-    def __init__(self, layer: ir.Layer) -> None:
-        self.readers: dict[str, list[int]] = {}  # tensor -> the stages reading it, in order
-        for s in layer.stages:
-            for name in dict.fromkeys(s.reads):
-                self.readers.setdefault(name, []).append(s.index)
-        self.sdma = [s.index for s in layer.stages if s.sdma]
-        self.streaming = [s.index for s in layer.stages if s.streams]
-        # Over stages [0, i): the bytes streamed, the durations summed, those lacking one.
-        self.streamed_before = [0]
-        self.duration_before = [Fraction(0)]
-        self.unmeasured_before = [0]
-        for s in layer.stages:
-            self.streamed_before.append(self.streamed_before[-1] + s.streams)
-            d = s.duration_us
-            self.duration_before.append(self.duration_before[-1] + (_decimal(d) if d else 0))
-            self.unmeasured_before.append(self.unmeasured_before[-1] + (d is None))
-
-    def consumer(self, tensor: str, at: int) -> int | None:
-        """The first stage after ``at`` that reads ``tensor``."""
-        readers = self.readers.get(tensor, [])
-        k = bisect.bisect_right(readers, at)
-        return readers[k] if k < len(readers) else None
-
-    @staticmethod
-    def within(indices: list[int], start: int, end: int) -> list[int]:
-        """The indices in [start, end], from a sorted list."""
-        return indices[bisect.bisect_left(indices, start) : bisect.bisect_right(indices, end)]
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
+from plancc.rules.layer_index import LayerIndex
+from plancc.text import fmt_bytes
 
 
 @dataclass(frozen=True)
@@ -70,7 +38,7 @@ class _Placed:
     at: int  # the anchor's index
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
-    index: _Layer
+    index: LayerIndex
 
     @property
     def anchor(self) -> ir.Stage:
@@ -92,12 +60,6 @@ class _Placed:
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 
-    @property
-    def live_end(self) -> int:
-        """The last stage the warm is alive in: the last stage after the anchor that reads
-        any of its static tensors (not only their first readers), else the layer's end."""
-        return self.warm.live[1]
-
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
         return self.layer.stages[self.at + 1 : end]
@@ -109,9 +71,9 @@ class _Placed:
 
 
 def _placed(plan: ir.Plan) -> Iterator[_Placed]:
-    indexed: dict[str, _Layer] = {}
+    indexed: dict[str, LayerIndex] = {}
     for layer, warm, at in anchored(plan):
-        index = indexed.get(layer.name) or indexed.setdefault(layer.name, _Layer(layer))
+        index = indexed.get(layer.name) or indexed.setdefault(layer.name, LayerIndex(layer))
         entries = tuple(e for e in warm.entries if e.tensor.static)
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
@@ -333,7 +295,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     for p in _placed(plan):
         if not p.entries:
             continue
-        start, end = p.at + 1, p.live_end
+        start, end = p.at + 1, p.warm.live[1]
         busy = [p.layer.stages[i].name for i in p.index.within(p.index.sdma, start, end)]
         if busy:
             yield Finding(
@@ -389,11 +351,6 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
             "anchor the warm after the streaming stage, or warm less",
             warm=p.warm,
         )
-
-
-def _decimal(x: float) -> Fraction:
-    """The value the plan wrote (``36.8``), not its nearest binary float."""
-    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
 
 
 def _percent(share: Fraction) -> str:

@@ -1,0 +1,159 @@
+"""Process plumbing of the command line: streams, exit codes, one-line errors.
+
+Exit codes: 0 clean or warnings only; 1 errors (or warnings under --strict);
+2 usage or I/O errors, in one line on stderr. No input produces a traceback: an
+unexpected exception prints one line (``--debug`` shows the traceback). The
+commands themselves are in ``plancc.cli``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import importlib
+import io
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from types import ModuleType
+from typing import NoReturn
+
+import typer
+
+state = {"debug": False}
+
+
+class OutputError(Exception):
+    """Standard output cannot take what plancc prints (a full disk, a closed stream)."""
+
+
+def out(text: str) -> None:
+    """Print to stdout, flushed now, so a write error is reported here, in one line,
+    not at interpreter exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"plancc: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (in-process tests): nothing to flush
+        pass
+
+
+def guarded(fn: Callable[[], int]) -> None:
+    """Run a command body: usage errors exit 2 in one line, internal errors too."""
+    from plancc.api import UsageError  # noqa: PLC0415 (--version needs no api)
+
+    try:
+        code = fn()
+    except UsageError as exc:
+        _fail(str(exc))
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except BrokenPipeError:
+        # The reader went away (`plancc rules | head -1`): nothing left to say to anyone.
+        _stdout_to_devnull()
+        raise typer.Exit(2) from None
+    except OutputError as exc:
+        _stdout_to_devnull()
+        _fail(f"cannot write output: {exc}")
+    except Exception as exc:
+        if state["debug"]:
+            traceback.print_exc()
+        _fail(f"internal error: {type(exc).__name__}: {exc}")
+    raise typer.Exit(code)
+
+
+def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: what the stream cannot encode is written ``\\uXXXX``, an
+    escape that keeps JSON and SARIF valid JSON (non-ASCII only occurs in their strings)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:  # a surrogate pair, as JSON spells characters beyond the BMP
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+def _tolerant_streams() -> None:
+    """Never fail on a character the output's encoding lacks (``PYTHONIOENCODING=ascii``,
+    a surrogate-escaped file name): print it escaped instead."""
+    codecs.register_error("plancc.escape", _escape_unencodable)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(OSError, ValueError):  # closed, or not reconfigurable
+                stream.reconfigure(errors="plancc.escape")
+
+
+def _click_exceptions() -> ModuleType:
+    """click's exceptions: typer >= 0.20 vendors click as ``typer._click``."""
+    try:
+        return importlib.import_module("typer._click.exceptions")
+    except ImportError:
+        return importlib.import_module("click.exceptions")
+
+
+def _usage_message(exc: Exception) -> str:
+    """A click usage error in one line: ``no such option: --bogus (try 'plancc validate
+    --help')``."""
+    ce = _click_exceptions()
+    no_args = getattr(ce, "NoArgsIsHelpError", ())
+    if isinstance(exc, no_args):  # a bare `plancc`: its message is the whole help
+        message = "missing command"
+    else:
+        message = exc.format_message() if isinstance(exc, ce.ClickException) else str(exc)
+        message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+        message = message.rstrip(".")
+        if message[:1].isupper() and message[1:2].islower():  # "No such …", not "PC…"
+            message = message[0].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, ce.UsageError) and ctx is not None:
+        message += f" (try '{ctx.command_path} --help')"
+    return message or "usage error"
+
+
+def main(app: typer.Typer) -> None:
+    """The console script. Exit 0/1/2 as documented; a usage error is one line on
+    stderr (not click's usage block) and nothing on stdout."""
+    if sys.stdout is None:  # started with stdout closed (`plancc … >&-`)
+        if sys.stderr is not None:
+            sys.stderr.write("plancc: cannot write output: standard output is closed\n")
+        sys.exit(2)
+    _tolerant_streams()
+    ce = _click_exceptions()
+    try:
+        code = app(prog_name="plancc", standalone_mode=False)  # an exit code, also for --help
+        sys.stdout.flush()
+    except BrokenPipeError:  # --help or --version into a closed pipe
+        _stdout_to_devnull()
+        sys.exit(2)
+    except OSError as exc:  # --help or --version into a full disk
+        _stdout_to_devnull()
+        typer.echo(f"plancc: cannot write output: {exc.strerror or exc}", err=True)
+        sys.exit(2)
+    except ce.ClickException as exc:
+        typer.echo(f"plancc: {_usage_message(exc)}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("plancc: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

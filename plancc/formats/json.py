@@ -1,0 +1,48 @@
+"""The json format: diagnostics, counts and each plan's numbers in one JSON object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plancc.api import BuildResult, Validation
+from plancc.diagnostics import Diagnostic
+from plancc.formats.base import Options, OutputFormat
+from plancc.metrics import plan_numbers
+
+
+def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "file": d.file,
+        "line": d.line,
+        "col": d.col,
+        "severity": d.severity.value,
+        "code": d.code,
+        "message": d.message,
+    }
+
+
+def json_(report: Validation, *, show_allowed: bool = False) -> str:
+    out: dict[str, Any] = {
+        "diagnostics": [_json_diagnostic(d) for d in report.diagnostics],
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "plans": [plan_numbers(r.plan) for r in report.results if r.plan is not None],
+    }
+    if show_allowed:
+        out["allowed"] = [
+            {**_json_diagnostic(a.diagnostic), "reason": a.reason} for a in report.allowed
+        ]
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+def _build(result: BuildResult, o: Options) -> str:
+    files = [(p.result.file, f) for p in result.plans for f in p.files]
+    data = json.loads(json_(result.report, show_allowed=o.show_allowed))
+    data["outputs"] = [
+        {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+    ]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+FORMAT = OutputFormat("json", lambda r, o: json_(r, show_allowed=o.show_allowed), _build)

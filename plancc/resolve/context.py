@@ -1,0 +1,161 @@
+"""The state resolution shares: diagnostics, dim values, the config, what is broken.
+
+``Context`` also evaluates dim expressions (names meet dims and config keys
+here) and reports once: the parts of resolve (dims, tensors, layers, forward,
+namespace) are functions of a context.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from plancc import codes, model
+from plancc import expr as ex
+from plancc.codes import Code
+from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.load import PathT
+from plancc.names import identifier_problem, suggest
+from plancc.text import clip
+from plancc.validate import Validated
+
+
+class Unresolved(Exception):
+    """A name in an expression is already known to be broken: stay silent."""
+
+
+@dataclass
+class Context:
+    v: Validated
+    plan: model.Plan
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    dim_values: dict[str, int | None] = field(default_factory=dict)
+    config: dict[str, Any] | None = None
+    config_broken: bool = False
+    config_used: dict[str, int] = field(default_factory=dict)
+    broken_tensors: set[str] = field(default_factory=set)
+    silences: list[tuple[str, Pos, str]] = field(default_factory=list)
+    reported: set[Diagnostic] = field(default_factory=set)
+    suggestions_left: int = 100
+
+    @property
+    def file(self) -> str:
+        return self.v.doc.file
+
+    def report(self, pos: Pos, code: Code, message: str, hint: str | None = None) -> None:
+        d = diag(self.file, pos, code, message, hint)
+        if d not in self.reported:  # e.g. one bad config key used by several dims
+            self.reported.add(d)
+            self.diagnostics.append(d)
+
+    def suggest(self, name: str, candidates: Iterable[str]) -> str | None:
+        """A did-you-mean hint, for the first few unknown names only: each costs a scan
+        of every candidate, and a plan with thousands of typos must stay linear."""
+        self.suggestions_left -= 1
+        return suggest(name, candidates) if self.suggestions_left >= 0 else None
+
+    def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
+        problem = identifier_problem(name, reserved=reserved)
+        if problem:
+            self.report(
+                pos, codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
+            )
+        return problem is None
+
+    @cached_property
+    def names_known(self) -> list[str]:
+        """Every name an expression may use (read after the config is loaded)."""
+        config = [k for k, v in (self.config or {}).items() if is_int(v)]
+        return [*self.plan.dims, *config]
+
+    @cached_property
+    def plan_order(self) -> dict[str, int]:
+        """Each dim's index in the plan."""
+        return {name: i for i, name in enumerate(self.plan.dims)}
+
+    def lookup(self, name: str, pos: Pos) -> int | None:
+        if name in self.plan.dims:
+            # Dims are resolved in dependency order before anything uses them, so a dim
+            # without a value is broken (reported already) and never still to be resolved.
+            if name not in self.dim_values:
+                raise Unresolved
+            return self.dim_values[name]
+        if name in self.v.broken.dims or self.v.broken.all_dims:
+            raise Unresolved
+        if self.config is not None and name in self.config:
+            value = self.config[name]
+            if not is_int(value):
+                self.report(
+                    self.v.at("config"),
+                    codes.CONFIG_FILE,
+                    f"config key '{name}' is used as a dim but is {clip(json.dumps(value))}, "
+                    "not an integer",
+                )
+                raise Unresolved
+            if not self.name_check(name, pos, "config key", reserved=True):
+                raise Unresolved
+            self.config_used[name] = value
+            return int(value)
+        if self.config_broken or self.v.broken.all_dims:
+            raise Unresolved
+        self.report(
+            pos,
+            codes.UNKNOWN_NAME,
+            f"unknown dim '{clip(name)}'",
+            self.suggest(name, self.names_known),
+        )
+        raise Unresolved
+
+    def evaluate(self, source: int | str, pos: Pos, what: str) -> tuple[ex.Expr, int | None]:
+        """Parse and evaluate one dim expression; Unresolved after reporting why not."""
+        try:
+            parsed = ex.parse(source)
+            value = ex.evaluate(parsed, lambda n: self.lookup(n, pos))
+        except ex.ExprError as exc:
+            self.report(pos, codes.BAD_EXPRESSION, f"{what}: {exc}")
+            raise Unresolved from None
+        if value is not None and value < 1:
+            self.report(
+                pos, codes.BAD_EXPRESSION, f"{what} '{source}' is {value}; a dimension must be ≥ 1"
+            )
+            raise Unresolved
+        return parsed, value
+
+    def exprs(
+        self, sources: list[int | str], path: PathT, what: str
+    ) -> tuple[tuple[str, ...], tuple[int | None, ...], frozenset[str], list[ex.Expr]] | None:
+        texts: list[str] = []
+        values: list[int | None] = []
+        names: set[str] = set()
+        parsed: list[ex.Expr] = []
+        ok = True
+        for i, source in enumerate(sources):
+            try:
+                e, value = self.evaluate(source, self.v.at(*path, i), what)
+            except Unresolved:
+                ok = False
+                continue
+            texts.append(ex.render(e))
+            values.append(value)
+            names.update(ex.names(e))
+            parsed.append(e)
+        if not ok:
+            return None
+        return tuple(texts), tuple(values), frozenset(names), parsed
+
+
+def too_many(values: tuple[int | None, ...]) -> bool:
+    """Whether the static entries multiply to more than an int64 holds."""
+    total = 1
+    for value in values:
+        total *= value or 1
+        if total > ex.MAX_VALUE:
+            return True
+    return False
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

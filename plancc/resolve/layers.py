@@ -1,0 +1,154 @@
+"""Layer kinds: their stages and warms, each warm's anchor and live interval."""
+
+from __future__ import annotations
+
+from decimal import ROUND_CEILING, Decimal, localcontext
+from types import MappingProxyType
+
+from plancc import codes, ir, model
+from plancc.diagnostics import Pos
+from plancc.liveness import last_reads, live_interval
+from plancc.resolve.context import Context, Unresolved
+from plancc.resolve.tensors import flat_view, tensor_ref
+from plancc.text import clip
+
+_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
+_UNITS |= {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in a `streams` value (``427.8 MB``); fractional bytes round up."""
+    if isinstance(text, int):
+        return text
+    number, unit = text.split()[0], text.split()[-1]
+    if len(text.split()) == 1:
+        i = next(i for i, c in enumerate(text) if c.isalpha())
+        number, unit = text[:i], text[i:]
+    with localcontext() as ctx:
+        ctx.prec = 2 * len(text) + 20  # exact: the default 28 digits would round or raise
+        exact = Decimal(number.strip()) * _UNITS[unit.strip()]
+        return int(exact.to_integral_value(rounding=ROUND_CEILING))  # `//` truncates a Decimal
+
+
+def resolve_layer(
+    ctx: Context, kind: str, layer: model.Layer, tensors: dict[str, ir.Tensor]
+) -> ir.Layer:
+    ctx.name_check(kind, ctx.v.key_at("layers", kind), "layer kind", reserved=False)
+    stages: list[ir.Stage] = []
+    seen: dict[str, Pos] = {}
+    for i, s in enumerate(layer.stages):
+        path = ("layers", kind, "stages", i)
+        name_pos = ctx.v.at(*path, "name")
+        if (kind, i) in ctx.v.broken.standin_stages:
+            stages.append(ir.Stage(s.name, i, None, (), 0, False, None, None))
+            continue  # it keeps its index; its own problems are reported already
+        ctx.name_check(s.name, name_pos, "stage", reserved=False)
+        if s.task is not None:
+            ctx.name_check(s.task, ctx.v.at(*path, "task"), "task", reserved=False)
+        if s.name in seen:
+            first = seen[s.name]
+            ctx.report(
+                name_pos,
+                codes.DUPLICATE_NAME,
+                f"stage '{s.name}' is defined twice in layer kind '{kind}' "
+                f"(first at {first.line}:{first.col})",
+            )
+        seen.setdefault(s.name, name_pos)
+        reads = []
+        for j, t in enumerate(s.reads):
+            if tensor_ref(ctx, t, ctx.v.at(*path, "reads", j), tensors) is not None:
+                reads.append(t)
+        stages.append(
+            ir.Stage(
+                name=s.name,
+                index=i,
+                task=s.task,
+                reads=tuple(reads),
+                streams=parse_size(s.streams) if s.streams is not None else 0,
+                sdma=s.sdma,
+                group=s.group,
+                duration_us=s.duration_us,
+            )
+        )
+    by_name: dict[str, ir.Stage] = {}
+    for stage in stages:
+        by_name.setdefault(stage.name, stage)  # a duplicate stage name (PC011) keeps its first
+    last_read = last_reads(stages)  # indexed once per layer kind, not once per warm
+    warms = [
+        resolve_warm(ctx, kind, i, raw, stages=(stages, by_name, last_read), tensors=tensors)
+        for i, raw in enumerate(layer.warms)
+    ]
+    complete = not any(k == kind for k, _ in ctx.v.broken.standin_stages)
+    return ir.Layer(kind, tuple(stages), tuple(warms), complete)
+
+
+def resolve_warm(
+    ctx: Context,
+    kind: str,
+    i: int,
+    w: model.Warm,
+    *,
+    stages: tuple[list[ir.Stage], dict[str, ir.Stage], dict[str, int]],
+    tensors: dict[str, ir.Tensor],
+) -> ir.Warm:
+    listed, by_name, last_read = stages  # the layer kind's stages, by name, last readers
+    path = ("layers", kind, "warms", i)
+    allow = {rid: ctx.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
+    ctx.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
+    name_pos = ctx.v.at(*path, "name")
+    ctx.name_check(w.name, name_pos, "warm", reserved=True)
+    if w.name_hint is not None:
+        ctx.name_check(w.name_hint, ctx.v.at(*path, "name_hint"), "name_hint", reserved=False)
+    after_pos = ctx.v.at(*path, "after")
+    anchor = by_name.get(w.after)
+    if anchor is None and (kind, w.after) not in ctx.v.broken.stages:
+        ctx.report(
+            after_pos,
+            codes.UNKNOWN_NAME,
+            f"unknown stage '{clip(w.after)}' in layer kind '{kind}'",
+            ctx.suggest(w.after, by_name),
+        )
+    entries: list[ir.WarmEntry] = []
+    seen: dict[str, Pos] = {}
+    for j, item in enumerate(w.tensors):
+        item_path = (*path, "tensors", j)
+        name = item if isinstance(item, str) else item.tensor
+        pos = ctx.v.at(*item_path) if isinstance(item, str) else ctx.v.at(*item_path, "tensor")
+        if name in seen:
+            first = seen[name]
+            ctx.report(
+                pos,
+                codes.DUPLICATE_NAME,
+                f"tensor '{name}' is listed twice in warm '{w.name}' "
+                f"(first at {first.line}:{first.col})",
+            )
+            continue
+        seen[name] = pos
+        tensor = tensor_ref(ctx, name, pos, tensors)
+        if tensor is None:
+            continue
+        flat = tensor.flat
+        if not isinstance(item, str) and item.flat is not None:
+            try:
+                flat = flat_view(ctx, item.flat, (*item_path, "flat"), name)
+            except Unresolved:
+                continue
+        entries.append(ir.WarmEntry(tensor, flat, pos))
+    # Alive from the stage after the anchor through the last stage reading any of its
+    # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
+    # alive nowhere, but its tensors are still checked.
+    held = {e.tensor.name for e in entries if e.tensor.static}
+    live = live_interval(listed, anchor.index if anchor is not None else None, held, last_read)
+    return ir.Warm(
+        name=w.name,
+        name_hint=w.name_hint or w.name,
+        layer=kind,
+        anchor=anchor.index if anchor is not None else None,
+        entries=tuple(entries),
+        live=live,
+        allow=MappingProxyType(allow),
+        reason=w.reason,
+        name_pos=name_pos,
+        after_pos=after_pos,
+        tensors_pos=ctx.v.at(*path, "tensors"),
+    )

@@ -1,0 +1,94 @@
+"""Tensors: dtype, shape and flat view of each; references to them by name."""
+
+from __future__ import annotations
+
+from plancc import codes, ir
+from plancc import expr as ex
+from plancc.diagnostics import Pos
+from plancc.dtypes import DTYPES
+from plancc.load import PathT
+from plancc.resolve.context import Context, Unresolved, too_many
+from plancc.text import clip
+
+
+def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
+    out: dict[str, ir.Tensor] = {}
+    for name, t in ctx.plan.tensors.items():
+        pos = ctx.v.key_at("tensors", name)
+        ctx.name_check(name, pos, "tensor", reserved=True)
+        dtype = DTYPES.get(t.dtype)
+        if dtype is None:
+            ctx.report(
+                ctx.v.at("tensors", name, "dtype"),
+                codes.UNKNOWN_DTYPE,
+                f"unknown dtype '{clip(t.dtype)}' for tensor '{name}'",
+                ctx.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
+            )
+        shape = ctx.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
+        try:
+            flat = flat_view(ctx, t.flat, ("tensors", name, "flat"), name)
+        except Unresolved:
+            shape = None
+        if dtype is None or shape is None:
+            ctx.broken_tensors.add(name)
+            continue
+        texts, values, names, parsed = shape
+        if too_many(values):
+            ctx.report(
+                ctx.v.at("tensors", name, "shape"),
+                codes.BAD_EXPRESSION,
+                f"shape of '{name}' has more than 2**63 - 1 elements",
+            )
+            ctx.broken_tensors.add(name)
+            continue
+        if flat is None and all(v is not None for v in values):
+            flat = default_flat(parsed, values, pos)
+        out[name] = ir.Tensor(name, dtype, texts, values, names, flat)
+    return out
+
+
+def flat_view(
+    ctx: Context, sources: list[int | str] | None, path: PathT, tensor: str
+) -> ir.FlatView | None:
+    """The declared view (None when absent); Unresolved when it does not resolve."""
+    if sources is None:
+        return None
+    got = ctx.exprs(sources, path, f"flat view of '{tensor}'")
+    if got is None:
+        raise Unresolved
+    texts, values, names, _ = got
+    if too_many(values):
+        ctx.report(
+            ctx.v.at(*path),
+            codes.BAD_EXPRESSION,
+            f"flat view of '{tensor}' has more than 2**63 - 1 elements",
+        )
+        raise Unresolved
+    return ir.FlatView(texts, values, names, ctx.v.at(*path), declared=True)
+
+
+def default_flat(parsed: list[ex.Expr], values: tuple[int | None, ...], pos: Pos) -> ir.FlatView:
+    # The product of the shape's entries, each compound entry in parentheses.
+    text = " * ".join(f"({ex.render(e)})" if ex.is_compound(e) else ex.render(e) for e in parsed)
+    total = 1
+    for value in values:
+        total *= value or 1
+    names = frozenset(n for e in parsed for n in ex.names(e))
+    return ir.FlatView((text,), (total,), names, pos, declared=False)
+
+
+def tensor_ref(
+    ctx: Context, name: str, pos: Pos, tensors: dict[str, ir.Tensor]
+) -> ir.Tensor | None:
+    if name in tensors:
+        return tensors[name]
+    broken = ctx.v.broken
+    if name in broken.tensors or name in ctx.broken_tensors or broken.all_tensors:
+        return None
+    ctx.report(
+        pos,
+        codes.UNKNOWN_NAME,
+        f"unknown tensor '{clip(name)}'",
+        ctx.suggest(name, ctx.plan.tensors),
+    )
+    return None

@@ -1,0 +1,64 @@
+"""Text helpers every layer may use: quoting plan text, plurals, shares and byte counts.
+
+A leaf module (it imports nothing from plancc), so that messages, summaries and
+output formats format numbers the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+SHOWN = 40  # characters of a value from the plan that a message quotes
+
+
+def clip(text: str) -> str:
+    """``text`` as a message quotes it: at most SHOWN characters, then an ellipsis, so a
+    100,000-character value cannot become the message."""
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 warm``, ``3 warms``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def fmt_share(share: Fraction, limits: Sequence[Fraction] = ()) -> str:
+    """``share`` to two decimals, or as many more as it takes to compare with each of
+    ``limits`` as the exact share does: one byte over L2 is ``1.000000005``, never
+    ``1.00``, and a share under a 0.756 budget is never ``0.76``.
+
+    The limits are decimals (1, a plan's `l2_fraction`), so enough digits always
+    tell them apart from the share, or show them exactly when the share equals one.
+    """
+    digits = 2
+    while True:
+        scaled = round(share * 10**digits)  # exact, half to even: no float drift
+        shown = Fraction(scaled, 10**digits)
+        if all(_sign(shown - limit) == _sign(share - limit) for limit in limits):
+            whole, decimals = divmod(scaled, 10**digits)
+            return f"{whole}.{decimals:0{digits}d}"
+        digits += 1
+
+
+def _sign(x: Fraction) -> int:
+    return (x > 0) - (x < 0)
+
+
+def fmt_fraction(x: float) -> str:
+    """A plan's fraction as written: the shortest text that reads back as it (``0.123456789``,
+    not ``0.123457``); a whole number without ``.0``, as YAML has it (``1``)."""
+    return repr(x).removesuffix(".0")
+
+
+def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> str:
+    """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote.
+
+    The × L2 figure has two decimals, or as many more as it takes to compare with
+    ``limit`` (the fraction it was compared with) as the exact share does: one
+    byte over L2 must not print as 1.00×, nor a share over a 0.754 budget as 0.75×.
+    """
+    text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
+    if l2:
+        text += f" = {fmt_share(Fraction(n, l2), [] if limit is None else [limit])}× L2"
+    return text

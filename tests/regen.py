@@ -1,0 +1,90 @@
+"""Regenerate every derived file: ``make regen``.
+
+Derived from the code and its data tables (plancc/dtypes.json, plancc/platforms.json,
+the models, the rule docstrings):
+
+- schemas/warm-plan.schema.json: the JSON Schema of the models (`plancc schema`);
+- plancc/schema_gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
+- schemas/manifest.schema.json: its platform and dtype enums;
+- docs/rules.md: the rule reference;
+- docs/plan-format.md: the dtype list and the platform list of the example;
+- tests/golden/: the build of every shipped plan (``tests.regen_golden``).
+
+tests/test_regen.py fails while any of the first four is stale, tests/test_build.py
+while a golden file is. Review the diff like any other change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _enum(values: list[str]) -> str:
+    return '"enum": ' + json.dumps(values)
+
+
+def _manifest_schema(text: str) -> str:
+    from plancc.dtypes import DTYPES
+    from plancc.platforms import PLATFORMS
+
+    enums = {"a2a3": list(PLATFORMS), "bf16": list(DTYPES)}  # recognised by a first entry
+    for first, values in enums.items():
+        text = re.sub(rf'"enum": \["{first}"[^\]]*\]', lambda _, v=values: _enum(v), text)
+    return text
+
+
+def _plan_format(text: str) -> str:
+    from plancc.dtypes import DTYPES
+    from plancc.platforms import PLATFORMS
+
+    text = re.sub(
+        r"(PyPTO dtype name, lower case: `)[^`]*(`)",
+        lambda m: m.group(1) + " ".join(DTYPES) + m.group(2),
+        text,
+    )
+    return re.sub(
+        r"(platform: \w+ +# )[\w |]+\n",
+        lambda m: m.group(1) + " | ".join(PLATFORMS) + "\n",
+        text,
+        count=1,
+    )
+
+
+def derived() -> dict[Path, str]:
+    """Each derived file (but the goldens) and the text it must have."""
+    from plancc.model import json_schema_text
+    from tests.test_rules_doc import render_rules_doc
+
+    manifest = ROOT / "schemas" / "manifest.schema.json"
+    plan_format = ROOT / "docs" / "plan-format.md"
+    from tests.regen_gate import generate
+
+    schema = json_schema_text()
+    return {
+        ROOT / "schemas" / "warm-plan.schema.json": schema,
+        ROOT / "plancc" / "schema_gate.py": generate(schema),
+        manifest: _manifest_schema(manifest.read_text("utf-8")),
+        ROOT / "docs" / "rules.md": render_rules_doc(),
+        plan_format: _plan_format(plan_format.read_text("utf-8")),
+    }
+
+
+def main() -> int:
+    from tests import regen_golden
+
+    for path, text in derived().items():
+        if path.read_text("utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.relative_to(ROOT).as_posix()}: written")
+        else:
+            print(f"{path.relative_to(ROOT).as_posix()}: unchanged")
+    return regen_golden.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

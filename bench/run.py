@@ -30,7 +30,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,8 @@ PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
 SCHEMA = ROOT / "schemas" / "warm-plan.schema.json"
 RESULTS = ROOT / "bench" / "results.json"
 SIZES = (100, 1_000, 10_000)
-TIMEOUT = 60  # seconds for one process: past it a point is reported as a timeout
+TIMEOUT = 150  # seconds for one process: past it a point is reported as a timeout
+SKIP_AFTER = 4  # seconds in process: a series this slow at 10x fewer warms stops there
 
 
 def spread(warms: int, per_kind: int = 10) -> str:
@@ -122,13 +122,30 @@ def side_by_side(ours: list[str], theirs: list[str], runs: int) -> dict[str, flo
     }
 
 
-def in_process(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+# In a child process, so that this one stays small: a child's max RSS counts its
+# parent's at the fork, and a parent grown by 10^4 warms would be in every later row.
+_IN_PROCESS = """
+import statistics, sys, time
+from plancc.api import validate_paths
+times = []
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter()
+    validate_paths([sys.argv[1]])
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
+def in_process(path: Path, runs: int) -> float:
+    """plancc's median time for ``path`` inside one process, without its start-up."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IN_PROCESS, str(path), str(runs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT * runs,
+    )
+    return float(out.stdout)
 
 
 def exponent(points: list[tuple[int, float]]) -> float:
@@ -150,8 +167,6 @@ def c_loader() -> str:
 
 
 def main() -> None:
-    from plancc.api import validate_paths
-
     loader = c_loader()
     if not loader.startswith("C"):
         sys.exit(
@@ -180,15 +195,23 @@ def main() -> None:
                 path = Path(tmp) / f"{series}{n}.yaml"
                 path.write_text(generate(n), encoding="utf-8")
                 runs = 3 if n < 10_000 else 2
+                slow = points and points[-1].get("in_process_s", SKIP_AFTER) >= SKIP_AFTER
+                if slow:
+                    points.append(
+                        {
+                            "warms": n,
+                            "error": f"skipped: {n // 10:,} warms took over"
+                            f" {SKIP_AFTER} s in process",
+                        }
+                    )
+                    continue
                 try:
                     point = side_by_side(
                         [plancc, "validate", "-q", str(path)],
                         [cjs, "--schemafile", str(SCHEMA), str(path)],
                         runs,
                     )
-                    point["in_process_s"] = in_process(
-                        lambda p=path: validate_paths([str(p)]), runs
-                    )
+                    point["in_process_s"] = in_process(path, runs)
                 except RuntimeError as exc:
                     point = {"error": str(exc)}
                 point["warms"] = n

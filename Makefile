@@ -43,6 +43,9 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/pc104.py
+	$(BIN)/python bench/measure.py
+	$(BIN)/python bench/lsp.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -11,16 +11,18 @@ import gc
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from plancc import codes, ir
+from plancc import codes, inputs, ir
 from plancc.check import Allowed, check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
-from plancc.load import load, read_capped
+from plancc.inputs import PlanInput
+from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
+from plancc.text import plural
 from plancc.validate import validate
 
 if TYPE_CHECKING:
@@ -38,11 +40,14 @@ class PlanResult:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...] = ()
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
+    piped: bool = False  # read from standard input or a pipe: no file to build from again
+    doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
 
 
 @dataclass(frozen=True)
 class Validation:
     results: tuple[PlanResult, ...]
+    skipped: tuple[inputs.Skipped, ...] = ()  # directory entries that could not be read
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -66,39 +71,6 @@ class Validation:
         return self.errors > 0 or (strict and self.warnings > 0)
 
 
-def plan_files(paths: Sequence[str]) -> list[tuple[Path, str]]:
-    """(path, label) per plan, sorted by label and each file once, whatever the order of
-    the arguments: a directory stands for its *.yaml files. One file under two spellings
-    (``a.yaml`` and ``/abs/a.yaml``, a directory and a file in it, a symlink) is one plan,
-    labelled as it was first given."""
-    out: list[tuple[Path, str]] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found = sorted(path.glob("*.yaml"))
-            if not found:
-                raise UsageError(f"{given}: no *.yaml plans in this directory")
-            out += [(p, p.as_posix()) for p in found]
-        elif path.exists():
-            out.append((path, path.as_posix()))
-        else:
-            raise UsageError(f"{given}: no such file or directory")
-    unique: dict[object, tuple[Path, str]] = {}
-    for path, label in out:
-        unique.setdefault(_identity(path), (path, label))
-    return sorted(unique.values(), key=lambda pair: pair[1])
-
-
-def _identity(path: Path) -> object:
-    """What makes two spellings one file: its device and inode (which see through
-    symlinks, hard links and case-insensitive names), else its real path."""
-    try:
-        st = path.stat()
-    except OSError:  # reading it will report the problem
-        return os.path.realpath(path)
-    return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
-
-
 def _plan_location(file: str) -> str:
     """Where a plan is, for the generated header: its real path, but for a pipe
     (`<(generate-plan)`) the name it was given, since a pipe's real path
@@ -110,46 +82,51 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def diagnose_plan(path: Path, label: str) -> PlanResult:
-    """The whole front end for one plan file: every diagnostic it can find."""
+def diagnose_plan(source: PlanInput, raw: bytes, read_file: FileReader = read_capped) -> PlanResult:
+    """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
+    Its `config` is read relative to its label through ``read_file``: `validate` reads
+    files, the language server also sees the unsaved editor buffers."""
     # The front end builds a large tree with no reference cycle; the cycle
     # collector's passes over it cost more than the work itself (2.5x on a plan
     # of 10,000 warms), so it waits until the plan is checked.
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _diagnose_plan(path, label)
+        return _diagnose_plan(source, raw, read_file)
     finally:
         if paused:
             gc.enable()
 
 
-def _diagnose_plan(path: Path, label: str) -> PlanResult:
-    try:
-        raw = read_capped(path)
-    except OSError as exc:
-        raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
+def _diagnose_plan(source: PlanInput, raw: bytes, read_file: FileReader) -> PlanResult:
+    label = source.label
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
-    plan, resolved = resolve(validated)
+    plan, resolved = resolve(validated, read_file)
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
-        return PlanResult(label, None, tuple(diagnostics))
-    checked = check(plan)
+        return PlanResult(label, None, tuple(diagnostics), doc=doc)
+    checked = check(plan, judged=not any(d.severity is Severity.ERROR for d in diagnostics))
     return PlanResult(
         label,
         plan,
         (*diagnostics, *checked.diagnostics),
         checked.allowed,
         model_broken=validated.broken.model,
+        piped=source.piped,
+        doc=doc,
     )
 
 
-def validate_paths(paths: Sequence[str]) -> Validation:
-    results = [diagnose_plan(path, label) for path, label in plan_files(paths)]
-    return Validation(tuple(_unique_models(results)))
+def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Validation:
+    try:
+        found = inputs.collect(paths, stdin_filename)
+        results = [diagnose_plan(source, raw) for source, raw in found.read()]
+    except inputs.InputError as exc:
+        raise UsageError(str(exc)) from None
+    return Validation(tuple(_unique_models(results)), tuple(found.skipped))
 
 
 def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
@@ -172,11 +149,27 @@ def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
                 if other != model:
                     hint += ", and a case-insensitive filesystem sees one name"
                 d = diag(r.file, r.plan.model_pos, codes.DUPLICATE_NAME, message, hint)
-                out.append(PlanResult(r.file, r.plan, (*r.diagnostics, d), r.allowed))
+                out.append(replace(r, diagnostics=(*r.diagnostics, d)))
                 continue
             first.setdefault(key, (model, r.file))
         out.append(r)
     return out
+
+
+def _refuse_overwriting_a_plan(report: Validation, out_dir: Path, files: dict[str, bytes]) -> None:
+    """A plan that is one of the build's outputs would be overwritten by it: refused
+    before anything is written (also with --check, which would call it stale)."""
+    for r in report.results:
+        for name in files:
+            try:
+                same = os.path.samefile(r.file, out_dir / name)
+            except OSError:  # the output does not exist yet: it is not the plan
+                continue
+            if same:
+                raise UsageError(
+                    f"{r.file}: this plan is the output {(out_dir / name).as_posix()} of the "
+                    "build, which would overwrite it; choose another --out"
+                )
 
 
 @dataclass(frozen=True)
@@ -196,6 +189,7 @@ class BuildResult:
     compare: bool  # `build --check`: compared with the files on disk, nothing written
     strict: bool
     plans: tuple[BuiltPlan, ...]  # empty when the report failed: nothing was rendered
+    orphans: tuple[FileStatus, ...] = ()  # compared: outputs no plan produces any more
 
     @property
     def failed(self) -> bool:
@@ -203,54 +197,102 @@ class BuildResult:
 
     @property
     def out_of_date(self) -> list[FileStatus]:
-        return [f for p in self.plans for f in p.files if f.status.out_of_date]
+        return [*(f for p in self.plans for f in p.files if f.status.out_of_date), *self.orphans]
 
     @property
     def exit_code(self) -> int:
         return 1 if self.failed or self.out_of_date else 0
 
+    @property
+    def refusal(self) -> str:
+        """Why a failed build wrote nothing: ``nothing written to build: 1 warning under
+        --strict``."""
+        why = [plural(self.report.errors, "error")] if self.report.errors else []
+        if self.strict and self.report.warnings:
+            why.append(plural(self.report.warnings, "warning") + " under --strict")
+        done = "nothing compared with" if self.compare else "nothing written to"
+        return f"{done} {self.out}: {', '.join(why)}"
+
 
 def build(
-    paths: Sequence[str], out: str, *, compare: bool = False, strict: bool = False
+    paths: Sequence[str],
+    out: str,
+    *,
+    compare: bool = False,
+    strict: bool = False,
+    stdin_filename: str | None = None,
 ) -> BuildResult:
     """Validate the plans; unless one fails, render each and write (or with ``compare``, compare).
 
     Writes nothing at all when any plan has an error (or a warning with
-    ``strict``). The output directory must exist.
+    ``strict``). The output directory is created when it is missing (not by
+    ``compare``, which finds every output missing).
     """
 
-    from plancc import render, write  # noqa: PLC0415 (jinja2 only for build)
+    from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
 
     if not out:  # Path("") is ".": an empty --out would write into the current directory
         raise UsageError("--out '': empty output directory (use --out . for this directory)")
+    if inputs.STDIN in paths and stdin_filename is None:
+        raise UsageError(
+            "-: build records the plan's path in its outputs; name the plan read from "
+            "standard input with --stdin-filename PATH"
+        )
     out_dir = Path(out)
-    if not out_dir.exists():
-        raise UsageError(f"{out}: output directory does not exist")
-    if not out_dir.is_dir():
+    if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out}: not a directory")
-    report = validate_paths(paths)
+    report = validate_paths(paths, stdin_filename)
     if report.failed(strict):
         return BuildResult(report, out, compare, strict, ())
+    real_out = os.path.realpath(out_dir)
     rendered: list[tuple[PlanResult, dict[str, bytes]]] = []
     for r in report.results:
         if r.plan is None:
             continue
-        try:  # from the real locations: a symlinked or respelled --out gives the same bytes
-            rel = os.path.relpath(_plan_location(r.file), os.path.realpath(out_dir))
-        except ValueError:  # another drive on Windows: no relative path exists
-            raise UsageError(f"{r.file}: not on the drive of the output directory {out}") from None
-        texts = render.render(r.plan, Path(rel).as_posix())
+        config = None
+        if r.plan.config_file is not None:
+            config_path, config_sha256 = r.plan.config_file
+            config = (_relative(config_path, real_out, out), config_sha256)
+        plan_path = _relative(r.file, real_out, out)
+        texts = render.render(r.plan, plan_path, piped=r.piped, config=config)
         rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
     files = {name: data for _, outputs in rendered for name, data in outputs.items()}
+    _refuse_overwriting_a_plan(report, out_dir, files)
     try:
-        pairs = {
-            render.manifest_file(r.plan.model): render.module_file(r.plan.model)
-            for r, _ in rendered
-            if r.plan is not None
-        }
-        done = write.compare(out_dir, files, pairs) if compare else write.write(out_dir, files)
+        if compare:
+            pairs = {
+                render.manifest_file(r.plan.model): render.module_file(r.plan.model)
+                for r, _ in rendered
+                if r.plan is not None
+            }
+            done = write.compare(out_dir, files, pairs)
+        else:
+            _make_dir(out_dir, out)
+            done = write.write(out_dir, files)
     except write.WriteError as exc:
         raise UsageError(str(exc)) from None
     status = {f.path.name: f for f in done}
     plans = tuple(BuiltPlan(r, tuple(status[n] for n in outputs)) for r, outputs in rendered)
-    return BuildResult(report, out, compare, strict, plans)
+    lost: tuple[FileStatus, ...] = ()
+    if compare:
+        sources = [_plan_location(r.file) for r, _ in rendered]
+        lost = tuple(orphans.find(out_dir, files, sources))
+    return BuildResult(report, out, compare, strict, plans, lost)
+
+
+def _relative(file: str, real_out: str, out: str) -> str:
+    """``file``'s path relative to the output directory, POSIX form, from the real
+    locations: a symlinked or respelled --out gives the same bytes."""
+    try:
+        return Path(os.path.relpath(_plan_location(file), real_out)).as_posix()
+    except ValueError:  # another drive on Windows: no relative path exists
+        raise UsageError(f"{file}: not on the drive of the output directory {out}") from None
+
+
+def _make_dir(out_dir: Path, out: str) -> None:
+    """Create the output directory and its parents when missing (as buf and sqlc do)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise UsageError(f"{out}: cannot create the output directory: {reason}") from None

@@ -3,8 +3,9 @@
 A warning is silenced for one warm by its `allow` (with a `reason`) or for the
 whole plan by `lint.ignore`. Errors are never silenced: an `allow` or
 `ignore` that names an error, or an id that does not exist, is PC004 and has
-no effect. Silenced diagnostics are kept apart, with their reasons, for
-``--show-allowed``.
+no effect. An entry that silences nothing in this run is PC006, as ruff's
+RUF100: a stale suppression would hide the next real finding. Silenced
+diagnostics are kept apart, with their reasons, for ``--show-allowed``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import cache
 
 from plancc import codes, ir
 from plancc.codes import Code, Severity
-from plancc.diagnostics import Diagnostic, diag
+from plancc.diagnostics import Diagnostic, diag, printable
 from plancc.rules import discover
 
 
@@ -26,7 +27,8 @@ def catalog() -> list[Code]:
 
 
 def lookup(id: str) -> Code | None:
-    return _by_id().get(id)
+    """The code ``id`` names; codes compare case-insensitively (`pc107` is PC107)."""
+    return _by_id().get(id.upper())
 
 
 @cache
@@ -38,6 +40,7 @@ def _by_id() -> dict[str, Code]:
 class Allowed:
     diagnostic: Diagnostic
     reason: str
+    warm: str | None = None  # the warm whose `allow` silenced it; None for lint.ignore
 
 
 @dataclass(frozen=True)
@@ -46,25 +49,85 @@ class Checked:
     allowed: tuple[Allowed, ...]
 
 
-def check(plan: ir.Plan) -> Checked:
-    found: list[tuple[Diagnostic, ir.Warm | None]] = []
+# A diagnostic and the warms whose `allow` may silence it.
+_Found = tuple[Diagnostic, tuple[ir.Warm, ...]]
+
+
+def check(plan: ir.Plan, *, judged: bool = True) -> Checked:
+    """``judged``: the plan had no error before this stage, so every rule saw all of it
+    and an entry that silences nothing is stale (PC006); after an error it may only
+    be waiting for the finding the error hides."""
+    found: list[_Found] = []
     for r in discover():
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
-            found.append((d, f.warm))
+            found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
     shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
-    for d, warm in found:
+    judged = judged and not any(d.severity is Severity.ERROR for d, _ in found)
+    stale = list(_stale_silences(plan, found)) if judged else []
+    for d, warms in [*found, *stale]:
         if d.severity is not Severity.WARNING:
             shown.append(d)
+            continue
         # An `allow` without its `reason` is PC002 and silences nothing.
-        elif warm is not None and warm.reason and d.code in warm.allow:
-            allowed.append(Allowed(d, f"allow on warm '{warm.name}': {warm.reason}"))
+        by = [w for w in warms if w.reason and d.code in w.allow]
+        if by:
+            allowed.append(Allowed(d, printable(by[0].reason or ""), by[0].name))
         elif d.code in plan.lint_ignore:
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
     return Checked(tuple(shown), tuple(allowed))
+
+
+def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
+    """PC006 for each `allow` or `lint.ignore` entry that silences no finding of this run.
+
+    Entries of a warm the rules could not judge (its anchor names no stage, its
+    layer kind lost a stage to a schema error) are left alone, as are PC004's
+    entries (not a warning id) and `PC006` itself.
+    """
+    raised: set[tuple[str | None, str]] = set()
+    for d, by in found:
+        raised.update((w.name, d.code) for w in by)
+        raised.add((None, d.code))
+    seen: set[tuple[str, str]] = set()
+    warms = {ir.allow_scope(w.name): w for w in plan.warms}
+    for rid, pos, where in plan.silences:
+        code = lookup(rid)
+        if code is None or code.severity is not Severity.WARNING or code is codes.UNUSED_SILENCE:
+            continue
+        warm = warms.get(where)
+        if warm is not None and not _judged(plan, warm):
+            continue
+        key = (where, code.id)
+        scope = None if warm is None else warm.name
+        if key in seen:
+            message = f"{where} names {code.id} twice; this entry silences nothing"
+        elif (scope, code.id) not in raised:
+            message = f"{where} names {code.id}, which does not fire " + (
+                "on this warm" if warm is not None else "in this plan"
+            )
+        else:
+            seen.add(key)
+            continue
+        seen.add(key)
+        yield (
+            diag(
+                plan.file, pos, codes.UNUSED_SILENCE, message, f"remove {rid} from {_list(where)}"
+            ),
+            ((warm,) if warm is not None else ()),
+        )
+
+
+def _list(where: str) -> str:
+    return "lint.ignore" if where == "lint.ignore" else "the allow list"
+
+
+def _judged(plan: ir.Plan, warm: ir.Warm) -> bool:
+    layer = plan.layers.get(warm.layer)
+    return warm.reason is not None and warm.anchor is not None and bool(layer and layer.complete)
 
 
 def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec
@@ -23,6 +23,7 @@ from plancc import __version__, console
 if TYPE_CHECKING:
     from plancc.api import BuildResult, Validation
     from plancc.formats import Options, OutputFormat
+    from plancc.inputs import Skipped
 
 app = typer.Typer(
     name="plancc",
@@ -100,7 +101,18 @@ def _emit_build(result: BuildResult, fmt: Format, *, quiet: bool, show_allowed: 
     console.out(output.build(result, options))
 
 
-Paths = Annotated[list[str], typer.Argument(help="Plan files, or directories of *.yaml plans.")]
+Paths = Annotated[
+    list[str],
+    typer.Argument(help="Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
+]
+StdinNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stdin-filename",
+        metavar="PATH",
+        help="The name of the plan read from - (for messages, its config and the outputs).",
+    ),
+]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Diagnostics only, no summary.")]
@@ -112,15 +124,18 @@ ShowAllowedOpt = Annotated[
 @command
 def validate(
     paths: Paths,
+    *,
     fmt: FormatOpt = Format.auto,
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
+    stdin_filename: StdinNameOpt = None,
 ) -> int:
     """Check plans: schema, names, L2 budget and placement rules."""
     from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths)
+    report = validate_paths(paths, stdin_filename)
+    _say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 
@@ -128,12 +143,19 @@ def validate(
 OutOpt = Annotated[
     str,
     typer.Option(
-        "--out", "-o", metavar="DIR", help="Output directory (must exist).", show_default=False
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Output directory (created when missing).",
+        show_default=False,
     ),
 ]
 CompareOpt = Annotated[
     bool,
-    typer.Option("--check", help="Write nothing; exit 1 when an output is missing or out of date."),
+    typer.Option(
+        "--check",
+        help="Write nothing; exit 1 when an output is missing, out of date or orphaned.",
+    ),
 ]
 
 
@@ -147,16 +169,62 @@ def build(
     strict: StrictOpt = False,
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
+    stdin_filename: StdinNameOpt = None,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
 
-    result = build_plans(paths, out, compare=compare, strict=strict)
+    result = build_plans(paths, out, compare=compare, strict=strict, stdin_filename=stdin_filename)
+    _say_skipped(result.report.skipped)
     if result.failed:
         _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
+        _say_refused(result.refusal, fmt, quiet=quiet)
     else:
         _emit_build(result, fmt, quiet=quiet, show_allowed=show_allowed)
     return result.exit_code
+
+
+def _say_skipped(skipped: Sequence[Skipped]) -> None:
+    """Directory entries that could not be read, on stderr: the report is about the rest."""
+    for s in skipped:
+        typer.echo(f"plancc: skipped {s.label}: {s.reason}", err=True)
+
+
+def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
+    """A failed build says it wrote nothing and why: last in the text report, else (so as
+    not to spoil JSON or SARIF on stdout) on stderr."""
+    if fmt is Format.auto and os.environ.get("GITHUB_ACTIONS") != "true":
+        fmt = Format.text
+    if fmt is Format.text and not quiet:
+        console.out(f"plancc build: {refusal}\n")
+    else:
+        typer.echo(f"plancc build: {refusal}", err=True)
+
+
+@command
+def fmt(
+    paths: Paths,
+    *,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 when a plan would change.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Write nothing; print the change as a unified diff.")
+    ] = False,
+    stdin_filename: StdinNameOpt = None,
+) -> int:
+    """Rewrite plans in the canonical layout, every comment kept."""
+    from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
+    from plancc import inputs, write  # noqa: PLC0415 (cold start)
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+
+    try:
+        done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
+    except (inputs.InputError, write.WriteError) as exc:
+        raise UsageError(str(exc)) from None
+    _say_skipped(done.skipped)
+    console.out(done.stdout)
+    return done.exit_code
 
 
 @command
@@ -203,6 +271,71 @@ def rules() -> int:
     from plancc.check import catalog  # noqa: PLC0415 (cold start)
 
     console.out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in catalog()))
+    return 0
+
+
+class MeasureFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@command
+def measure(
+    *,
+    manifest: Annotated[str, typer.Option("--manifest", help="The build's manifest.json.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="Benchmark log without the warm.")],
+    warm: Annotated[str, typer.Option("--warm", help="Benchmark log with the warm.")],
+    trace: Annotated[
+        list[str] | None,
+        typer.Option("--trace", help="A swimlane trace, or a directory of them (dfx_outputs/)."),
+    ] = None,
+    slots: Annotated[
+        list[str] | None,
+        typer.Option("--slots", help="[STRACE] stderr: FILE, baseline=FILE or warm=FILE."),
+    ] = None,
+    window: Annotated[
+        list[str] | None, typer.Option("--window", help="Name a stage window: NAME=A:B (slots).")
+    ] = None,
+    standalone: Annotated[
+        list[str] | None,
+        typer.Option("--standalone", help="A window's standalone bound: NAME=µs (csa=347.0)."),
+    ] = None,
+    fmt: Annotated[
+        MeasureFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = MeasureFormat.text,
+    out: Annotated[
+        str | None, typer.Option("--out", "-o", help="Write the report to this file.")
+    ] = None,
+) -> int:
+    """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
+
+    Exit 0 ship, 1 no-ship or inconclusive, 2 unreadable input."""
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.measure.command import Options, run  # noqa: PLC0415 (cold start)
+    from plancc.measure.errors import InputError  # noqa: PLC0415 (cold start)
+
+    opts = Options(
+        manifest, baseline, warm, trace or [], slots or [], standalone or [], window or []
+    )
+    try:
+        text, code = run(opts, fmt.value, out)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(text)
+    return code
+
+
+@command
+def lsp(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Speak over stdin/stdout (the only transport).")
+    ] = True,
+) -> int:
+    """Run the language server for editors (LSP over stdio; docs/editors.md)."""
+    from plancc.lsp.server import serve  # noqa: PLC0415 (cold start: pygls only here)
+
+    serve()
     return 0
 
 

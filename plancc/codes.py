@@ -63,7 +63,8 @@ STRUCTURE: Final = Code(
 The plan does not have the structure of format version 1: an unknown key
 (reported at the key), a missing required key (reported at the mapping that
 lacks it), a value of the wrong YAML type (reported at the value), a platform
-that is not in the platform table, or `allow` without a `reason`.
+that is not in the platform table, `allow` without a `reason`, or a `reason`
+without an `allow` (it explains nothing).
 
 Fix: compare with `plancc schema` or the example in docs/plan-format.md;
 editors complete keys when the plan starts with
@@ -88,6 +89,25 @@ BAD_SILENCE: Final = Code(
 not exist. Errors cannot be silenced, so the entry silences nothing.
 
 Fix: remove the entry, or fix the error it tried to hide.
+""",
+)
+UNUSED_SILENCE: Final = Code(
+    "PC006",
+    "unused-silence",
+    WARNING,
+    """
+An `allow` entry of a warm, or a `lint.ignore` entry, silences nothing in this
+run: the warning it names does not fire on that warm (or anywhere in the
+plan), or the list names it twice. Reported at the entry, like ruff's RUF100.
+A stale suppression is worse than none: it would silently hide the next real
+finding of that rule, long after its `reason` stopped being true.
+
+It is reported only for a plan without errors (an error can hide the very
+finding an entry is there for), and not for the entries of a warm whose
+anchor names no stage or whose layer kind lost a stage to a schema error.
+An `allow` or `lint.ignore` of PC006 silences it like any warning.
+
+Fix: remove the entry.
 """,
 )
 CONFIG_FILE: Final = Code(
@@ -121,7 +141,10 @@ uses, tensors and warms share one namespace (they all become names in the
 generated module); warm names are unique across the plan; stage names within
 a layer kind; a tensor may appear once per warm; two plans of one build may
 not have the same `model`, compared ignoring case (their files would collide
-on a case-insensitive filesystem).
+on a case-insensitive filesystem). Two stages of one layer kind may not have
+the same `task` (two warms gated by one TaskId are the split PC101 warns of),
+and two `forward.kinds` keys may not be the same integer (`4` and `04`, `0`
+and `-0`): reported at the second.
 """,
 )
 BAD_EXPRESSION: Final = Code(
@@ -156,7 +179,8 @@ BAD_FORWARD: Final = Code(
 `forward` cannot be expanded: a `from_config` key that is not a list of
 integers, a list value with no entry in `kinds`, or `layers` larger than the
 list. The message names the value and the layer index. A `repeat` or `layers`
-over a `dynamic` dim, or a forward of more than 100,000 layers, is PC014 too.
+over a `dynamic` dim, a forward of more than 100,000 layers, or an empty one
+(`forward: []`, or a config list with no entries), is PC014 too.
 """,
 )
 UNKNOWN_DTYPE: Final = Code(
@@ -174,6 +198,7 @@ STAGE_CODES: Final = (
     STRUCTURE,
     VERSION,
     BAD_SILENCE,
+    UNUSED_SILENCE,
     CONFIG_FILE,
     UNKNOWN_NAME,
     DUPLICATE_NAME,

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plancc.diagnostics import Pos
-from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar
+from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar, unsupported
 
 # Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
 # rejected by adding up node sizes, never by expanding them.
@@ -78,6 +78,7 @@ class _Node:
         "path",
         "size",
         "start",
+        "stop",
         "tag",
         "text",
         "where",
@@ -94,6 +95,7 @@ class _Node:
         self.height = 0  # levels below it, every alias expanded
         self.path: PathT = ()  # where it was built, and its slices of the positions
         self.start = self.end = self.kstart = self.kend = 0
+        self.stop: Where = where  # just past its end, once known
         # While open: a mapping's pending key, a sequence's item count, its depth,
         # the deepest level reached inside it, the node counts when it started.
         self.is_map = False
@@ -112,6 +114,8 @@ class Composer:
         self.next_event = next_event
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
+        # Where each node starts -> just past its end (the innermost of nodes starting together).
+        self.ends: dict[Where, Where] = {}
         self.anchors: dict[str, _Node] = {}
         self.anchored_open = 0  # anchored collections open: depths are tracked
         self.nodes = 0  # node events so far (an alias is one)
@@ -120,23 +124,31 @@ class Composer:
         self.tree_error: Reject | None = None
         self.building = True  # until the first problem; after it, only counting
 
-    def compose(self) -> tuple[Any, dict[PathT, Where], dict[PathT, Where]]:
+    def compose(
+        self,
+    ) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
+        from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
         from ruamel.yaml.events import StreamEndEvent  # noqa: PLC0415 (ruamel loads with the first plan)
 
         self.next_event()  # STREAM-START
         event = self.next_event()  # DOCUMENT-START, unless the stream is empty
         if isinstance(event, StreamEndEvent):
-            return None, {}, {}
+            return None, {}, {}, {}
         data = self._document()
         self.next_event()  # DOCUMENT-END
         event = self.next_event()
-        if not isinstance(event, StreamEndEvent):
-            raise Reject(mark_where(event.start_mark), "invalid YAML: but found another document")
+        if not isinstance(event, StreamEndEvent):  # worded as ruamel's composer words it
+            raise ComposerError(
+                "expected a single document in the stream",
+                None,
+                "but found another document",
+                event.start_mark,
+            )
         error = self.graph_error or self.tree_error
         if error is not None:
             raise error
         assert self.building, "building stops only at a problem"
-        return data, dict(self.values), dict(self.keys)
+        return data, dict(self.values), dict(self.keys), self.ends
 
     def _graph_problem(self, where: Where, message: str) -> None:
         if self.graph_error is None:
@@ -169,7 +181,7 @@ class Composer:
             event = next_event()
             cls = type(event)
             if cls is MappingEndEvent or cls is SequenceEndEvent:
-                self._end(stack)
+                self._end(stack, event)
                 if not stack:
                     return root[0] if root else None
                 continue
@@ -197,10 +209,11 @@ class Composer:
                 tag = tags.get(text) or tags.setdefault(
                     text, MERGE if text == "<<" else core_tag(text)
                 )
-            mark = event.start_mark
-            where = (mark.line + 1, mark.column + 1)
+            mark, end = event.start_mark, event.end_mark
+            where, stop = (mark.line + 1, mark.column + 1), (end.line + 1, end.column + 1)
             if event.anchor is not None or not stack:
                 node = _Node(where, tag, text)
+                node.stop = stop
                 if event.anchor is not None:
                     self.anchors[event.anchor] = node
                 if not stack:
@@ -216,6 +229,7 @@ class Composer:
                         self._bad_key(parent, text, tag, where)
                     else:
                         keys.append(((*parent.path, text), where))
+                        self.ends[where] = stop
             else:  # a plain value or item
                 name: str | int
                 if parent.is_map:
@@ -229,13 +243,14 @@ class Composer:
                         data: Any = text
                     else:
                         if tag == NULL and not text and parent.is_map:
-                            where = parent.key_at  # no text of its own: point at its key
+                            where = stop = parent.key_at  # no text of its own: its key's
                         try:
                             data = scalar(tag, text)
                         except ValueError as exc:
                             self._tree_problem(where, str(exc))
                     if self.building:
                         values.append(((*parent.path, name), where))
+                        self.ends.setdefault(where, stop)
                         if parent.is_map:
                             parent.data[name] = data
                         else:
@@ -258,7 +273,7 @@ class Composer:
             self._key(parent, node)
         else:
             if self.building and tag != (MAP if is_map else SEQ):
-                self._tree_problem(node.where, f"unsupported tag {tag}")
+                self._tree_problem(node.where, unsupported(tag))
             self._place(parent, node, root)
         node.is_map = is_map
         node.depth = node.deepest = len(stack)
@@ -266,10 +281,13 @@ class Composer:
         node.kstart = len(self.keys)
         return node
 
-    def _end(self, stack: list[_Node]) -> None:
+    def _end(self, stack: list[_Node], event: Any) -> None:
         """A collection ends: its size and height are known, and count in its parent's."""
         node = stack.pop()
         node.open = False
+        node.stop = mark_where(event.end_mark)
+        if self.building and node.data is not None:
+            self.ends.setdefault(node.where, node.stop)
         node.end, node.kend = len(self.values), len(self.keys)
         node.size = self.nodes - node.nodes + 1 + self.extra - node.extra
         if node.anchored:  # aliases of it may follow: they need its height
@@ -286,12 +304,12 @@ class Composer:
             self._graph_problem(parent.where, TOO_MANY_NODES.format(MAX_NODES))
 
     def _alias(self, event: Any, depth: int) -> _Node:
+        from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
+
         anchor = event.anchor
         node = self.anchors.get(anchor)
         if node is None:
-            raise Reject(
-                mark_where(event.start_mark), f"invalid YAML: found undefined alias {anchor!r}"
-            )
+            raise ComposerError(None, None, f"found undefined alias {anchor!r}", event.start_mark)
         if node.open:
             self._graph_problem(node.where, "recursive alias")
         else:
@@ -325,6 +343,7 @@ class Composer:
                 self._bad_key(parent, node.text, node.tag, node.where)
             else:
                 self.keys.append(((*parent.path, node.text), node.where))
+                self.ends[node.where] = node.stop
 
     def _bad_key(self, parent: _Node, name: str, tag: str, where: Where) -> None:
         if tag == MERGE:
@@ -362,8 +381,11 @@ class Composer:
                 self._tree_problem(where, str(exc))
                 return
             self.values.append((path, where))
+            if where == node.where:
+                self.ends.setdefault(where, node.stop)
         elif alias:  # a copy of its anchor's tree, with the anchor's positions
             self.values.append((path, where))
+            self.ends.setdefault(where, node.stop)
             data = _copy(node.data)
             cut = len(node.path)
             self.values += [(path + p[cut:], w) for p, w in self.values[node.start + 1 : node.end]]

@@ -16,11 +16,15 @@ class DType:
     name: str
     pl_name: str  # the attribute of `pl` in generated code, e.g. BF16
     bits: int
+    aliases: tuple[str, ...] = ()  # other frameworks' names for it (torch, numpy, short forms)
 
 
 def _load() -> dict[str, DType]:
     raw = json.loads(files("plancc").joinpath("dtypes.json").read_text("utf-8"))
-    return {name: DType(name=name, **row) for name, row in raw.items()}
+    return {
+        name: DType(name=name, **{**row, "aliases": tuple(row.get("aliases", ()))})
+        for name, row in raw.items()
+    }
 
 
 DTYPES: dict[str, DType] = _load()

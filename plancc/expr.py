@@ -70,11 +70,8 @@ def _tokenize(text: str) -> Iterator[str]:
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
             bad = text[pos:].strip()[:1]
-            why = "; use // for integer division" if bad == "/" else ""
-            raise ExprError(
-                f"'{bad}' is not allowed in a dim expression "
-                f"(integers, names, + - * // % and parentheses){why}"
-            )
+            why = "; use // for integer division" if bad == "/" else " (+ - * // % and ( ) are)"
+            raise ExprError(f"'{bad}' is not allowed in a dim expression{why}")
         tok = m.group(m.lastgroup or "op")
         after = text[m.end() :].lstrip()[:1]
         if m.lastgroup == "name" and after in ("(", "."):

@@ -85,6 +85,7 @@ class Stage:
     sdma: bool
     group: str | None  # the declared consumer group
     duration_us: float | None
+    kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
 
     @property
     def consumer_group(self) -> tuple[str, str]:
@@ -99,6 +100,11 @@ class WarmEntry:
     pos: Pos
 
 
+def allow_scope(warm: str) -> str:
+    """How diagnostics name a warm's `allow` list, and how ``Plan.silences`` records it."""
+    return f"allow on warm '{warm}'"
+
+
 @dataclass(frozen=True)
 class Warm:
     name: str
@@ -107,7 +113,7 @@ class Warm:
     anchor: int | None  # index of the `after` stage; None when it names no stage (PC010)
     entries: tuple[WarmEntry, ...]
     live: tuple[int, int]  # first and last stage index during which it holds L2
-    allow: Mapping[str, Pos]  # rule ids this warm accepts, with where each is named
+    allow: Mapping[str, Pos]  # rule ids this warm accepts (upper case), where first named
     reason: str | None
     name_pos: Pos
     after_pos: Pos
@@ -150,13 +156,16 @@ class Plan:
     tensors: Mapping[str, Tensor]
     layers: Mapping[str, Layer]
     forward: Forward | None
-    lint_ignore: Mapping[str, Pos]  # rule ids ignored plan-wide, with where each is named
+    lint_ignore: Mapping[str, Pos]  # rule ids ignored plan-wide (upper case), where first named
     # Every rule id named by an `allow` (of any warm, resolved or not) or by
-    # `lint.ignore`: (id, where it is named, which silence names it).
+    # `lint.ignore`, as written: (id, where it is named, which silence names it).
     silences: tuple[tuple[str, Pos, str], ...]
     # Warm entries (mappings) in the document, including those schema recovery
     # dropped: PC031 is about the plan asking for warms, whether or not they resolved.
     declared_warms: int
+    # The `config` file as read (its path from the working directory, the SHA-256 of its
+    # bytes), for the manifest's source.config; None without a readable config.
+    config_file: tuple[str, str] | None = None
 
     @property
     def warms(self) -> tuple[Warm, ...]:

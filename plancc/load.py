@@ -11,23 +11,37 @@ starts, so any later stage can place a diagnostic on the node at fault.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import stat
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from plancc import codes
-from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject, Where, mark_where
+from plancc import codes, yaml_messages
+from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject, Where
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.text import clip
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Document", "PathT", "load", "read_capped"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "ConfigError",
+    "ConfigFile",
+    "Document",
+    "FileReader",
+    "PathT",
+    "Positions",
+    "load",
+    "read_capped",
+    "read_config",
+]
 
 MAX_BYTES = 4 * 1024 * 1024
 
@@ -52,6 +66,10 @@ class Document:
     data: Any
     values: Mapping[PathT, Pos]
     keys: Mapping[PathT, Pos]
+    # Where the node (key or value) that starts at a position ends, exclusive: a
+    # diagnostic's whole range for an editor. Of nodes starting at one position (a
+    # block mapping and its first key) the innermost is kept.
+    ends: Mapping[Pos, Pos] = field(default_factory=dict)
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
@@ -90,6 +108,31 @@ class Positions(Mapping[PathT, Pos]):
         return len(self._where)
 
 
+class _Ends(Mapping[Pos, Pos]):
+    """Start -> end of each node, made ``Pos`` only when asked for."""
+
+    __slots__ = ("_where",)
+
+    def __init__(self, where: dict[Where, Where]) -> None:
+        self._where = where
+
+    def __getitem__(self, start: Pos) -> Pos:
+        return Pos(*self._where[(start.line, start.col)])
+
+    def __contains__(self, start: object) -> bool:
+        return isinstance(start, Pos) and (start.line, start.col) in self._where
+
+    def __iter__(self) -> Iterator[Pos]:
+        return (Pos(*w) for w in self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def get(self, start: Pos, default: Any = None) -> Any:  # Mapping's, without a raise
+        where = self._where.get((start.line, start.col))
+        return default if where is None else Pos(*where)
+
+
 _BREAK = re.compile(r"\r(?!\n)|\n")
 
 
@@ -104,9 +147,9 @@ def _text_pos(text: str, index: int) -> Pos:
     return Pos(line, len(text[start:index].replace("\ufeff", "")) + 1)
 
 
-def _error(file: str, pos: Pos, message: str) -> Diagnostic:
+def _error(file: str, pos: Pos, message: str, hint: str | None = None) -> Diagnostic:
     # One line: Diagnostic escapes what it quotes.
-    return diag(file, pos, codes.YAML_SYNTAX, message)
+    return diag(file, pos, codes.YAML_SYNTAX, message, hint)
 
 
 def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
@@ -116,20 +159,38 @@ def read_capped(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
         return f.read(limit + 1)
 
 
+def _json_problem(exc: ValueError) -> str:
+    """Why a config is not JSON, in its own words (not Python's integer-size limit)."""
+    if "integer string conversion" in str(exc):
+        return "has an integer of more than 4,300 digits: no model dimension is that large"
+    return f"is not JSON: {exc}"
+
+
 class ConfigError(Exception):
     """A plan's `config:` file cannot be used; the message says why (PC005)."""
 
 
-def read_config(plan_file: str, name: str) -> dict[str, Any]:
-    """The JSON object in the config file ``name``, relative to the plan's directory.
-    Raises ConfigError when it is unreadable, too large, not JSON or not an object."""
+@dataclass(frozen=True)
+class ConfigFile:
+    data: dict[str, Any]  # the JSON object
+    path: str  # where it was read: the plan's directory joined with its `config`
+    sha256: str  # of its bytes, for the manifest's source.config
+
+
+FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
+
+
+def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> ConfigFile:
+    """The JSON object in the config file ``name``, relative to the plan's directory, read
+    through ``read`` (the language server's sees unsaved editor buffers). Raises
+    ConfigError when it is unreadable, too large, not JSON or not an object."""
     path = Path(plan_file).parent / name
     try:
         if "\0" in name:  # no file system has such a name
             raise OSError(0, "a path cannot contain a NUL character")
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
             raise OSError(0, "not a regular file")
-        raw = read_capped(path)
+        raw = read(path)
         if len(raw) > MAX_BYTES:
             raise OSError(0, "larger than 4 MiB")
         data = json.loads(raw)
@@ -137,12 +198,12 @@ def read_config(plan_file: str, name: str) -> dict[str, Any]:
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"cannot read config '{clip(name)}': {reason}") from None
     except ValueError as exc:
-        raise ConfigError(f"config '{clip(name)}' is not JSON: {exc}") from None
+        raise ConfigError(f"config '{clip(name)}' {_json_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"config '{name}' nests too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config '{name}' is not a JSON object")
-    return data
+    return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
 def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
@@ -167,14 +228,11 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            data, values, keys = _compose(text, pure)
+            data, values, keys, ends = _compose(text, pure)
     except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        pos = Pos(*mark_where(mark)) if mark is not None else Pos(1, 1)
-        problem = exc.problem or exc.context or "invalid YAML"
-        return _error(file, pos, f"invalid YAML: {problem}")
+        return _error(file, *yaml_messages.explain(exc))
     except ReaderError as exc:  # a character YAML does not allow (a control character)
         pos = _text_pos(text, min(max(exc.position, 0), len(text)))
         char = exc.character
@@ -183,10 +241,12 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    return Document(file, raw, data, Positions(values), Positions(keys))
+    return Document(file, raw, data, Positions(values), Positions(keys), _Ends(ends))
 
 
-def _compose(text: str, pure: bool) -> tuple[Any, dict[PathT, Where], dict[PathT, Where]]:
+def _compose(
+    text: str, pure: bool
+) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
     """The tree and its positions, from the C parser's events where it is installed
     and the text is one it reads as the pure parser does; from the pure parser when
     the C parser finds a YAML error, so every YAML error reads as the pure one words it."""

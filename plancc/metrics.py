@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from plancc import ir
+from plancc.diagnostics import printable
 from plancc.liveness import plan_peak
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
@@ -71,7 +72,7 @@ def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
 def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     """The `plans` entry of `validate --format json`."""
     out: dict[str, Any] = {
-        "file": plan.file,
+        "file": printable(plan.file),
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "warms": len(plan.warms),
@@ -81,4 +82,11 @@ def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
     fwd = forward_numbers(plan)
     if fwd is not None:
         out["forward"] = fwd
+        out["unused_kinds"] = unused_kinds(plan)
     return out
+
+
+def unused_kinds(plan: ir.Plan) -> list[str]:
+    """The layer kinds, in plan order, that the plan's forward does not use (still checked)."""
+    used = set(plan.forward.kinds) if plan.forward else set()
+    return [k for k in plan.layers if k not in used]

@@ -7,6 +7,7 @@ import keyword
 import re
 from collections.abc import Iterable
 
+from plancc.dtypes import DTYPES
 from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
 from plancc.text import clip
 
@@ -20,6 +21,23 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Long enough for any real name; short enough that `<model>_warms.manifest.json` and the
 # generated functions stay well within a file system's 255-byte names.
 MAX_NAME = 100
+
+
+# Float types PyPTO does not have, named so the hint can say so.
+_NO_DTYPE = frozenset({"float64", "double", "fp64", "f64", "complex64", "complex128"})
+
+
+def dtype_hint(name: str) -> str:
+    """What an unknown dtype is called in PyPTO: ``float32`` is fp32, ``fp8`` one of two."""
+    key = name.strip().lower().removeprefix("torch.").removeprefix("np.").removeprefix("pl.")
+    if key in DTYPES and key != name:
+        return f"dtypes are lower case: '{key}'"
+    known = [d.name for d in DTYPES.values() if key in d.aliases]
+    if known:
+        return "PyPTO calls it " + " or ".join(f"'{d}'" for d in known)
+    if key in _NO_DTYPE:
+        return f"PyPTO has no such dtype; dtypes: {' '.join(DTYPES)}"
+    return suggest(name, DTYPES) or f"dtypes: {' '.join(DTYPES)}"
 
 
 def identifier_problem(name: str, *, reserved: bool) -> str | None:

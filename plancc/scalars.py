@@ -60,7 +60,7 @@ def scalar(tag: str, text: str) -> Any:
         if value is None:
             raise ValueError(f"invalid integer {text[:40]!r}")
         if abs(value) > MAX_INT:
-            raise ValueError(f"integer {text[:40]} does not fit in 64 bits")
+            raise ValueError(f"integer {_digits(text)} does not fit in 64 bits")
         return value
     if tag == FLOAT:
         if not _CORE_FLOAT.match(text):
@@ -69,15 +69,28 @@ def scalar(tag: str, text: str) -> Any:
         if t.lstrip("+-") == ".inf":
             return float("-inf") if t.startswith("-") else float("inf")
         return float("nan") if t == ".nan" else float(t)
-    raise ValueError(f"unsupported tag {tag}")
+    raise ValueError(unsupported(tag))
 
 
 def _core_int(text: str) -> int | None:
     """A YAML 1.2 core integer (an explicit ``!!int`` must be one too), or None."""
     if not _CORE_INT.match(text):
         return None
+    if len(text.lstrip("+-")) > 30:
+        return MAX_INT + 1  # 2**64 at least: no need to convert it (Python refuses past 4,300)
     base = {"0x": 16, "0o": 8}.get(text[:2], 10)
     try:
         return int(text[2:] if base != 10 else text, base)
     except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
         return None
+
+
+def _digits(text: str) -> str:
+    """An integer as a message quotes it: a long one by its first digits and its length."""
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text):,} digits)"
+
+
+def unsupported(tag: str) -> str:
+    """``tag !!binary is not supported``: a standard tag as the plan writes it."""
+    shown = tag.replace("tag:yaml.org,2002:", "!!")
+    return f"tag {shown} is not supported: a plan is plain data"

@@ -18,7 +18,8 @@ import re
 
 
 REGEX_PATTERNS = {
-    '^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$': re.compile('^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]*\\Z'),
+    '^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:after|pl|warm_ctx)\\Z)(?!.*_flat\\Z)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
+    '^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$': re.compile('^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*\\Z'),
     '^-?[0-9]{1,18}$': re.compile('^-?[0-9]{1,18}\\Z')
 }
@@ -75,7 +76,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                     for data__dims_key in data__dims:
                         try:
                             if isinstance(data__dims_key, str):
-                                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__dims_key):
+                                if not REGEX_PATTERNS['^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__dims_key):
                                     raise Invalid
                         except Invalid:
                             data__dims_property_names = False
@@ -92,6 +93,8 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                     data__forward_is_list = isinstance(data__forward, (list, tuple))
                     if data__forward_is_list:
                         data__forward_len = len(data__forward)
+                        if data__forward_len < 1:
+                            raise Invalid
                         for data__forward_x, data__forward_item in enumerate(data__forward):
                             data__forward_item_any_of_count3 = 0
                             if not data__forward_item_any_of_count3:
@@ -136,7 +139,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                     for data__layers_key in data__layers:
                         try:
                             if isinstance(data__layers_key, str):
-                                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__layers_key):
+                                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__layers_key):
                                     raise Invalid
                         except Invalid:
                             data__layers_property_names = False
@@ -152,7 +155,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
             if not isinstance(data__model, (str)):
                 raise Invalid
             if isinstance(data__model, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__model):
+                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__model):
                     raise Invalid
         if "plancc" in data_keys:
             data_keys.remove("plancc")
@@ -186,7 +189,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                     for data__tensors_key in data__tensors:
                         try:
                             if isinstance(data__tensors_key, str):
-                                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__tensors_key):
+                                if not REGEX_PATTERNS['^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__tensors_key):
                                     raise Invalid
                         except Invalid:
                             data__tensors_property_names = False
@@ -335,6 +338,9 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
         if "allow" in data:
             if "reason" not in data:
                 raise Invalid
+        if "reason" in data:
+            if "allow" not in data:
+                raise Invalid
         data_keys = set(data.keys())
         if "after" in data_keys:
             data_keys.remove("after")
@@ -358,7 +364,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
             if not isinstance(data__name, (str)):
                 raise Invalid
             if isinstance(data__name, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__name):
+                if not REGEX_PATTERNS['^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__name):
                     raise Invalid
         if "name_hint" in data_keys:
             data_keys.remove("name_hint")
@@ -366,7 +372,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
             if not isinstance(data__namehint, (str)):
                 raise Invalid
             if isinstance(data__namehint, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__namehint):
+                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__namehint):
                     raise Invalid
         if "reason" in data_keys:
             data_keys.remove("reason")
@@ -472,13 +478,21 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             data__group = data["group"]
             if not isinstance(data__group, (str)):
                 raise Invalid
+        if "kernel" in data_keys:
+            data_keys.remove("kernel")
+            data__kernel = data["kernel"]
+            if not isinstance(data__kernel, (str)):
+                raise Invalid
+            if isinstance(data__kernel, str):
+                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__kernel):
+                    raise Invalid
         if "name" in data_keys:
             data_keys.remove("name")
             data__name = data["name"]
             if not isinstance(data__name, (str)):
                 raise Invalid
             if isinstance(data__name, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__name):
+                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__name):
                     raise Invalid
         if "reads" in data_keys:
             data_keys.remove("reads")
@@ -526,7 +540,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if not isinstance(data__task, (str)):
                 raise Invalid
             if isinstance(data__task, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]*$'].search(data__task):
+                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__task):
                     raise Invalid
         if data_keys:
             raise Invalid

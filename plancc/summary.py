@@ -7,7 +7,8 @@ from fractions import Fraction
 from typing import Any
 
 from plancc import ir
-from plancc.metrics import plan_numbers
+from plancc.diagnostics import printable
+from plancc.metrics import plan_numbers, unused_kinds
 from plancc.text import fmt_fraction, fmt_share, plural
 
 
@@ -21,7 +22,7 @@ def peak_share(plan: ir.Plan, l2: dict[str, Any]) -> str:
 def summary_line(plan: ir.Plan) -> str:
     n = plan_numbers(plan)
     l2 = n["l2"]
-    text = f"{plan.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    text = f"{printable(plan.file)}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:
         text += (
             f", L2 peak {l2['peak_bytes']:,} B = {peak_share(plan, l2)}× L2"
@@ -32,4 +33,14 @@ def summary_line(plan: ir.Plan) -> str:
         text += (
             f", forward {f['layers']} layers, {f['warm_issues']} warm issues, {f['warm_bytes']:,} B"
         )
-    return text
+    return text + unused_notice(plan)
+
+
+def unused_notice(plan: ir.Plan) -> str:
+    """``; layer kind mla is not in forward (checked, not counted)``, or nothing."""
+    unused = unused_kinds(plan) if plan.forward else []
+    if not unused:
+        return ""
+    many = len(unused) > 1
+    kinds = ("layer kinds " if many else "layer kind ") + ", ".join(unused)
+    return f"; {kinds} {'are' if many else 'is'} not in forward (checked, not counted)"

@@ -51,6 +51,14 @@ def fmt_fraction(x: float) -> str:
     return repr(x).removesuffix(".0")
 
 
+SMALL = 100_000  # below this, a size is given in bytes alone: never "0.0 MB"
+
+
+def fmt_size(n: int) -> str:
+    """``42.1 MB``, or ``16,384 B`` for a size that would round to a tenth of a MB or less."""
+    return f"{n / 1e6:.1f} MB" if n >= SMALL else f"{n:,} B"
+
+
 def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> str:
     """``268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2``: every unit users quote.
 
@@ -58,7 +66,7 @@ def fmt_bytes(n: int, l2: int | None = None, limit: Fraction | None = None) -> s
     ``limit`` (the fraction it was compared with) as the exact share does: one
     byte over L2 must not print as 1.00×, nor a share over a 0.754 budget as 0.75×.
     """
-    text = f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
+    text = f"{n:,} B" if n < SMALL else f"{n:,} B = {n / 1e6:.1f} MB = {n / 2**20:.1f} MiB"
     if l2:
         text += f" = {fmt_share(Fraction(n, l2), [] if limit is None else [limit])}× L2"
     return text

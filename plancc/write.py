@@ -35,10 +35,11 @@ class Status(StrEnum):
     STALE = "stale"
     MISSING = "missing"
     MISMATCHED = "not the manifest of the module beside it"
+    ORPHANED = "orphaned"  # produced by no plan any more (build --check)
 
     @property
     def out_of_date(self) -> bool:
-        return self in (Status.STALE, Status.MISSING, Status.MISMATCHED)
+        return self in (Status.STALE, Status.MISSING, Status.MISMATCHED, Status.ORPHANED)
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,20 @@ def _running(pid: int) -> bool:
     except (OSError, OverflowError):
         return True  # it runs (as another user), or the test cannot tell: leave it
     return True
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Replace one existing file with ``data`` atomically, keeping its mode (``plancc fmt``
+    rewriting a plan in place)."""
+    tmp = _stage(path, data)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _sync_dir(path.parent)
 
 
 def _stage(path: Path, data: bytes) -> str:

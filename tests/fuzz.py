@@ -132,13 +132,14 @@ class Figures:
 def check(raw: bytes, tmp: Path) -> None:
     """One input through the loader (both parsers) and the whole front end."""
     from plancc import api, load
+    from plancc.inputs import PlanInput
 
     start = time.perf_counter()
     fast, pure = load.load("p.yaml", raw), load.load("p.yaml", raw, pure=True)
     assert _seen(fast) == _seen(pure), raw
     path = tmp / "p.yaml"
     path.write_bytes(raw)
-    result = api.diagnose_plan(path, "p.yaml")
+    result = api.diagnose_plan(PlanInput("p.yaml", path), raw)
     for d in result.diagnostics:
         assert min(d.line, d.col) >= 1, d
         assert d.code.startswith("PC"), d

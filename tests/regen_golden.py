@@ -1,6 +1,8 @@
 """Regenerate the golden files under tests/golden: ``make golden``.
 
 Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan.
+Then the measurement example (examples/measure/, written by tests/measure_example.py)
+and its reports, tests/data/measure/report.txt and report.md, from the Flash manifest.
 Run it after an intended change to the plan, the template or the renderer,
 then review the diff of tests/golden like any other change. tests/test_build.py
 fails while the golden files differ from what a build would write.
@@ -27,6 +29,42 @@ def main() -> int:
     for plan in result.plans:
         for f in plan.files:
             print(f"{f.path.relative_to(ROOT).as_posix()}: {f.status.value}")
+    return measure_golden()
+
+
+def measure_golden() -> int:
+    import json
+    import os
+
+    from plancc.measure.command import Options, measure, render
+
+    sys.path.insert(0, str(ROOT / "tests"))  # as pytest imports the test helpers
+    import measure_example as ex
+
+    manifest = "tests/golden/deepseek_v4_flash_warms.manifest.json"
+    kinds = json.loads((ROOT / manifest).read_text("utf-8"))["forward"]["kinds"]
+    for path in ex.write_example(ex.EXAMPLE, kinds):
+        print(f"{path.relative_to(ROOT).as_posix()}: written")
+    os.chdir(ROOT)  # the reports name the inputs as the README tour does
+    args = ex.example_args(manifest)
+    opts = Options(
+        manifest=args[2],
+        baseline=args[4],
+        warm=args[6],
+        traces=[args[8]],
+        slots=[args[10], args[12]],
+        windows=[args[14]],
+        standalone=[args[16]],
+    )
+    result = measure(opts)
+    for fmt, suffix in (("text", "txt"), ("markdown", "md")):
+        path = GOLDEN.parent / "data" / "measure" / f"report.{suffix}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = render(result, fmt)
+        same = path.exists() and path.read_text("utf-8") == text
+        if not same:
+            path.write_text(text, encoding="utf-8")
+        print(f"{path.relative_to(ROOT).as_posix()}: {'unchanged' if same else 'written'}")
     return 0
 
 

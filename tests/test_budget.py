@@ -97,7 +97,7 @@ def test_seed_table_gate_and_up_overflows(write_plan: Callable[..., Path]) -> No
     assert _budget(diagnostics) == [
         (
             "PC030",
-            "warms alive at once exceed L2 in layer kind 'decode' during stage 'sparse_attn': "
+            "warms alive at once exceed L2 during 'sparse_attn': "
             "warm = 268,435,456 B = 268.4 MB = 256.0 MiB = 1.33× L2",
         )
     ]
@@ -113,8 +113,8 @@ def test_budget_warning_at_a_lower_fraction(write_plan: Callable[..., Path]) -> 
     assert _budget(diagnostics) == [
         (
             "PC032",
-            "warms alive at once exceed budget.l2_fraction 0.6 of L2 in layer kind 'decode' during "
-            "stage 'sparse_attn': warm = 134,217,728 B = 134.2 MB = 128.0 MiB = 0.67× L2",
+            "warms alive at once exceed the 0.6 L2 budget during "
+            "'sparse_attn': warm = 134,217,728 B = 134.2 MB = 128.0 MiB = 0.67× L2",
         )
     ]
 
@@ -258,8 +258,8 @@ def test_a_share_just_over_the_budget_does_not_read_under_it(
     # 151,817,400 B is 0.754080… × L2: "0.75×" would read as inside the 0.754 budget.
     messages, summary = _one_warm(write_plan, "0.754", 151_817_400)
     assert messages == [
-        "warms alive at once exceed budget.l2_fraction 0.754 of L2 in layer kind 'l' during "
-        "stage 'g': wa = 151,817,400 B = 151.8 MB = 144.8 MiB = 0.7541× L2"
+        "warms alive at once exceed the 0.754 L2 budget during "
+        "'g': wa = 151,817,400 B = 151.8 MB = 144.8 MiB = 0.7541× L2"
     ]
     assert summary.endswith(
         ": 1 warm, 151,817,400 B warmed, L2 peak 151,817,400 B = 0.7541× L2 (budget 0.754)"

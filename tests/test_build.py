@@ -49,7 +49,7 @@ layers:
       - {name: rms_norm, task: rms_tid}
       - {name: q_proj, task: q_rope_tid, reads: [wq_a, wq_b]}
       - {name: sparse_attn, reads: [kv_cache]}
-      - {name: o_proj_a, reads: [wo_a], group: o_proj}
+      - {name: o_proj_a, reads: [wo_a], group: o_proj, kernel: proj_a_mm}
       - {name: o_proj_b, reads: [wo_b], group: o_proj}
       - {name: moe, streams: 427.8 MB, sdma: true}
     warms:
@@ -153,6 +153,10 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                 "after": "q_proj",
                 "task": "q_rope_tid",
                 "bytes": 100663296,
+                "consumers": [
+                    {"stage": "o_proj_a", "kernel": "proj_a_mm"},
+                    {"stage": "o_proj_b", "kernel": None},
+                ],
                 "tensors": [
                     {
                         "name": "wo_a",
@@ -171,7 +175,12 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                 ],
             }
         ],
-        "forward": {"layers": 43, "warm_issues": 86, "warm_bytes": 4328521728},
+        "forward": {
+            "layers": 43,
+            "warm_issues": 86,
+            "warm_bytes": 4328521728,
+            "kinds": ["csa"] * 43,
+        },
         "measure": manifest["measure"],
     }
     assert manifest["measure"]["warm_issues_per_round"] == 86
@@ -390,7 +399,8 @@ def test_an_error_writes_nothing_and_reports_as_validate(repo: Path) -> None:
         code, out, _ = _build(*plans, "--out", str(out_dir), *check)
         validate = runner.invoke(app, ["validate", *plans])
         assert code == 1
-        assert out == validate.stdout
+        done = "nothing compared with" if check else "nothing written to"
+        assert out == validate.stdout + f"plancc build: {done} {out_dir}: 1 error\n"
         assert "error PC010" in out
         assert _listing(out_dir) == before
 
@@ -408,14 +418,44 @@ def test_a_warning_under_strict_writes_nothing(repo: Path) -> None:
     assert sorted(os.listdir(out_dir)) == OUTPUTS
 
 
-@pytest.mark.parametrize("check", [[], ["--check"]])
-def test_missing_output_directory_is_a_usage_error(repo: Path, check: list[str]) -> None:
-    missing = repo / "nope"
-    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(missing), *check)
-    assert code == 2
-    assert out == ""
-    assert err == f"plancc: {missing}: output directory does not exist\n"
-    assert not missing.exists()
+def test_a_missing_output_directory_is_created(repo: Path) -> None:
+    missing = repo / "new" / "deeper"
+    plan = str(repo / "plans" / "demo.yaml")
+    code, out, _ = _build(plan, "--out", str(missing), "--check")
+    assert code == 1  # --check creates nothing: every output is missing
+    assert not (repo / "new").exists()
+    assert (
+        f"{missing}/demo_warms.py: missing" in _build(plan, "-o", str(missing), "--check", "-q")[1]
+    )
+    code, out, _ = _build(plan, "--out", str(missing))
+    assert code == 0, out
+    assert sorted(p.name for p in missing.iterdir()) == [
+        "demo_warms.manifest.json",
+        "demo_warms.py",
+    ]
+    assert _build(plan, "--out", str(missing), "--check")[0] == 0
+
+
+def test_an_output_directory_that_cannot_be_created_is_exit_2(repo: Path) -> None:
+    (repo / "file").write_text("x")
+    code, out, err = _build(str(repo / "plans" / "demo.yaml"), "--out", str(repo / "file" / "o"))
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == f"plancc: {repo / 'file' / 'o'}: cannot create the output directory: Not a directory\n"
+    )
+
+
+def test_a_build_refused_under_strict_says_nothing_was_written(repo: Path) -> None:
+    (repo / "plans" / "demo.yaml").write_text(WARNS, encoding="utf-8")
+    plan, out_dir = str(repo / "plans" / "demo.yaml"), str(repo / "new")
+    code, out, err = _build(plan, "--out", out_dir, "--strict")
+    assert code == 1
+    assert out.endswith(f"plancc build: nothing written to {out_dir}: 1 warning under --strict\n")
+    assert not (repo / "new").exists()
+    code, out, err = _build(plan, "--out", out_dir, "--strict", "-f", "json")
+    assert json.loads(out)["warnings"] == 1
+    assert err == f"plancc build: nothing written to {out_dir}: 1 warning under --strict\n"
 
 
 @pytest.mark.parametrize("check", [[], ["--check"]])
@@ -527,3 +567,23 @@ def test_a_plan_from_a_pipe_builds_the_same_bytes_every_time(repo: Path) -> None
         outputs.append({p.name: p.read_bytes() for p in (repo / "out").iterdir()})
     assert outputs[0] == outputs[1]
     assert b"/dev/fd/200" in outputs[0]["demo_warms.py"]
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_a_plan_that_is_one_of_the_outputs_is_refused(
+    tmp_path: Path, output: str, check: list[str]
+) -> None:
+    # The plan is saved under the name its own build would write: refused before
+    # anything is written, the plan untouched.
+    plan = tmp_path / output
+    plan.write_text(PLAN, encoding="utf-8")
+    code, out, err = _build(str(plan), "--out", str(tmp_path), *check)
+    assert code == 2
+    assert out == ""
+    assert err == (
+        f"plancc: {plan}: this plan is the output {tmp_path.as_posix()}/{output} of the build, "
+        "which would overwrite it; choose another --out\n"
+    )
+    assert plan.read_text("utf-8") == PLAN
+    assert os.listdir(tmp_path) == [output]

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from plancc import __version__, api
+from plancc import __version__, api, inputs
 from plancc.check import catalog as all_codes
 from plancc.check import check
 from plancc.cli import app
@@ -100,31 +100,52 @@ def test_strict_output_is_the_same_only_the_exit_code_differs(plans: Path) -> No
     assert "warning PC004" in strict.stdout
 
 
-def test_a_directory_means_its_yaml_files(plans: Path) -> None:
+def test_a_directory_means_its_yaml_and_yml_files_but_not_hidden_ones(plans: Path) -> None:
     (plans / "notes.txt").write_text("not a plan")
     (plans / "other.yml").write_text("not: [valid")
+    (plans / ".hidden.yaml").write_text("not: [valid")
     result = _run("validate", "-q", "-f", "json", ".")
     assert result.exit_code == 1
     files = {d["file"] for d in json.loads(result.stdout)["diagnostics"]}
-    assert files == {"error.yaml", "warning.yaml"}
+    assert files == {"error.yaml", "other.yml", "warning.yaml"}
     summary = _run("validate", ".").stdout.splitlines()[-1]
-    assert summary == "1 error, 1 warning in 3 plans"
+    assert summary == "2 errors, 1 warning in 4 plans"
 
 
 def test_an_empty_directory_is_exit_2(plans: Path) -> None:
     (plans / "empty").mkdir()
+    (plans / "empty" / ".hidden.yaml").write_text(CLEAN)
     result = _run("validate", "empty")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr == "plancc: empty: no *.yaml plans in this directory\n"
+    assert result.stderr == "plancc: empty: no *.yaml or *.yml plans in this directory\n"
 
 
-def test_an_unreadable_plan_is_exit_2(plans: Path) -> None:
+def test_unreadable_directory_entries_are_skipped_and_named(plans: Path) -> None:
     (plans / "d").mkdir()
     (plans / "d" / "dir.yaml").mkdir()
+    (plans / "d" / "broken.yml").symlink_to(plans / "nowhere.yaml")
+    os.mkfifo(plans / "d" / "fifo.yaml")
+    (plans / "d" / "ok.yaml").write_text(CLEAN)
     result = _run("validate", "d")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == "0 errors, 0 warnings in 1 plan"
+    assert result.stderr == (
+        "plancc: skipped d/broken.yml: No such file or directory\n"
+        "plancc: skipped d/dir.yaml: is a directory\n"
+        "plancc: skipped d/fifo.yaml: not a file\n"
+    )
+    json_run = _run("validate", "-f", "json", "d")
+    assert json.loads(json_run.stdout)["errors"] == 0  # stdout stays one JSON document
+    assert json_run.stderr == result.stderr
+
+
+def test_an_unreadable_plan_named_on_the_command_line_is_exit_2(plans: Path) -> None:
+    (plans / "gone.yaml").symlink_to(plans / "nowhere.yaml")
+    result = _run("validate", "clean.yaml", "gone.yaml")
     assert result.exit_code == 2
-    assert result.stderr == "plancc: d/dir.yaml: cannot read: Is a directory\n"
+    assert result.stdout == ""
+    assert result.stderr == "plancc: gone.yaml: cannot read: No such file or directory\n"
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
@@ -169,10 +190,10 @@ def test_one_file_under_two_spellings_is_one_plan(plans: Path, second: str) -> N
 
 def test_a_file_given_twice_keeps_its_first_spelling(plans: Path) -> None:
     absolute = (plans / "error.yaml").as_posix()
-    assert [label for _, label in api.plan_files(["error.yaml", absolute])] == ["error.yaml"]
-    assert [label for _, label in api.plan_files([absolute, "error.yaml"])] == [absolute]
-    both = api.plan_files(["clean.yaml", ".", absolute])
-    assert [label for _, label in both] == ["clean.yaml", "error.yaml", "warning.yaml"]
+    assert [p.label for p in inputs.collect(["error.yaml", absolute]).plans] == ["error.yaml"]
+    assert [p.label for p in inputs.collect([absolute, "error.yaml"]).plans] == [absolute]
+    both = inputs.collect(["clean.yaml", ".", absolute]).plans
+    assert [p.label for p in both] == ["clean.yaml", "error.yaml", "warning.yaml"]
     result = _run("validate", "-q", absolute, "error.yaml")
     assert result.stdout.count("PC010") == 1
     assert result.stdout.startswith(f"{absolute}:5:42: error PC010")

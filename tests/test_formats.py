@@ -140,8 +140,7 @@ def _warned(file: str) -> list[str]:
         f"{file}:5:156: warning PC041: tensor 'v' is read by no stage of layer kind 'k': "
         "warming it is pure overhead",
         f"{file}:5:142: allowed warning PC101: warm 'y' shares anchor 's0' with warm 'x': two "
-        "scopes split the SDMA bandwidth (153 vs 285 GB/s in the seed), turning −1.08 % into "
-        "+0.66 %",
+        "scopes split the SDMA bandwidth",
         "    reason: allow on warm 'y': measured",
     ]
 
@@ -439,7 +438,7 @@ def test_sarif_with_suppressed_results_is_valid(
     assert list(sarif_validator().iter_errors(log)) == []
     suppressed = [r for r in log["runs"][0]["results"] if "suppressions" in r]
     assert [(r["ruleId"], r["suppressions"][0]["justification"]) for r in suppressed] == [
-        ("PC101", "allow on warm 'y': measured")
+        ("PC101", "measured")  # the reason alone
     ] * 2
 
 

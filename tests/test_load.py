@@ -272,23 +272,25 @@ def test_a_file_past_the_limit_is_not_read_whole(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "line", "col", "message"),
     [
-        (b"a: 1\nb: [1, 2\nc: 3\n", 3, 2, "invalid YAML: expected ',' or ']', but got ':'"),
-        (b"a:\n\tb: 1\n", 2, 1, "invalid YAML: found character '\\t' that cannot start any token"),
-        (b"a: 1\n---\nb: 2\n", 2, 1, "invalid YAML: but found another document"),
-        (b"a: *nothing\n", 1, 4, "invalid YAML: found undefined alias 'nothing'"),
+        (b"a: 1\nb: [1, 2\nc: 3\n", 2, 4, "the list that opens with '[' here is not closed"),
+        (b"a:\n\tb: 1\n", 2, 1, "a tab here: YAML indents with spaces"),
+        (b"a: 1\n---\nb: 2\n", 2, 1, "a second YAML document starts here"),
+        (b"a: 1\nb: 'x\nc: 2\n", 2, 4, "the quoted string that opens here is never closed"),
+        (b"a: " + b"9" * 5000 + b"\n", 1, 4, "99999999999999999999… (5,000 digits) does not fit"),
+        (b"a: *nothing\n", 1, 4, "alias *nothing refers to no anchor &nothing defined before"),
         (b"a: 1\nb: 2\na: 3\n", 3, 1, "duplicate key 'a' (first defined at 1:1)"),
         (b"x: {a: 1, 'a': 2}\n", 1, 11, "duplicate key 'a' (first defined at 1:5)"),
         (b"? [a]\n: 1\n", 1, 3, "a mapping key must be a plain scalar"),
-        (b"a: {x: 1}\nb:\n  <<: *a\n", 3, 7, "invalid YAML: found undefined alias 'a'"),
+        (b"a: {x: 1}\nb:\n  <<: *a\n", 3, 7, "alias *a refers to no anchor &a"),
         (b"a: &a {x: 1}\nb:\n  <<: *a\n", 3, 3, "merge keys (<<) are not supported"),
-        (b"a: !!python/name:os.system x\n", 1, 4, "unsupported tag"),
-        (b"a: !!binary aGk=\n", 1, 4, "unsupported tag tag:yaml.org,2002:binary"),
-        (b"a: !!set {x}\n", 1, 4, "unsupported tag tag:yaml.org,2002:set"),
-        (b"a: !!seq {x: 1}\n", 1, 4, "unsupported tag tag:yaml.org,2002:seq"),
-        (b"a: !!map [1]\n", 1, 4, "unsupported tag tag:yaml.org,2002:map"),
+        (b"a: !!python/name:os.system x\n", 1, 4, "is not supported: a plan is plain data"),
+        (b"a: !!binary aGk=\n", 1, 4, "tag !!binary is not supported"),
+        (b"a: !!set {x}\n", 1, 4, "tag !!set is not supported"),
+        (b"a: !!seq {x: 1}\n", 1, 4, "tag !!seq is not supported"),
+        (b"a: !!map [1]\n", 1, 4, "tag !!map is not supported"),
         (b"a: !!float x\n", 1, 4, "invalid number 'x'"),
         (b"a: !!bool maybe\n", 1, 4, "invalid boolean 'maybe'"),
-        (b"a: !!timestamp 2001-12-14\n", 1, 4, "unsupported tag tag:yaml.org,2002:timestamp"),
+        (b"a: !!timestamp 2001-12-14\n", 1, 4, "tag !!timestamp is not supported"),
         (b"a: !!int 1_000\n", 1, 4, "invalid integer '1_000'"),
         (b"a: !!int 0b11\n", 1, 4, "invalid integer '0b11'"),
         (b"a: !!float 0x10\n", 1, 4, "invalid number '0x10'"),
@@ -417,3 +419,17 @@ def test_a_huge_document_is_rejected_at_the_node_past_the_limit(
     message = "the document has more than 100,000 nodes, counting each alias expanded"
     assert ((d.line, d.col), d.message) == (where, message)
     assert work.built <= 100_000
+
+
+def test_every_node_records_where_it_ends() -> None:
+    """``Document.ends``: from a node's start to just past its end (an editor's range);
+    where a block mapping and its first key start together, the key's end."""
+    doc = load("x.yaml", b"a: [bb, {c: d}]\nk:\n  - x: 1\n    y: 2\n")
+    assert isinstance(doc, Document)
+    ends = {(s.line, s.col): (e.line, e.col) for s, e in doc.ends.items()}
+    assert ends[(1, 1)] == (1, 2)  # the key `a`, not the whole document
+    assert ends[(1, 4)] == (1, 16)  # [bb, {c: d}]
+    assert ends[(1, 5)] == (1, 7)  # bb
+    assert ends[(1, 9)] == (1, 15)  # {c: d}
+    assert ends[(3, 3)] == (5, 1)  # the block list, through its last line
+    assert ends[(4, 8)] == (4, 9)  # 2

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plancc import ir, render
+from plancc import ir, render, shell
 from plancc.api import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -662,7 +662,9 @@ def test_hostile_plan_path_stays_inside_the_docstring(
     assert [type(s).__name__ for s in tree.body[:2]] == ["Expr", "Import"]
     doc = ast.get_docstring(tree, clean=False)
     assert doc is not None
-    assert f"Plan: {path}\n" in doc
+    assert text.startswith('r"""')  # the command holds backslashes: a raw docstring
+    assert f"Plan: {render.doc_escape(path)}\n" in doc  # as the source shows it
+    assert f"    {shell.regenerate(path, piped=False)}\n" in doc
     assert text.isascii()
     out = tmp_path / "weird_warms.py"
     out.write_text(text, encoding="utf-8")
@@ -692,10 +694,35 @@ def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
     l2 = data["l2"]
     assert l2["peak_fraction"] == l2["peak_bytes"] / l2["capacity_bytes"]
     for warm, entry in zip(data["warms"], plan.warms, strict=True):
-        assert list(warm) == ["name", "layer", "name_hint", "after", "task", "bytes", "tensors"]
+        assert list(warm) == [
+            "name",
+            "layer",
+            "name_hint",
+            "after",
+            "task",
+            "bytes",
+            "consumers",
+            "tensors",
+        ]
         assert warm["bytes"] == sum(t["bytes"] for t in warm["tensors"]) == entry.bytes
         for t in warm["tensors"]:
             assert list(t) == ["name", "dtype", "shape", "flat", "bytes"]
+
+
+def test_manifest_names_each_warms_consumers_with_their_kernels(
+    plans: dict[str, ir.Plan],
+) -> None:
+    data: dict[str, Any] = render.manifest(plans["flash"], "flash.yaml")
+    for warm in data["warms"]:
+        # The stages after q_proj that read wo_a or wo_b; the plan names their kernels.
+        assert warm["consumers"] == [
+            {"stage": "proj_a", "kernel": "proj_a_mm"},
+            {"stage": "proj_b", "kernel": "proj_b_mm"},
+        ]
+    kinds = data["forward"]["kinds"]
+    assert len(kinds) == data["forward"]["layers"] == 43
+    assert kinds[:4] == ["swa", "swa", "csa", "hca"]
+    assert kinds[-1] == "csa"
 
 
 def test_manifest_without_warms_or_forward(plans: dict[str, ir.Plan]) -> None:

@@ -17,8 +17,8 @@ from plancc.api import validate_paths
 from plancc.cli import app
 
 # Two warms at one anchor: `first` fires PC107 (its consumer runs right after
-# the anchor); `second` fires PC101 (shared anchor) and PC104 (s1 streams `a`
-# before its consumer s2).
+# the anchor); `second` fires PC101 (shared anchor) and PC104 (s1, with a task,
+# streams `a` before its consumer s2, and the warm lands from there).
 PLAN = """\
 plancc: 1
 model: m
@@ -30,7 +30,8 @@ layers:
   k:
     stages:
       - {{name: s0, task: t0}}
-      - {{name: s1, reads: [a]}}
+      - {{name: s1, task: t1, reads: [a]}}
+      - {{name: gap}}
       - {{name: s2, reads: [b]}}
     warms:
       - name: first
@@ -88,13 +89,16 @@ def test_unsilenced(write_plan: Callable[..., Path]) -> None:
 
 def test_allow_silences_only_that_warms_warning(write_plan: Callable[..., Path]) -> None:
     # `second` allows PC101 and PC107: its PC101 goes, `first`'s PC107 stays,
-    # and its own PC104 (not allowed) stays.
+    # its own PC104 (not allowed) stays, and its PC107 entry, which silences
+    # nothing on this warm, is PC006.
     text = _plan(second="        allow: [PC101, PC107]\n        reason: measured, one scope wins\n")
     path = write_plan(text)
-    assert _codes(path) == [("PC107", *_after(text, 0)), ("PC104", *_after(text, 1))]
-    assert _allowed(path) == [
-        ("PC101", *_after(text, 1), "allow on warm 'second': measured, one scope wins")
+    assert _codes(path) == [
+        ("PC107", *_after(text, 0)),
+        ("PC104", *_after(text, 1)),
+        ("PC006", *_at(text, "PC107")),
     ]
+    assert _allowed(path) == [("PC101", *_after(text, 1), "measured, one scope wins")]
 
 
 def test_lint_ignore_silences_plan_wide(write_plan: Callable[..., Path]) -> None:
@@ -187,7 +191,7 @@ def test_show_allowed_text(write_plan: Callable[..., Path]) -> None:
     assert "shares anchor" in lines[allowed[0]]
     assert lines[allowed[0] + 1].strip() == (
         "reason: allow on warm 'second': seed, one scope measured"
-    )
+    )  # text says which warm; JSON and SARIF carry the reason alone
     assert "PC104" in lines[allowed[1]]
     assert lines[allowed[1] + 1].strip() == "reason: lint.ignore"
     # Silenced warnings are not counted.
@@ -211,9 +215,9 @@ def test_show_allowed_json(write_plan: Callable[..., Path]) -> None:
     shown = json.loads(out)
     assert shown["diagnostics"] == plain["diagnostics"]
     assert shown["warnings"] == 1
-    assert [(a["code"], a["line"], a["col"], a["reason"]) for a in shown["allowed"]] == [
-        ("PC101", *_after(text, 1), "allow on warm 'second': seed, one scope measured"),
-        ("PC104", *_after(text, 1), "lint.ignore"),
+    assert [(a["code"], a["line"], a["col"], a["warm"], a["reason"]) for a in shown["allowed"]] == [
+        ("PC101", *_after(text, 1), "second", "seed, one scope measured"),
+        ("PC104", *_after(text, 1), None, "lint.ignore"),
     ]
     assert all(a["severity"] == "warning" and a["message"] for a in shown["allowed"])
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from plancc.api import BuildResult, Validation
-from plancc.diagnostics import Diagnostic
-from plancc.formats.base import Options, OutputFormat, stale_message
+from plancc.diagnostics import Diagnostic, printable
+from plancc.formats.base import Options, OutputFormat, allowed_by, stale_message
 from plancc.formats.text import build_text
 
 
@@ -25,15 +25,14 @@ def github(report: Validation, *, show_allowed: bool = False) -> str:
         lines.append(f"::{d.severity.value} {_props(d, d.code)}::{_escape_data(message)}")
     for a in report.allowed if show_allowed else ():
         d = a.diagnostic
-        message = f"{d.message}\nallowed: {a.reason}"
+        message = f"{d.message}\nallowed: {allowed_by(a)}"
         lines.append(f"::notice {_props(d, f'{d.code} (allowed)')}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 
 
 def _props(d: Diagnostic, title: str) -> str:
-    return (
-        f"file={_escape_property(d.file)},line={d.line},col={d.col},title={_escape_property(title)}"
-    )
+    file = _escape_property(printable(d.file))
+    return f"file={file},line={d.line},col={d.col},title={_escape_property(title)}"
 
 
 def _validate(report: Validation, o: Options) -> str:

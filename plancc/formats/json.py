@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from plancc.api import BuildResult, Validation
-from plancc.diagnostics import Diagnostic
+from plancc.diagnostics import Diagnostic, printable
 from plancc.formats.base import Options, OutputFormat
 from plancc.metrics import plan_numbers
 
 
 def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
     return {
-        "file": d.file,
+        "file": printable(d.file),
         "line": d.line,
         "col": d.col,
         "severity": d.severity.value,
@@ -31,7 +31,12 @@ def json_(report: Validation, *, show_allowed: bool = False) -> str:
     }
     if show_allowed:
         out["allowed"] = [
-            {**_json_diagnostic(a.diagnostic), "reason": a.reason} for a in report.allowed
+            {
+                **_json_diagnostic(a.diagnostic),
+                "warm": a.warm and printable(a.warm),
+                "reason": a.reason,
+            }
+            for a in report.allowed
         ]
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
@@ -40,7 +45,8 @@ def _build(result: BuildResult, o: Options) -> str:
     files = [(p.result.file, f) for p in result.plans for f in p.files]
     data = json.loads(json_(result.report, show_allowed=o.show_allowed))
     data["outputs"] = [
-        {"plan": plan, "file": f.path.as_posix(), "status": f.status.value} for plan, f in files
+        {"plan": plan, "file": f.path.as_posix(), "status": f.status.value}
+        for plan, f in [*files, *((None, f) for f in result.orphans)]
     ]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

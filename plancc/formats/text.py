@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from plancc.api import BuildResult, BuiltPlan, PlanResult, Validation
 from plancc.codes import Severity
-from plancc.diagnostics import Diagnostic
-from plancc.formats.base import Options, OutputFormat
+from plancc.diagnostics import Diagnostic, printable
+from plancc.formats.base import Options, OutputFormat, allowed_by
 from plancc.metrics import plan_numbers
-from plancc.summary import peak_share, summary_line
+from plancc.summary import peak_share, summary_line, unused_notice
 from plancc.text import plural
 
 _COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
@@ -37,9 +37,10 @@ def plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[st
         for a in sorted(r.allowed, key=lambda a: a.diagnostic.sort_key):
             d = a.diagnostic
             lines.append(
-                f"{d.file}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: {d.message}"
+                f"{printable(d.file)}:{d.line}:{d.col}: allowed {d.severity.value} {d.code}: "
+                f"{d.message}"
             )
-            lines.append(f"    reason: {a.reason}")
+            lines.append(f"    reason: {allowed_by(a)}")
     return lines
 
 
@@ -51,7 +52,7 @@ def totals(report: Validation) -> str:
 
 
 def _text_diagnostic(d: Diagnostic, colour: bool) -> list[str]:
-    where = f"{d.file}:{d.line}:{d.col}:"
+    where = f"{printable(d.file)}:{d.line}:{d.col}:"
     sev = d.severity.value
     if colour:
         where, sev = f"{_BOLD}{where}{_RESET}", f"{_COLOURS[d.severity]}{sev}{_RESET}"
@@ -83,11 +84,14 @@ def build_text(result: BuildResult, o: Options, *, diagnostics: bool = True) -> 
         return "".join(line + "\n" for line in lines)
     count = len(files)
     if result.compare:
+        behind = len(stale) - len(result.orphans)
         tail = (
-            f"{len(stale)} of {count} outputs missing or out of date"
-            if stale
+            f"{behind} of {count} outputs missing or out of date"
+            if behind
             else f"all {count} outputs up to date"
         )
+        if result.orphans:
+            tail += f", {len(result.orphans)} orphaned"
     else:
         written = sum(f.status.value == "written" for f in files)
         tail = f"{written} written, {count - written} unchanged"
@@ -99,9 +103,11 @@ def _build_line(built: BuiltPlan) -> str:
     plan = built.result.plan
     assert plan is not None
     n = plan_numbers(plan)
-    line = f"{built.result.file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
+    file = printable(built.result.file)
+    line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:
         line += f", L2 peak {peak_share(plan, n['l2'])}× L2"
+    line += unused_notice(plan)
     groups: dict[str, list[str]] = {}
     for f in built.files:
         groups.setdefault(f.status.value, []).append(f.path.as_posix())

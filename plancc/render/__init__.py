@@ -46,15 +46,22 @@ __all__ = [
 ]
 
 
-def render(plan: ir.Plan, plan_path: str) -> dict[str, str]:
+def render(
+    plan: ir.Plan,
+    plan_path: str,
+    *,
+    piped: bool = False,
+    config: tuple[str, str] | None = None,
+) -> dict[str, str]:
     """File name -> content of every output of one plan.
 
     ``plan_path`` is the plan file's path relative to the output directory, in
     POSIX form: it is written into both files, so it must not depend on the
-    machine or the working directory.
+    machine or the working directory. ``piped``: the plan was read from standard
+    input or a pipe. ``config``: the config file's path (as ``plan_path``) and SHA-256.
     """
-    module = render_module(plan, plan_path)
+    module = render_module(plan, plan_path, piped=piped)
     return {
         module_file(plan.model): module,
-        manifest_file(plan.model): render_manifest(plan, plan_path, module),
+        manifest_file(plan.model): render_manifest(plan, plan_path, config, module),
     }

@@ -15,19 +15,28 @@ from plancc.render.names import module_file
 MANIFEST_FORMAT = "plancc-manifest/1"
 
 
-def manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> dict[str, Any]:
+def manifest(
+    plan: ir.Plan,
+    plan_path: str,
+    config: tuple[str, str] | None = None,
+    module: str | None = None,
+) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256.
 
     ``module`` is the generated module's text (rendered here when not given): its
     SHA-256 makes the pair verifiable, so a module and a manifest from two builds
     (a build killed between its two renames) are never taken for one."""
     if module is None:
         module = render_module(plan, plan_path)
+    source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
+    if config is not None:
+        source["config"] = {"path": config[0], "sha256": config[1]}
     out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
-        "source": {"plan": plan_path, "sha256": plan.sha256},
+        "source": source,
         "module": {
             "file": module_file(plan.model),
             "sha256": hashlib.sha256(module.encode("utf-8")).hexdigest(),
@@ -42,6 +51,7 @@ def manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> dict[s
                 "after": anchor_of(plan, w).name,
                 "task": anchor_of(plan, w).task,
                 "bytes": w.bytes,
+                "consumers": _consumers(plan, w),
                 "tensors": [
                     {
                         "name": e.tensor.name,
@@ -57,16 +67,31 @@ def manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> dict[s
         ],
     }
     fwd = forward_numbers(plan)
-    if fwd is not None:
-        out["forward"] = fwd
+    if fwd is not None and plan.forward is not None:
+        # The kind of each layer lets `plancc measure` tell which layer a scope ran for.
+        out["forward"] = {**fwd, "kinds": list(plan.forward.kinds)}
     measure = measure_numbers(plan)
     if measure is not None:
         out["measure"] = measure
     return out
 
 
-def render_manifest(plan: ir.Plan, plan_path: str, module: str | None = None) -> str:
-    return _json(manifest(plan, plan_path, module), 0) + "\n"
+def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
+    """The stages after the anchor that read a warmed tensor, in stage order, with their
+    swimlane kernel (null when the plan names none): `plancc measure` checks that the
+    warm landed before the first one started."""
+    held = {e.tensor.name for e in warm.entries}
+    stages = plan.layers[warm.layer].stages[anchor_of(plan, warm).index + 1 :]
+    return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
+
+
+def render_manifest(
+    plan: ir.Plan,
+    plan_path: str,
+    config: tuple[str, str] | None = None,
+    module: str | None = None,
+) -> str:
+    return _json(manifest(plan, plan_path, config, module), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shlex
 import textwrap
 from dataclasses import dataclass
 from functools import cache
@@ -12,6 +11,7 @@ from typing import Any
 from plancc import ir
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.names import manifest_file
+from plancc.shell import regenerate
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class WarmFunction:
     call: str
 
 
-def module_context(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
+def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dict[str, Any]:
     """Everything the module template lays out."""
     warms = [_warm_function(plan, w) for w in plan.warms]
     used: set[str] = set()
@@ -64,7 +64,8 @@ def module_context(plan: ir.Plan, plan_path: str) -> dict[str, Any]:
         "platform": plan.platform.name if plan.platform else "",
         "plan_path": plan_path,
         "sha256": plan.sha256,
-        "command": f"plancc build {shlex.quote(plan_path)} --out .",
+        "command": regenerate(plan_path, piped=piped),
+        "piped": piped,
         "manifest": manifest_file(plan.model),
         "constants": constants,
         "warms": warms,
@@ -118,8 +119,9 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
     )
 
 
-def render_module(plan: ir.Plan, plan_path: str) -> str:
-    text = _environment().get_template("module.py.j2").render(module_context(plan, plan_path))
+def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
+    context = module_context(plan, plan_path, piped=piped)
+    text = _environment().get_template("module.py.j2").render(context)
     return fit_lines(text)
 
 

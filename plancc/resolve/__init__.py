@@ -14,8 +14,8 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import codes, ir
-from plancc.diagnostics import Diagnostic
-from plancc.load import ConfigError, read_config
+from plancc.diagnostics import Diagnostic, Pos
+from plancc.load import ConfigError, FileReader, read_capped, read_config
 from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
@@ -28,10 +28,13 @@ from plancc.validate import Validated
 __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 
-def resolve(v: Validated) -> tuple[ir.Plan | None, list[Diagnostic]]:
+def resolve(
+    v: Validated, read_file: FileReader = read_capped
+) -> tuple[ir.Plan | None, list[Diagnostic]]:
+    """``read_file`` reads the `config` file (the language server's sees unsaved buffers)."""
     if v.plan is None:
         return None, []
-    ctx = Context(v, v.plan)
+    ctx = Context(v, v.plan, read_file)
     return _run(ctx), ctx.diagnostics
 
 
@@ -45,7 +48,12 @@ def _run(ctx: Context) -> ir.Plan:
     layers = {kind: resolve_layer(ctx, kind, layer, tensors) for kind, layer in p.layers.items()}
     check_namespace(ctx, tensors, layers)
     forward = resolve_forward(ctx, layers)
-    ignore = {rid: ctx.v.at("lint", "ignore", i) for i, rid in enumerate(p.lint.ignore)}
+    ignore: dict[str, Pos] = {}  # codes compare case-insensitively
+    lint = [
+        (rid, ctx.v.at("lint", "ignore", i), "lint.ignore") for i, rid in enumerate(p.lint.ignore)
+    ]
+    for rid, pos, _ in lint:
+        ignore.setdefault(rid.upper(), pos)
     return ir.Plan(
         file=ctx.file,
         sha256=hashlib.sha256(ctx.v.doc.raw).hexdigest(),
@@ -60,8 +68,9 @@ def _run(ctx: Context) -> ir.Plan:
         layers=MappingProxyType(layers),
         forward=forward,
         lint_ignore=MappingProxyType(ignore),
-        silences=(*ctx.silences, *((rid, pos, "lint.ignore") for rid, pos in ignore.items())),
+        silences=(*ctx.silences, *lint),
         declared_warms=_declared_warms(ctx),
+        config_file=ctx.config_file,
     )
 
 
@@ -70,7 +79,9 @@ def _load_config(ctx: Context) -> None:
         ctx.config_broken = ctx.v.broken.config  # dropped: PC002 said why
         return
     try:
-        ctx.config = read_config(ctx.file, ctx.plan.config)
+        config = read_config(ctx.file, ctx.plan.config, ctx.read_file)
+        ctx.config = config.data
+        ctx.config_file = (config.path, config.sha256)
     except ConfigError as exc:
         ctx.config_broken = True
         ctx.report(ctx.v.at("config"), codes.CONFIG_FILE, str(exc))

@@ -17,7 +17,7 @@ from plancc import codes, model
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
-from plancc.load import PathT
+from plancc.load import FileReader, PathT, read_capped
 from plancc.names import identifier_problem, suggest
 from plancc.text import clip
 from plancc.validate import Validated
@@ -31,11 +31,13 @@ class Unresolved(Exception):
 class Context:
     v: Validated
     plan: model.Plan
+    read_file: FileReader = read_capped  # how the config file is read
     diagnostics: list[Diagnostic] = field(default_factory=list)
     dim_values: dict[str, int | None] = field(default_factory=dict)
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
+    config_file: tuple[str, str] | None = None  # (path, sha256), for source.config
     broken_tensors: set[str] = field(default_factory=set)
     silences: list[tuple[str, Pos, str]] = field(default_factory=list)
     reported: set[Diagnostic] = field(default_factory=set)

@@ -68,6 +68,13 @@ def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | N
                 )
                 return None
             kinds.extend([name] * repeat)
+        if not fwd and not ctx.v.broken.forward:
+            ctx.report(
+                ctx.v.at("forward"),
+                codes.BAD_FORWARD,
+                "forward is empty: a forward has at least one layer",
+            )
+            return None
         # An item dropped after a schema error leaves the count unknown.
         complete = ok and not ctx.v.broken.forward
         return ir.Forward(tuple(kinds)) if complete else None
@@ -83,11 +90,19 @@ def forward_from_config(
     key = fwd.from_config
     key_pos = ctx.v.at("forward", "from_config")
     known = [kind_ref(k, ctx.v.at("forward", "kinds", v)) for v, k in fwd.kinds.items()]
+    unique = unique_kinds_keys(ctx, fwd)
     count = forward_layers(ctx, fwd)
     values = config_list(ctx, key, key_pos)
     if values is None or count is False:  # no list, or unknown how much of it to take
         return None
-    ok = all(known) and all(is_int(v) for v in values)
+    if not values:
+        ctx.report(
+            key_pos,
+            codes.BAD_FORWARD,
+            f"config key '{key}' is an empty list: the forward has no layers",
+        )
+        return None
+    ok = unique and all(known) and all(is_int(v) for v in values)
     if count is not None and count > len(values):
         ctx.report(
             ctx.v.at("forward", "layers"),
@@ -125,6 +140,26 @@ def forward_from_config(
     if not ok or unmapped:
         return None
     return ir.Forward(tuple(kinds_by_value[v] for v in values[:count]))
+
+
+def unique_kinds_keys(ctx: Context, fwd: model.ForwardFromConfig) -> bool:
+    """Two `forward.kinds` keys for one integer (`4` and `04`, `0` and `-0`) are PC011
+    at the second: which kind the value maps to would depend on key order."""
+    first: dict[int, str] = {}
+    for text in fwd.kinds:
+        value = int(text)
+        if value not in first:
+            first[value] = text
+            continue
+        at = ctx.v.key_at("forward", "kinds", first[value])
+        ctx.report(
+            ctx.v.key_at("forward", "kinds", text),
+            codes.DUPLICATE_NAME,
+            f"forward.kinds key '{text}' is the value {value} again, like key "
+            f"'{first[value]}' at {at.line}:{at.col}",
+            "keep one key per value",
+        )
+    return len(first) == len(fwd.kinds)
 
 
 def forward_layers(ctx: Context, fwd: model.ForwardFromConfig) -> int | Literal[False] | None:

@@ -30,12 +30,30 @@ def parse_size(text: str | int) -> int:
         return int(exact.to_integral_value(rounding=ROUND_CEILING))  # `//` truncates a Decimal
 
 
+def _unique_task(
+    ctx: Context, kind: str, stage: str, task: str, *, pos: Pos, tasks: dict[str, tuple[str, Pos]]
+) -> None:
+    """One TaskId gates one stage: two warms gated by it would be PC101's split scope."""
+    if task not in tasks:
+        tasks[task] = (stage, pos)
+        return
+    other, at = tasks[task]
+    ctx.report(
+        pos,
+        codes.DUPLICATE_NAME,
+        f"task '{clip(task)}' of stage '{stage}' is also the task of stage '{other}' "
+        f"(at {at.line}:{at.col}) in layer kind '{kind}'",
+        "each stage's `task` names the variable holding its own TaskId",
+    )
+
+
 def resolve_layer(
     ctx: Context, kind: str, layer: model.Layer, tensors: dict[str, ir.Tensor]
 ) -> ir.Layer:
     ctx.name_check(kind, ctx.v.key_at("layers", kind), "layer kind", reserved=False)
     stages: list[ir.Stage] = []
     seen: dict[str, Pos] = {}
+    tasks: dict[str, tuple[str, Pos]] = {}  # task -> the first stage with it
     for i, s in enumerate(layer.stages):
         path = ("layers", kind, "stages", i)
         name_pos = ctx.v.at(*path, "name")
@@ -44,7 +62,11 @@ def resolve_layer(
             continue  # it keeps its index; its own problems are reported already
         ctx.name_check(s.name, name_pos, "stage", reserved=False)
         if s.task is not None:
-            ctx.name_check(s.task, ctx.v.at(*path, "task"), "task", reserved=False)
+            task_pos = ctx.v.at(*path, "task")
+            ctx.name_check(s.task, task_pos, "task", reserved=False)
+            _unique_task(ctx, kind, s.name, s.task, pos=task_pos, tasks=tasks)
+        if s.kernel is not None:
+            ctx.name_check(s.kernel, ctx.v.at(*path, "kernel"), "kernel", reserved=False)
         if s.name in seen:
             first = seen[s.name]
             ctx.report(
@@ -68,6 +90,7 @@ def resolve_layer(
                 sdma=s.sdma,
                 group=s.group,
                 duration_us=s.duration_us,
+                kernel=s.kernel,
             )
         )
     by_name: dict[str, ir.Stage] = {}
@@ -93,8 +116,10 @@ def resolve_warm(
 ) -> ir.Warm:
     listed, by_name, last_read = stages  # the layer kind's stages, by name, last readers
     path = ("layers", kind, "warms", i)
-    allow = {rid: ctx.v.at(*path, "allow", k) for k, rid in enumerate(w.allow or ())}
-    ctx.silences += [(rid, pos, f"allow on warm '{w.name}'") for rid, pos in allow.items()]
+    allow: dict[str, Pos] = {}  # codes compare case-insensitively: `allow: [pc107]`
+    for k, rid in enumerate(w.allow or ()):
+        allow.setdefault(rid.upper(), ctx.v.at(*path, "allow", k))
+        ctx.silences.append((rid, ctx.v.at(*path, "allow", k), ir.allow_scope(w.name)))
     name_pos = ctx.v.at(*path, "name")
     ctx.name_check(w.name, name_pos, "warm", reserved=True)
     if w.name_hint is not None:

@@ -7,6 +7,7 @@ from plancc import expr as ex
 from plancc.diagnostics import Pos
 from plancc.dtypes import DTYPES
 from plancc.load import PathT
+from plancc.names import dtype_hint
 from plancc.resolve.context import Context, Unresolved, too_many
 from plancc.text import clip
 
@@ -22,7 +23,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
                 ctx.v.at("tensors", name, "dtype"),
                 codes.UNKNOWN_DTYPE,
                 f"unknown dtype '{clip(t.dtype)}' for tensor '{name}'",
-                ctx.suggest(t.dtype, DTYPES) or f"dtypes: {' '.join(DTYPES)}",
+                dtype_hint(t.dtype),
             )
         shape = ctx.exprs(t.shape, ("tensors", name, "shape"), f"shape of '{name}'")
         try:

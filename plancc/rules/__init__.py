@@ -26,6 +26,8 @@ class Finding:
     message: str
     hint: str | None = None
     warm: ir.Warm | None = None  # the warm whose `allow` may silence it
+    # Other warms whose `allow` silences it too (a budget finding: every warm at the peak).
+    also: tuple[ir.Warm, ...] = ()
 
 
 RuleFn = Callable[[ir.Plan], Iterator[Finding]]

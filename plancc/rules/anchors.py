@@ -41,8 +41,8 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
             if early:
                 yield Finding(
                     entry.pos,
-                    f"tensor '{entry.tensor.name}' is read by stage '{early[0]}' at or before the "
-                    f"anchor '{anchor}': the warm would be issued after its consumer started",
+                    f"tensor '{entry.tensor.name}' is read by '{early[0]}', at or before anchor "
+                    f"'{anchor}': the warm would start after its consumer",
                 )
 
 

@@ -10,7 +10,7 @@ from plancc.codes import Severity
 from plancc.liveness import Peak, layer_peak
 from plancc.platforms import PLATFORMS
 from plancc.rules import Finding, rule
-from plancc.text import fmt_bytes, plural
+from plancc.text import fmt_bytes, fmt_fraction, plural
 
 
 def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
@@ -18,17 +18,22 @@ def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
     return (layer for layer in plan.layers.values() if layer.complete)
 
 
-def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, limit: Fraction) -> Finding:
-    # At the warm that starts latest among those alive at the peak.
-    latest = max(peak.warms, key=lambda w: (w.live[0], layer.warms.index(w)))
+def _at_peak(
+    plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, *, limit: Fraction, hint: str
+) -> Finding:
+    # At the warm that starts latest among those alive at the peak; an `allow` on any
+    # of those warms silences it (PC032), so the message names them all.
+    order = {id(w): i for i, w in enumerate(layer.warms)}
+    latest = max(peak.warms, key=lambda w: (w.live[0], order[id(w)]))
     names = " + ".join(w.name for w in peak.warms)
     l2 = plan.platform.l2_bytes if plan.platform else None
     stage = layer.stages[peak.stage or 0].name
     return Finding(
         latest.name_pos,
-        f"{what} in layer kind '{layer.name}' during stage '{stage}': {names} = "
-        f"{fmt_bytes(peak.bytes, l2, limit)}",
+        f"{what} during '{stage}': {names} = {fmt_bytes(peak.bytes, l2, limit)}",
+        hint,
         warm=latest,
+        also=tuple(w for w in peak.warms if w is not latest),
     )
 
 
@@ -36,11 +41,13 @@ def _at_peak(plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, limit: Fract
 def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     """The warms alive at the same time hold more bytes than L2.
 
-    The warm set evicts itself: in the seed measurement, adding MoE w1+w3
+    One diagnostic per layer kind, at the warm that starts latest among those
+    alive at the peak; the message names every warm alive then, with their
+    sum.
+
+    Why: the warm set evicts itself. In the seed measurement, adding MoE w1+w3
     (268.4 MB, 1.33× L2) turned a −1.63 % win into a +3.03 % loss, the warm's
-    own task time scaling with bytes while its consumer gained nothing. One
-    diagnostic per layer kind, at the warm that starts latest among those
-    alive at the peak.
+    own task time scaling with bytes while its consumer gained nothing.
 
     Fix: warm fewer tensors, or end one warm (its last consumer) before the
     next one starts.
@@ -50,7 +57,14 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     for layer in _complete(plan):
         peak = layer_peak(layer)
         if peak.bytes > plan.platform.l2_bytes:
-            yield _at_peak(plan, layer, peak, "warms alive at once exceed L2", Fraction(1))
+            yield _at_peak(
+                plan,
+                layer,
+                peak,
+                "warms alive at once exceed L2",
+                limit=Fraction(1),
+                hint="warm fewer tensors, or end one warm before the next starts",
+            )
 
 
 @rule("PC032", "l2-budget", Severity.WARNING)
@@ -61,6 +75,9 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
     spare": the layer's own weight and activation streams share L2 with the
     warm. 0.67× L2 (o-projection + MoE gate) still won −1.63 %; 1.33× lost
     3.03 %.
+
+    An `allow` of PC032 on any warm alive at the peak silences it; the message
+    names those warms.
 
     Fix: warm less, or raise `budget.l2_fraction` after measuring.
     """
@@ -74,8 +91,9 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
                 plan,
                 layer,
                 peak,
-                f"warms alive at once exceed budget.l2_fraction {float(plan.l2_fraction)!r} of L2",
-                plan.l2_fraction,
+                f"warms alive at once exceed the {fmt_fraction(float(plan.l2_fraction))} L2 budget",
+                limit=plan.l2_fraction,
+                hint="warm less, or allow PC032 (with a reason) on any one of these warms",
             )
 
 
@@ -101,7 +119,6 @@ def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             plan.platform_pos,
             f"platform '{plan.platform.name}' has no SDMA provider, but the plan has "
-            f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization "
-            f"({plan.platform.note})",
+            f"{plural(plan.declared_warms, 'warm')}: the runtime would fail at initialization",
             f"warms run only on {_SDMA['sdma']}",
         )

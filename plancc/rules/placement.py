@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.layer_index import LayerIndex
-from plancc.text import fmt_bytes
+from plancc.rules.layer_index import layer_index
+from plancc.rules.timeline import Timeline, timeline
+from plancc.text import fmt_share, fmt_size
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,6 @@ class _Placed:
     at: int  # the anchor's index
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
-    index: LayerIndex
 
     @property
     def anchor(self) -> ir.Stage:
@@ -71,25 +72,20 @@ class _Placed:
 
 
 def _placed(plan: ir.Plan) -> Iterator[_Placed]:
-    indexed: dict[str, LayerIndex] = {}
     for layer, warm, at in anchored(plan):
-        index = indexed.get(layer.name) or indexed.setdefault(layer.name, LayerIndex(layer))
         entries = tuple(e for e in warm.entries if e.tensor.static)
+        line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
-            c = index.consumer(e.tensor.name, at)
+            c = line.consumer(e.tensor.name, at)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
-        yield _Placed(plan, layer, warm, at, entries, consumers, index)
+        yield _Placed(plan, layer, warm, at, entries, consumers)
 
 
 def _group(group: tuple[str, str]) -> str:
     kind, name = group
     return f"stage '{name}'" if kind == "stage" else f"consumer group '{name}'"
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n:,} B"
 
 
 def _names(items: list[str]) -> str:
@@ -125,10 +121,8 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
             yield Finding(
                 warm.after_pos,
                 f"warm '{warm.name}' shares anchor '{anchor}' with warm '{other.name}': two "
-                "scopes split the SDMA bandwidth (153 vs 285 GB/s in the seed), turning "
-                "−1.08 % into +0.66 %",
-                f"merge it into warm '{other.name}': one scope, one context, tensors in "
-                "consumer order",
+                "scopes split the SDMA bandwidth",
+                f"merge it into warm '{other.name}': one scope, tensors in consumer order",
                 warm=warm,
             )
 
@@ -161,10 +155,8 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
             order = sorted(issued, key=lambda e: p.consumers[e.tensor.name].index)
             yield Finding(
                 early.pos,
-                f"warm '{p.warm.name}' issues '{early.tensor.name}' (read by "
-                f"'{p.consumers[early.tensor.name].name}') before '{needed.tensor.name}' (read "
-                f"earlier, by '{p.consumers[needed.tensor.name].name}'): reversing wo_a and "
-                "wo_b cost a third of the gain in the seed (−595 vs −830 µs)",
+                f"'{early.tensor.name}' is issued before '{needed.tensor.name}', which "
+                f"'{p.consumers[needed.tensor.name].name}' reads earlier",
                 f"issue in consumer order: [{_names([e.tensor.name for e in order])}]",
                 warm=p.warm,
             )
@@ -178,100 +170,46 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     The consumer groups a warm touches are the groups of its tensors'
     consumers (a stage without `group` is its own group). Fires once per
     such group when some static tensor read by the group's stages after the
-    anchor is not in the warm; reported at `tensors`, naming the missing
-    tensors.
+    anchor is not in the warm, unless the tensors left out, over all the
+    touched groups, hold less than 1 % of the static bytes those groups read
+    (a 16 KB scale vector beside a 33.6 MB matrix). Reported at `tensors`,
+    naming the missing tensors. The hint adds them, unless that would take
+    the layer's L2 peak over the budget (PC032, whose fix is to warm less):
+    then it says so.
 
     Why: a warm helps only the bytes it lands, and the group waits for its
     slowest stream. In the seed (ep2, one scope anchored at q): `wo_b` alone
     −399 µs, `wo_a` alone −692 µs, the pair `wo_a` then `wo_b` −830 µs.
 
-    Fix: add the missing tensors (in consumer order), or check that L2 has
-    room for them; if the group reads weights that must not be warmed, split
-    the group.
+    Fix: add the missing tensors (in consumer order); if the group reads
+    weights that cannot be warmed with the rest, split the group, or accept
+    the finding with an `allow` and its reason.
     """
     for p in _placed(plan):
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
+        found = []
+        read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
         for group in dict.fromkeys(s.consumer_group for s in by_first):
             stages = [s for s in p.layer.stages[p.at + 1 :] if s.consumer_group == group]
-            needed = dict.fromkeys(t.name for s in stages for t in p.weights(s))
+            needed = {t.name: t for s in stages for t in p.weights(s)}
+            read.update(needed)
             missing = [t for t in needed if t not in warmed]
-            if not missing:
-                continue
-            have = [t for t in needed if t in warmed]
+            if missing:
+                found.append((group, stages, [t for t in needed if t in warmed], missing))
+        left_out = sum(t.bytes or 0 for name, t in read.items() if name not in warmed)
+        if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
+            continue  # under 1 %: a scale vector beside its matrix is not worth a finding
+        for group, stages, have, missing in found:
             where = _group(group)
             if group[0] == "group":
                 where += f" (stages {_names([s.name for s in stages])})"
             yield Finding(
                 p.warm.tensors_pos,
-                f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of "
-                f"{where}: partial coverage loses, wo_a alone gained −692 µs against −830 µs "
-                "for the pair",
-                f"add {_names(missing)} to the warm, in consumer order",
+                f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of {where}",
+                _complete_hint(p, [read[t] for t in missing]),
                 warm=p.warm,
             )
-
-
-@rule("PC104", "weights-before-consumer", Severity.WARNING)
-def weights_before_consumer(plan: ir.Plan) -> Iterator[Finding]:
-    """Stages between the anchor and the first consumer stream weights of their own.
-
-    Fires when a stage strictly between the anchor and the warm's first
-    consumer, outside the consumer groups the warm touches, reads static
-    tensors (weights). Reported at `after`; the message names those stages
-    and their bytes, and the hint names the later anchor to try: the last
-    stage before the first consumer that reads static tensors, in a consumer
-    group of the warm or not (saying so if it has no `task` to anchor on).
-    A stage of the warm's own group is a good anchor: group stages at or
-    before the anchor do not count for PC103.
-
-    Why: a warm issued while the layer still streams its own weights
-    competes with those streams for HBM bandwidth and L2. In the seed, the
-    same wo_a + wo_b warm (ep2, fast-rank p50) gained −830 µs anchored on the
-    task that writes q, after the last large projection stream, but cost
-    +770 µs anchored at `rms_norm` and gained only −63 µs at layer entry and
-    −13 µs at the KV projection.
-
-    Fix: anchor the warm after the last stage that streams weights of its
-    own, and early enough for it to land (PC107): the same warm anchored
-    just before the attention kernel cost +1186 µs. The hinted anchor is a
-    candidate to measure, not a verdict.
-    """
-    for p in _placed(plan):
-        first = p.first
-        if first is None:
-            continue
-        groups = p.groups
-        streaming = [
-            (s, ws)
-            for s in p.between(first.index)
-            if s.consumer_group not in groups and (ws := p.weights(s))
-        ]
-        if not streaming:
-            continue
-        parts = []
-        total = 0
-        for s, ws in streaming:
-            n = sum(t.bytes or 0 for t in ws)
-            total += n
-            parts.append(f"'{s.name}' ({_names([t.name for t in ws])}, {_mb(n)})")
-        later = [s for s in p.between(first.index) if p.weights(s)][-1]
-        if later.task is not None:
-            hint = f"try anchoring at '{later.name}' (task {later.task}), the last weight stream "
-        else:
-            hint = (
-                f"the later anchor to try is '{later.name}', but it has no `task`: give it the "
-                "TaskId variable first; it is the last weight stream "
-            )
-        hint += f"before '{first.name}'"
-        yield Finding(
-            p.warm.after_pos,
-            f"warm '{p.warm.name}' is issued at '{p.anchor.name}' while {_names(parts)} still "
-            f"stream {fmt_bytes(total)} of weights before its first consumer '{first.name}': "
-            "anchored at rms_norm the o-projection warm cost +770 µs in the seed",
-            hint,
-            warm=p.warm,
-        )
 
 
 @rule("PC105", "sdma-contention", Severity.WARNING)
@@ -296,13 +234,13 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
         if not p.entries:
             continue
         start, end = p.at + 1, p.warm.live[1]
-        busy = [p.layer.stages[i].name for i in p.index.within(p.index.sdma, start, end)]
+        index = layer_index(p.layer)
+        busy = [p.layer.stages[i].name for i in index.within(index.sdma, start, end)]
         if busy:
             yield Finding(
                 p.warm.name_pos,
                 f"warm '{p.warm.name}' is alive (stages '{p.layer.stages[start].name}' to "
-                f"'{p.layer.stages[end].name}') while SDMA stage(s) {_names(busy)} run: warming "
-                "routed_w1 blew combine from 40.5 to 115.4 µs in the seed",
+                f"'{p.layer.stages[end].name}') while SDMA stage(s) {_names(busy)} run",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
             )
@@ -333,22 +271,30 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         last = p.last
         if last is None:
             continue
-        streamed = p.index.streamed_before[last.index] - p.index.streamed_before[p.at + 1]
+        index = layer_index(p.layer)
+        streamed = index.streamed_before[last.index] - index.streamed_before[p.at + 1]
         if streamed + p.bytes <= l2:
             continue
-        between = p.index.within(p.index.streaming, p.at + 1, last.index - 1)
+        between = index.within(index.streaming, p.at + 1, last.index - 1)
         stages = [p.layer.stages[i] for i in between]
+        share = fmt_share(Fraction(streamed + p.bytes, l2), [Fraction(1)])
         if stages:
-            what = ", ".join(f"'{s.name}' streams {_mb(s.streams)}" for s in stages)
-            what += f" before the last consumer '{last.name}'"
+            what = ", ".join(f"'{s.name}'" for s in stages[:3])
+            what += f" and {len(stages) - 3} more" if len(stages) > 3 else ""
+            what += f" stream{'s' if len(stages) == 1 else ''} {fmt_size(streamed)}"
+            message = (
+                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}' "
+                f"reads it: {what}, {share}× L2 in all"
+            )
         else:
-            what = f"no stage streams bytes before the last consumer '{last.name}'"
+            message = (
+                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}, {share}× L2) is larger than L2: it "
+                f"is evicted before '{last.name}' reads it"
+            )
         yield Finding(
             p.warm.name_pos,
-            f"warm '{p.warm.name}' ({_mb(p.bytes)}) cannot stay in L2: {what}; together "
-            f"{fmt_bytes(streamed + p.bytes, l2, Fraction(1))}: the MoE pushes 427.8 MB "
-            "through L2 in the seed and nothing warmed before it survives",
-            "anchor the warm after the streaming stage, or warm less",
+            message,
+            "anchor the warm after the streaming stage" if stages else "warm less",
             warm=p.warm,
         )
 
@@ -377,36 +323,64 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     at layer entry or at rms_norm gave back 625–673 µs of the o-projection
     warm's 830 µs gain.
 
-    Fix: warm only weights consumed late in the layer (the o-projection pair
-    after q), or anchor earlier; add `duration_us` to the stages in between
-    for an estimate.
+    Fix: the hint names an earlier anchor with a `task` from which the warm
+    lands, when there is one after every read of its tensors and every
+    streaming or SDMA stage before the anchor; else warm only weights
+    consumed late in the layer (the o-projection pair after q). Add
+    `duration_us` to the stages in between for an estimate.
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     for p in _placed(plan):
         first = p.first
         if first is None or p.bytes == 0:
             continue
-        lo, hi = p.at + 1, first.index  # the stages strictly between
-        measured = p.index.unmeasured_before[hi] == p.index.unmeasured_before[lo]
-        if hi > lo and rate is not None and measured:
-            window = p.index.duration_before[hi] - p.index.duration_before[lo]
-            landed = window * rate / 1_000_000
-            if 4 * landed >= p.bytes:
-                continue
-            share = min(Fraction(1), landed / p.bytes)
-            detail = (
-                f"in the {float(window):g} µs before its first consumer '{first.name}', "
-                f"{rate / 1e9:g} GB/s lands an estimated {_percent(share)} of its "
-                f"{_mb(p.bytes)}"
-            )
-        elif first.index == p.at + 1:
-            detail = f"its first consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
-        else:
+        line = timeline(plan, p.layer)
+        landing = line.landing(p.at, first.index, p.bytes)
+        if not landing.fires:
             continue
+        if landing.window_us is not None and landing.landed is not None and rate is not None:
+            share = min(Fraction(1), landing.landed / p.bytes)
+            detail = (
+                f"in the {float(landing.window_us):g} µs before '{first.name}', {rate / 1e9:g} "
+                f"GB/s lands an estimated {_percent(share)} of its {fmt_size(p.bytes)}"
+            )
+        else:
+            detail = f"its consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
         yield Finding(
             p.warm.after_pos,
-            f"warm '{p.warm.name}' cannot land: {detail}; q/kv weights are read microseconds "
-            "after rms_norm and warming them gave back up to 673 of the seed's 830 µs gain",
-            "warm only weights consumed later in the layer, or anchor earlier",
+            f"warm '{p.warm.name}' cannot land: {detail}",
+            _earlier_anchor_hint(p, line, first.index),
             warm=p.warm,
         )
+
+
+def _earlier_anchor_hint(p: _Placed, line: Timeline, first: int) -> str:
+    """The latest earlier anchor with a task from which the warm lands, and which no
+    other rule would send back later: after every read of its tensors (PC040) and
+    every stage that streams or uses SDMA up to the anchor (PC105, PC106), and with
+    no later candidate to move to (PC104)."""
+    after = max([line.last_busy[p.at], *(line.read_upto(e.tensor.name, p.at) for e in p.entries)])
+    bound = min(p.at - 1, line.latest_landing(first, p.bytes))
+    x = line.last_task[bound] if bound >= 0 else -1
+    if x > after:
+        stage = p.layer.stages[x]
+        return f"anchor at '{stage.name}' (task {stage.task}), or warm only weights read later"
+    return "warm only weights consumed later in the layer"
+
+
+def _complete_hint(p: _Placed, missing: list[ir.Tensor]) -> str:
+    """Add the missing tensors, unless that would exceed the L2 budget (PC032 would
+    then tell the plan to warm less: a circle)."""
+    names = _names([t.name for t in missing])
+    l2 = p.plan.platform.l2_bytes if p.plan.platform is not None else None
+    if l2 is None:
+        return f"add {names} to the warm, in consumer order"
+    line = timeline(p.plan, p.layer)
+    extra = tuple(ir.WarmEntry(t, t.flat, p.warm.tensors_pos) for t in missing)
+    reads = [line.consumer(t.name, p.at) for t in missing]
+    end = max([p.warm.live[1], *(r for r in reads if r is not None)])
+    grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
+    layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
+    if Fraction(layer_peak(layer).bytes, l2) > p.plan.l2_fraction:
+        return f"adding {names} would exceed the L2 budget: split the group, or allow PC103"
+    return f"add {names} to the warm, in consumer order"

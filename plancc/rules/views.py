@@ -38,7 +38,7 @@ def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
                 yield Finding(
                     entry.pos,
                     f"tensor '{t.name}' has a dynamic dim ({', '.join(dyn)}): its addresses are "
-                    "data-dependent, like paged KV blocks, and it cannot be warmed",
+                    "data-dependent: it cannot be warmed",
                     "warm only tensors whose every dim is static (weights)",
                 )
 

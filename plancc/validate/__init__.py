@@ -82,14 +82,20 @@ def _is_number(checker: Any, instance: Any) -> bool:
     return _is_integer(checker, instance)
 
 
+def yaml_type_checker() -> Any:
+    """JSON Schema's types as YAML gives them: ``1.0`` is a float, not an integer."""
+    from jsonschema import Draft202012Validator  # noqa: PLC0415 (jsonschema on first validation)
+
+    return Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}
+    )
+
+
 @cache
 def _validator() -> Any:
     from jsonschema import Draft202012Validator, validators  # noqa: PLC0415 (jsonschema on first validation)
 
-    checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": _is_integer, "number": _is_number}
-    )
-    cls = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    cls = validators.extend(Draft202012Validator, type_checker=yaml_type_checker())  # type: ignore[no-untyped-call]
     return cls(plan_schema())
 
 

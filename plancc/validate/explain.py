@@ -11,7 +11,7 @@ from typing import Any
 from plancc import codes
 from plancc.diagnostics import Diagnostic, diag
 from plancc.load import Document, PathT
-from plancc.model import NAME_PATTERN, SIZE_PATTERN
+from plancc.model import NAME_PATTERNS, SIZE_PATTERN
 from plancc.names import suggest
 from plancc.text import clip
 from plancc.validate.recover import KeyOnly
@@ -62,10 +62,12 @@ def explain(doc: Document, err: Any) -> Explained:
     if "propertyNames" in err.schema_path:
         yield from _property_names(doc, err, path)
         return
-    if v == "pattern" and err.validator_value == NAME_PATTERN:
+    if v == "pattern" and err.validator_value in NAME_PATTERNS:
         return  # PC013, reported by resolve
     if v == "enum" and path[-1:] == ("dtype",):
         return  # PC023, reported by resolve
+    if v == "minItems" and path == ("forward",):
+        return  # PC014, reported by resolve
     handler = _HANDLERS.get(v, _other)
     yield from handler(doc, err, path)
 
@@ -91,7 +93,7 @@ def _version(doc: Document, err: Any, path: PathT) -> Explained:
 
 
 def _property_names(doc: Document, err: Any, path: PathT) -> Explained:
-    if err.validator_value == NAME_PATTERN:
+    if err.validator_value in NAME_PATTERNS:
         return  # PC013, reported by resolve
     key_path = (*path, err.instance)
     yield (
@@ -132,6 +134,13 @@ def _additional_properties(doc: Document, err: Any, path: PathT) -> Explained:
             )
 
 
+# dependentRequired pairs, said in the plan's words.
+_NEEDS = {
+    ("allow", "reason"): "`allow` needs a `reason`: say why the warnings are accepted",
+    ("reason", "allow"): "`reason` without `allow` explains nothing: add the `allow` it is for",
+}
+
+
 def _dependent_required(doc: Document, err: Any, path: PathT) -> Explained:
     for key, needs in err.validator_value.items():
         if key in err.instance:
@@ -141,8 +150,9 @@ def _dependent_required(doc: Document, err: Any, path: PathT) -> Explained:
                     doc.file,
                     doc.key_at((*path, key)),
                     codes.STRUCTURE,
-                    f"'{key}' in {_where(path)} needs '{missing[0]}': say why the warnings are "
-                    "accepted",
+                    _NEEDS.get(
+                        (key, missing[0]), f"'{key}' in {_where(path)} needs '{missing[0]}'"
+                    ),
                 ),
                 None,
             )
@@ -178,8 +188,8 @@ def _pattern(doc: Document, err: Any, path: PathT) -> Explained:
             doc.file,
             doc.at(path),
             codes.STRUCTURE,
-            f"{_where(path)} '{clip(str(err.instance))}' is not a size: give an integer number "
-            "of bytes or a number with a unit (B, kB, MB, GB, KiB, MiB, GiB)",
+            f"{_where(path)} '{clip(str(err.instance))}' is not a size",
+            "give a number of bytes, or a number with a unit: B, kB, MB, GB, KiB, MiB, GiB",
         ),
         path,
     )

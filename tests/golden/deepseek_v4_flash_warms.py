@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 7160b28ffe52b81d4f623e367e70a2273c27991b6a40860cfb77eb8ab95f1bef
+Plan sha256: 5ecafc6e063055e0339ae68c875f9c39e30e0204a7b3e74eb01435a7adf3d16e
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

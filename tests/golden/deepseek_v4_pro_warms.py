@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 301d81cc239affe2d774895f0df1e1c79dbe0946208a90aea968a9e0a98af3e2
+Plan sha256: d88353bb06f9b0dad373439605c8d53e560997c6be804bcb8bea9a2f19c8c298
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -1,0 +1,142 @@
+"""`plancc fmt`: one canonical layout for a plan, every comment kept.
+
+The plan is read with ruamel's round-trip parser, whose events carry the
+source position of every key, value, anchor and alias. From them a tree of
+entries (a mapping's key and value, a sequence's item) is built, the comments
+are found between the scalars and attached to entries, and the tree is laid
+out again:
+
+- keys in the contract's order (unknown keys after the known ones, as they
+  were); dims, tensors, layer kinds and warms stay in the plan's order;
+- a stage, a tensor, a `{tensor, flat}` or `{layer, repeat}` entry, `kinds`,
+  and every list of scalars in flow style (``{name: q_proj, reads: [wq_a]}``)
+  when it fits in 88 columns and holds no comment; everything else in block
+  style, indented by two;
+- one blank line before each top-level section (every key but `plancc`,
+  `model`, `platform`, `budget` and `config`, which have none); elsewhere a
+  blank line the author put between two entries is kept (runs become one);
+- comments above the first key, set off from it by a blank line, are the
+  file's header and stay at the top; any other comment on its own line stays
+  before the entry that follows it, at that entry's indentation; a comment at
+  the end of a line stays at the end of the innermost entry (outside flow
+  collections) that starts on that line.
+
+Scalars are copied as written (quotes, `0x10`, block scalars), so values
+keep their meaning; as a safety net the result is read back with plancc's own
+loader and must hold the same document and the same comments, or nothing is
+changed. Formatting is idempotent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from plancc import inputs, write
+from plancc.diagnostics import Diagnostic
+from plancc.fmt_layout import FmtError, Layout, comments
+from plancc.load import load
+
+__all__ = ["FmtError", "FmtRun", "format_plan", "run"]
+
+
+def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
+    """The canonical bytes of a plan, or the PC001 diagnostic that keeps it from being read."""
+    doc = load(label, raw)
+    if isinstance(doc, Diagnostic):
+        return doc
+    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+    text = raw.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    out = Layout(text).run()
+    if out is None:
+        return raw  # no mapping at the top: nothing to lay out
+    data = (bom + out).encode("utf-8")
+    again = load(label, data)
+    if isinstance(again, Diagnostic) or _norm(again.data) != _norm(doc.data):
+        raise FmtError("the canonical layout would change the plan's values")
+    if sorted(c for _, _, c in comments(out, Layout(out).spans())) != sorted(
+        c for _, _, c in comments(text, Layout(text).spans())
+    ):
+        raise FmtError("the canonical layout would lose a comment")
+    return data
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, float):
+        return ("float", repr(value) if not math.isnan(value) else "nan")
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class FmtRun:
+    """What `plancc fmt` prints and its exit code; files are already written."""
+
+    stdout: str
+    exit_code: int
+    skipped: tuple[inputs.Skipped, ...]
+
+
+def run(
+    paths: Sequence[str],
+    *,
+    check: bool = False,
+    diff: bool = False,
+    stdin_filename: str | None = None,
+) -> FmtRun:
+    """Format every plan the paths name: rewrite each in place (atomically, only when it
+    changes), or with ``check`` list those that would change, or with ``diff`` print the
+    change. A plan read from standard input or a pipe is printed, formatted. Raises
+    ``inputs.InputError`` (usage) and ``write.WriteError`` (I/O)."""
+    found = inputs.collect(paths, stdin_filename)
+    dry = check or diff
+    if not dry and any(p.piped for p in found.plans) and len(found.plans) > 1:
+        raise inputs.InputError("-: a plan from standard input is formatted alone")
+    lines: list[str] = []
+    changed = refused = 0
+    for plan, raw in found.read():
+        try:
+            after = format_plan(plan.label, raw)
+        except FmtError as exc:
+            lines.append(f"{plan.label}: cannot format: {exc}; left as it is")
+            refused += 1
+            continue
+        if isinstance(after, Diagnostic):
+            d = after
+            lines.append(f"{d.file}:{d.line}:{d.col}: {d.severity.value} {d.code}: {d.message}")
+            lines.append(f"{d.file}: not formatted: it is not a readable plan (PC001)")
+            refused += 1
+            continue
+        if not dry and plan.piped:
+            return FmtRun(after.decode("utf-8"), 1 if refused else 0, tuple(found.skipped))
+        if after == raw:
+            continue
+        changed += 1
+        if diff:
+            lines += _diff(plan.label, raw, after)
+        elif check:
+            lines.append(f"{plan.label}: would be reformatted")
+        else:
+            write.replace(Path(os.path.realpath(plan.label)), after)
+            lines.append(f"{plan.label}: formatted")
+    if not diff:
+        same = len(found.plans) - len(found.skipped) - changed - refused
+        verb = "would be reformatted" if check else "formatted"
+        tail = f"{changed} {verb}, {same} {'already formatted' if check else 'unchanged'}"
+        lines.append(tail + (f", {refused} not formatted" if refused else ""))
+    failed = refused > 0 or (dry and changed > 0)
+    return FmtRun("".join(line + "\n" for line in lines), 1 if failed else 0, tuple(found.skipped))
+
+
+def _diff(label: str, before: bytes, after: bytes) -> list[str]:
+    old = before.decode("utf-8").splitlines()
+    new = after.decode("utf-8").splitlines()
+    return list(difflib.unified_diff(old, new, label, label, lineterm=""))

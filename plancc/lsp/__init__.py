@@ -1,0 +1,1 @@
+"""`plancc lsp`: a Language Server for warm plans, over stdio."""

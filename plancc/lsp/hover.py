@@ -1,0 +1,135 @@
+"""Hover: what a name means once the plan is resolved.
+
+A tensor: its shape in integers, dtype, bytes (B, MB, MiB, × L2) and the stages
+that read it. A dim or config key: its value. A warm: the stages it is alive
+in, its bytes, its estimated landing and the diagnostics on it. A rule id in
+`allow` or `lint.ignore`: the rule's documentation.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+
+from plancc.lsp import adapter as pc
+from plancc.lsp.diagnostics import node_span
+from plancc.lsp.index import Occurrence, Span
+from plancc.lsp.state import PlanState
+
+
+def hover(state: PlanState, position: lsp.Position) -> lsp.Hover | None:
+    if state.index is None:
+        return None
+    occ = state.index.at(state.point(position))
+    if occ is None:
+        return None
+    text = _describe(state, occ)
+    if text is None:
+        return None
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), state.range(occ.span))
+
+
+def _describe(state: PlanState, occ: Occurrence) -> str | None:
+    plan = state.result.plan
+    if occ.kind == "rule":
+        code = pc.code_doc(occ.name)
+        if code is None:
+            return f"`{occ.name}`: not a rule id (`plancc rules` lists them)"
+        return f"**{code.id}** {code.name} ({code.severity.value})\n\n{code.doc}"
+    if plan is None:
+        return None
+    if occ.kind == "tensor":
+        return _tensor(plan, occ.name)
+    if occ.kind == "dim":
+        dim = next((d for d in plan.dims if d.name == occ.name), None)
+        if dim is None:
+            return None
+        return f"dim `{dim.name}` = {'dynamic' if dim.value is None else f'{dim.value:,}'}"
+    if occ.kind == "config":
+        value = plan.config.get(occ.name)
+        return None if value is None else f"config key `{occ.name}` = {value:,}"
+    if occ.kind == "warm":
+        return _warm(state, plan, occ.name)
+    if occ.kind == "stage":
+        return _stage(plan, occ)
+    if occ.kind == "kind":
+        layer = plan.layers.get(occ.name)
+        if layer is None:
+            return None
+        stages, warms = len(layer.stages), len(layer.warms)
+        return f"layer kind `{layer.name}`: {_n(stages, 'stage')}, {_n(warms, 'warm')}"
+    return None
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _tensor(plan: pc.ir.Plan, name: str) -> str | None:
+    t = plan.tensors.get(name)
+    if t is None:
+        return None
+    shape = ", ".join("dynamic" if d is None else str(d) for d in t.shape)
+    lines = [f"tensor `{t.name}`: [{shape}] {t.dtype.name}"]
+    n = t.bytes
+    lines.append("bytes: dynamic" if n is None else f"bytes: {pc.fmt_bytes(n, pc.l2_bytes(plan))}")
+    readers = [
+        f"{layer.name}.{s.name}"
+        for layer in plan.layers.values()
+        for s in layer.stages
+        if t.name in s.reads
+    ]
+    lines.append(f"read by: {', '.join(readers) if readers else 'no stage'}")
+    return "\n\n".join(lines)
+
+
+def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
+    found = next(
+        ((layer, w) for layer in plan.layers.values() for w in layer.warms if w.name == name),
+        None,
+    )
+    if found is None:
+        return None
+    layer, warm = found
+    first, last = warm.live
+    live = [s.name for s in layer.stages[first : last + 1]]
+    lines = [
+        f"warm `{warm.name}` in `{layer.name}`, after `{_anchor(layer, warm)}`",
+        f"alive in: {', '.join(live) if live else 'no stage'}",
+        f"bytes: {pc.fmt_bytes(warm.bytes, pc.l2_bytes(plan))}",
+        f"estimated landing: {pc.landing(plan, layer, warm)}",
+    ]
+    on_it = _diagnostics_in(state, name)
+    listed = "".join(f"\n- {d.severity.value} {d.code}: {d.message}" for d in on_it)
+    return "\n\n".join(lines) + "\n\ndiagnostics:" + (listed or " none")
+
+
+def _anchor(layer: pc.ir.Layer, warm: pc.ir.Warm) -> str:
+    return layer.stages[warm.anchor].name if warm.anchor is not None else "?"
+
+
+def _diagnostics_in(state: PlanState, warm: str) -> list[pc.Diagnostic]:
+    """The diagnostics (shown or allowed) whose node lies in the warm's entry."""
+    index = state.index
+    path = index.warms.get(warm) if index is not None else None
+    extent = index.extent(path) if index is not None and path is not None else None
+    if extent is None:
+        return []
+    found = [*state.result.diagnostics, *(a.diagnostic for a in state.result.allowed)]
+    return [d for d in found if _inside(node_span(None, state.text, d.line, d.col), extent)]
+
+
+def _inside(span: Span, outer: Span) -> bool:
+    return outer.start <= span.start <= outer.end
+
+
+def _stage(plan: pc.ir.Plan, occ: Occurrence) -> str | None:
+    layer = plan.layers.get(occ.scope or "")
+    stage = next((s for s in layer.stages if s.name == occ.name), None) if layer else None
+    if layer is None or stage is None:
+        return None
+    warms = [w.name for w in layer.warms if w.alive_at(stage.index)]
+    lines = [f"stage `{stage.name}` (#{stage.index} of `{layer.name}`)"]
+    if stage.reads:
+        lines.append(f"reads: {', '.join(stage.reads)}")
+    lines.append(f"warms alive: {', '.join(warms) if warms else 'none'}")
+    return "\n\n".join(lines)

@@ -1,0 +1,264 @@
+"""Where every name of a plan is defined and used, with exact ranges: the one map that
+hover, completion, navigation, rename, actions and the outline read.
+
+Built from the loaded YAML tree (not the resolved plan), so it covers a plan
+with errors too: every name the text spells, whether or not it resolves.
+Positions here are 0-based lines and code-point columns; ``server`` converts
+them to the client's units.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from plancc.lsp.adapter import Document, PathT, Pos
+
+Kind = Literal["dim", "config", "tensor", "stage", "kind", "warm", "rule"]
+Point = tuple[int, int]  # (line, column), 0-based, columns in code points
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+_NAME = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: Point
+    end: Point
+
+    def contains(self, p: Point) -> bool:
+        return self.start <= p <= self.end
+
+
+class Text:
+    """A buffer's text with line starts: offsets <-> points, and plancc positions."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.bom = source.startswith("\ufeff")
+        self.starts = [0, *(m.end() for m in _BREAK.finditer(source))]
+
+    def offset(self, p: Point) -> int:
+        line = min(p[0], len(self.starts) - 1)
+        return min(self.starts[line] + p[1], len(self.source))
+
+    def point(self, offset: int) -> Point:
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:  # the last line start at or before offset
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.starts[mid] <= offset else (lo, mid - 1)
+        return lo, offset - self.starts[lo]
+
+    def line(self, n: int) -> str:
+        if n >= len(self.starts):
+            return ""
+        end = self.starts[n + 1] if n + 1 < len(self.starts) else len(self.source)
+        return self.source[self.starts[n] : end].rstrip("\r\n")
+
+    def at(self, pos: Pos) -> Point:
+        """A plancc position (1-based; a leading BOM is no column) as a point."""
+        return pos.line - 1, pos.col - 1 + (self.bom and pos.line == 1)
+
+    def slice(self, span: Span) -> str:
+        return self.source[self.offset(span.start) : self.offset(span.end)]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    kind: Kind
+    name: str
+    span: Span
+    definition: bool
+    scope: str | None = None  # the layer kind, for stages
+
+    @property
+    def key(self) -> tuple[Kind, str, str | None]:
+        return self.kind, self.name, self.scope
+
+
+@dataclass
+class Index:
+    text: Text
+    doc: Document
+    occurrences: list[Occurrence] = field(default_factory=list)
+    # warm name -> its path in the document (first definition)
+    warms: dict[str, PathT] = field(default_factory=dict)
+
+    def at(self, p: Point) -> Occurrence | None:
+        return next((o for o in self.occurrences if o.span.contains(p)), None)
+
+    def same(self, occ: Occurrence) -> list[Occurrence]:
+        return [o for o in self.occurrences if o.key == occ.key]
+
+    def definition(self, occ: Occurrence) -> Occurrence | None:
+        return next((o for o in self.same(occ) if o.definition), None)
+
+    def names(self, kind: Kind, scope: str | None = None) -> list[str]:
+        """The defined names of a kind, in plan order (stages: of layer kind ``scope``)."""
+        found = (
+            o.name
+            for o in self.occurrences
+            if o.definition and o.kind == kind and (kind != "stage" or o.scope == scope)
+        )
+        return list(dict.fromkeys(found))
+
+    # -- spans of nodes ----------------------------------------------------------------
+
+    def value_span(self, path: PathT) -> Span | None:
+        """The node at ``path``: its start and (for a scalar or flow node) its end."""
+        start = self.doc.values.get(path)
+        if start is None:
+            return None
+        end = self.doc.ends.get(start, start)
+        return Span(self.text.at(start), self.text.at(end))
+
+    def key_span(self, path: PathT) -> Span | None:
+        start = self.doc.keys.get(path)
+        if start is None:
+            return None
+        return Span(self.text.at(start), self.text.at(self.doc.ends.get(start, start)))
+
+    def extent(self, path: PathT) -> Span | None:
+        """The whole node at ``path``, block collections included: from its start to the
+        end of the last node inside it."""
+        first = self.value_span(path)
+        if first is None:
+            return None
+        n = len(path)
+        ends = [
+            self.text.at(self.doc.ends.get(pos, pos))
+            for table in (self.doc.values, self.doc.keys)
+            for p, pos in table.items()
+            if p[:n] == path
+        ]
+        return Span(first.start, max([first.end, *ends]))
+
+    def name_span(self, path: PathT) -> Span | None:
+        """A scalar name's own characters, without quotes."""
+        span = self.value_span(path)
+        if span is None:
+            return None
+        text = self.text.slice(span)
+        if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0]:
+            return Span((span.start[0], span.start[1] + 1), (span.end[0], span.end[1] - 1))
+        return span
+
+
+def build(doc: Document, text: Text) -> Index:
+    index = Index(text, doc)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    dims = data.get("dims")
+    walker = _Walker(index, set(dims) if isinstance(dims, dict) else set())
+    walker.walk(data)
+    return index
+
+
+@dataclass
+class _Walker:
+    index: Index
+    dims: set[str]
+
+    def add(
+        self, kind: Kind, name: Any, span: Span | None, *, define: bool, scope: str | None = None
+    ) -> None:
+        if isinstance(name, str) and name and span is not None:
+            self.index.occurrences.append(Occurrence(kind, name, span, define, scope))
+
+    def ref(self, kind: Kind, path: PathT, value: Any, scope: str | None = None) -> None:
+        self.add(kind, value, self.index.name_span(path), define=False, scope=scope)
+
+    def define_key(self, kind: Kind, path: PathT, scope: str | None = None) -> None:
+        self.add(kind, path[-1], self.index.key_span(path), define=True, scope=scope)
+
+    def expr(self, path: PathT, value: Any) -> None:
+        """The dim and config names of an expression string, each at its characters."""
+        span = self.index.value_span(path)
+        if not isinstance(value, str) or span is None:
+            return
+        text = self.index.text
+        base = text.offset(span.start)
+        for m in _NAME.finditer(text.slice(span)):
+            if m.group() in ("dynamic",):
+                continue
+            where = Span(text.point(base + m.start()), text.point(base + m.end()))
+            kind: Kind = "dim" if m.group() in self.dims else "config"
+            self.add(kind, m.group(), where, define=False)
+
+    def exprs(self, path: PathT, items: Any) -> None:
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            self.expr((*path, i), item)
+
+    def walk(self, data: dict[str, Any]) -> None:
+        for name, value in _items(data.get("dims")):
+            self.define_key("dim", ("dims", name))
+            self.expr(("dims", name), value)
+        for name, value in _items(data.get("tensors")):
+            self.define_key("tensor", ("tensors", name))
+            if isinstance(value, dict):
+                self.exprs(("tensors", name, "shape"), value.get("shape"))
+                self.exprs(("tensors", name, "flat"), value.get("flat"))
+        for kind, layer in _items(data.get("layers")):
+            self.define_key("kind", ("layers", kind))
+            if isinstance(layer, dict):
+                self.layer(kind, layer)
+        self.forward(data.get("forward"))
+        lint = data.get("lint")
+        if isinstance(lint, dict):
+            for i, rid in _entries(lint.get("ignore")):
+                self.ref("rule", ("lint", "ignore", i), rid)
+
+    def layer(self, kind: str, layer: dict[str, Any]) -> None:
+        base: PathT = ("layers", kind)
+        for i, stage in _entries(layer.get("stages")):
+            if isinstance(stage, dict):
+                path = (*base, "stages", i)
+                self.add(
+                    "stage",
+                    stage.get("name"),
+                    self.index.name_span((*path, "name")),
+                    define=True,
+                    scope=kind,
+                )
+                for j, read in _entries(stage.get("reads")):
+                    self.ref("tensor", (*path, "reads", j), read)
+        for i, warm in _entries(layer.get("warms")):
+            if not isinstance(warm, dict):
+                continue
+            path = (*base, "warms", i)
+            name = warm.get("name")
+            self.add("warm", name, self.index.name_span((*path, "name")), define=True)
+            if isinstance(name, str):
+                self.index.warms.setdefault(name, path)
+            self.ref("stage", (*path, "after"), warm.get("after"), scope=kind)
+            for j, item in _entries(warm.get("tensors")):
+                if isinstance(item, dict):
+                    self.ref("tensor", (*path, "tensors", j, "tensor"), item.get("tensor"))
+                    self.exprs((*path, "tensors", j, "flat"), item.get("flat"))
+                else:
+                    self.ref("tensor", (*path, "tensors", j), item)
+            for j, rid in _entries(warm.get("allow")):
+                self.ref("rule", (*path, "allow", j), rid)
+
+    def forward(self, forward: Any) -> None:
+        if isinstance(forward, list):
+            for i, item in enumerate(forward):
+                if isinstance(item, dict):
+                    self.ref("kind", ("forward", i, "layer"), item.get("layer"))
+                    self.expr(("forward", i, "repeat"), item.get("repeat"))
+                else:
+                    self.ref("kind", ("forward", i), item)
+        elif isinstance(forward, dict):
+            self.ref("config", ("forward", "from_config"), forward.get("from_config"))
+            for value, kind in _items(forward.get("kinds")):
+                self.ref("kind", ("forward", "kinds", value), kind)
+            self.expr(("forward", "layers"), forward.get("layers"))
+
+
+def _items(node: Any) -> Iterator[tuple[str, Any]]:
+    return iter(node.items()) if isinstance(node, dict) else iter(())
+
+
+def _entries(node: Any) -> Iterator[tuple[int, Any]]:
+    return enumerate(node) if isinstance(node, list) else iter(())

@@ -1,0 +1,202 @@
+"""`plancc measure`: read every input, analyse, return the result and its exit code."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plancc.measure import logs, markdown, report, scopes, slots, text, trace, verdict, wall
+from plancc.measure.errors import InputError
+from plancc.measure.manifest import Manifest
+from plancc.measure.manifest import load as load_manifest
+
+TRACE_GLOB = "merged_swimlane_*.json"
+_WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d+):(\d+)")
+_SLOTS = re.compile(r"(baseline|warm)=(.+)", re.S)
+
+
+@dataclass(frozen=True)
+class Options:
+    manifest: str
+    baseline: str
+    warm: str
+    traces: list[str] = field(default_factory=list)
+    slots: list[str] = field(default_factory=list)
+    standalone: list[str] = field(default_factory=list)  # NAME=µs
+    windows: list[str] = field(default_factory=list)  # NAME=A:B
+
+
+def measure(o: Options) -> dict[str, Any]:
+    m = load_manifest(o.manifest)
+    base = wall.variant(logs.read(o.baseline))
+    warm = wall.variant(logs.read(o.warm))
+    fastest = wall.deltas(base.quoted, warm.quoted)
+    v = verdict.decide(base, warm, fastest)
+    found, splits = _scopes(m, o.traces)
+    scope_rows = [report.scope(s, m) for s in found]
+    gbps = {row["warm"]: row["gbps"] for row in scope_rows}
+    return {
+        "format": report.FORMAT,
+        "manifest": {
+            "file": m.file,
+            "model": m.model,
+            "platform": m.platform,
+            "single_stream_gbps": None
+            if m.single_stream_bytes_per_s is None
+            else m.single_stream_bytes_per_s / 1e9,
+        },
+        "baseline": report.variant(base),
+        "warm": report.variant(warm),
+        "delta": {
+            "fastest_rank": report.delta_set(fastest),
+            "headline": report.delta_set(wall.deltas(base.headline, warm.headline)),
+        },
+        "verdict": report.verdict(v),
+        "warmup": report.warmup(m, base, warm),
+        "traces": _expanded(o.traces),
+        "scopes": scope_rows,
+        "splits": [x for x in (report.split(s, m, gbps) for s in splits) if x is not None],
+        "stage_windows": _windows(o, base, warm),
+    }
+
+
+def exit_code(result: dict[str, Any]) -> int:
+    return 0 if result["verdict"]["decision"] == verdict.SHIP else 1
+
+
+def _expanded(paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(str(f) for f in Path(p).rglob(TRACE_GLOB) if f.is_file())
+            if not found:
+                raise InputError(p, f"no {TRACE_GLOB} under this directory")
+            out += found
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out))
+
+
+def _scopes(m: Manifest, paths: list[str]) -> tuple[list[scopes.Scope], list[scopes.Split]]:
+    files = _expanded(paths)
+    if not files:
+        return [], []
+    kernels = {w.name_hint for w in m.warms} | {
+        k for w in m.warms for k in w.consumer_kernels if k is not None
+    }
+    pattern = trace.name_pattern(kernels)
+    traces = [trace.read(f, pattern) for f in files]
+    hints = {w.name_hint for w in m.warms}
+    if not any(e.kernel in hints for t in traces for e in t.worker_events()):
+        raise InputError(
+            files[0] if len(files) == 1 else f"{len(files)} traces",
+            "no scope named by the manifest's name_hints ("
+            + ", ".join(sorted(hints))
+            + f") in the Worker View: a trace of another build, or of a run without the warm "
+            f"(manifest {m.file})",
+        )
+    return scopes.analyse(m, traces)
+
+
+def _windows(o: Options, base: wall.Variant, warm: wall.Variant) -> list[dict[str, Any]]:
+    runs = {"baseline": slots.SlotRun(), "warm": slots.SlotRun()}
+    slots.read(o.baseline, runs["baseline"])  # stderr captured with stdout (2>&1)
+    slots.read(o.warm, runs["warm"])
+    pids = {"baseline": {r.rank for r in base.ranks}, "warm": {r.rank for r in warm.ranks}}
+    for spec in o.slots:
+        m = _SLOTS.fullmatch(spec)
+        if m and not os.path.exists(spec):
+            if slots.read(m[2], runs[m[1]]) == 0:
+                raise InputError(m[2], "no [STRACE] task_slot lines")
+            continue
+        run = slots.SlotRun()
+        if slots.read(spec, run) == 0:
+            raise InputError(spec, "no [STRACE] task_slot lines")
+        which = [name for name, ranks in pids.items() if run.pids & ranks]
+        if len(which) != 1:
+            raise InputError(
+                spec,
+                "its [STRACE] pids ("
+                + ", ".join(sorted(run.pids))
+                + ") match "
+                + ("no rank" if not which else "ranks")
+                + " of "
+                + ("either benchmark log" if not which else "both benchmark logs")
+                + ": name its run, --slots baseline=FILE or --slots warm=FILE",
+            )
+        for key, ends in run.ends.items():
+            runs[which[0]].ends[key].update(ends)
+    named = _named_windows(o.windows)
+    if not named:
+        seen = sorted(runs["baseline"].slots() | runs["warm"].slots())
+        named = {f"{a}:{b}": (a, b) for a, b in itertools.pairwise(seen)}
+    standalone = _standalone(o.standalone, named)
+    return [
+        report.window(
+            name,
+            (a, b),
+            runs["baseline"].windows(a, b),
+            runs["warm"].windows(a, b),
+            standalone.get(name),
+        )
+        for name, (a, b) in named.items()
+    ]
+
+
+def _named_windows(specs: list[str]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for spec in specs:
+        m = _WINDOW.fullmatch(spec)
+        if m is None or int(m[2]) > slots.MAX_SLOT or int(m[3]) > slots.MAX_SLOT:
+            raise InputError("--window", f"'{spec}' is not NAME=A:B with slots 0-15")
+        out[m[1]] = (int(m[2]), int(m[3]))
+    return out
+
+
+def _standalone(specs: list[str], windows: dict[str, tuple[int, int]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        try:
+            us = float(value)
+        except ValueError:
+            us = -1.0
+        if not (us >= 0 and us != float("inf")):
+            raise InputError("--standalone", f"'{spec}' is not NAME=µs (e.g. csa=347.0)")
+        if name not in windows:
+            known = ", ".join(windows) or "none: no slot lines"
+            raise InputError(
+                "--standalone",
+                f"no stage window named '{name}' (windows: {known}); "
+                f"name one with --window {name}=A:B",
+            )
+        out[name] = us
+    return out
+
+
+def render(result: dict[str, Any], fmt: str) -> str:
+    """The result in ``fmt``: text, json or markdown."""
+    if fmt == "json":
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return markdown.render(result)
+    return text.render(result)
+
+
+def run(o: Options, fmt: str, out: str | None) -> tuple[str, int]:
+    """What to print (nothing when ``out`` is written) and the exit code: 0 ship, 1 no-ship or
+    inconclusive; an unreadable input raises InputError (exit 2)."""
+    result = measure(o)
+    rendered = render(result, fmt)
+    if out is None:
+        return rendered, exit_code(result)
+    try:
+        Path(out).write_text(rendered, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(out, f"cannot write: {exc.strerror or exc}") from None
+    return "", exit_code(result)

@@ -1,0 +1,83 @@
+"""What a measurement needs from the build's manifest: each warm's bytes, name_hint and
+consumer kernels, the forward's layer kinds, the platform's single-stream SDMA rate."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from plancc.measure.errors import InputError
+from plancc.platforms import PLATFORMS
+from plancc.runtime import MalformedManifestError, load_manifest
+
+# A manifest is a few kB per warm; anything this large is not one (and is not read).
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Warm:
+    name: str
+    layer: str
+    name_hint: str
+    bytes: int
+    tensors: int  # warm issues per instance: one async_prefetch per tensor
+    consumer_kernels: tuple[str | None, ...]  # the consumer stages' kernels, stage order
+    first_consumer: str | None  # the first consumer stage's name
+
+
+@dataclass(frozen=True)
+class Manifest:
+    file: str
+    model: str
+    platform: str
+    single_stream_bytes_per_s: int | None  # None: the platform table has no rate
+    warms: tuple[Warm, ...]
+    kinds: tuple[str, ...] | None  # the forward's layer kinds, in order; None without forward
+    warm_issues_per_round: int
+
+    def warms_of(self, kind: str) -> list[Warm]:
+        return [w for w in self.warms if w.layer == kind]
+
+
+def load(path: str) -> Manifest:
+    try:
+        size = os.stat(path).st_size
+    except OSError as exc:
+        raise InputError(path, f"cannot read manifest: {exc.strerror or exc}") from None
+    if size > MAX_MANIFEST_BYTES:
+        raise InputError(path, f"not a plancc manifest: {size:,} B, more than any manifest holds")
+    try:
+        data = load_manifest(path).data
+    except MalformedManifestError as exc:
+        # Its message already starts with the file name.
+        raise InputError(path, str(exc).removeprefix(f"{path}: ")) from None
+    warms = tuple(
+        Warm(
+            name=w["name"],
+            layer=w["layer"],
+            name_hint=w["name_hint"],
+            bytes=w["bytes"],
+            tensors=len(w["tensors"]),
+            consumer_kernels=tuple(c["kernel"] for c in w["consumers"]),
+            first_consumer=w["consumers"][0]["stage"] if w["consumers"] else None,
+        )
+        for w in data["warms"]
+    )
+    if not warms:
+        raise InputError(path, "the plan has no warm: there is nothing to measure")
+    forward = data.get("forward")
+    if forward is not None:
+        kinds: tuple[str, ...] | None = tuple(forward["kinds"])
+        issues = forward["warm_issues"]
+    else:
+        kinds, issues = None, sum(w.tensors for w in warms)
+    platform = data["platform"]
+    return Manifest(
+        file=path,
+        model=data["model"],
+        platform=platform,
+        single_stream_bytes_per_s=PLATFORMS[platform].sdma_bytes_per_s,
+        warms=warms,
+        kinds=kinds,
+        warm_issues_per_round=issues,
+    )

@@ -1,0 +1,217 @@
+"""The measurement as one JSON-shaped dict (``schemas/measure.schema.json``): what
+``--format json`` prints, and what the text and markdown reports are printed from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plancc.measure import scopes as sc
+from plancc.measure.manifest import Manifest
+from plancc.measure.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Figures
+from plancc.measure.units import bandwidth, megabytes
+from plancc.measure.verdict import Verdict
+from plancc.measure.wall import SPIKE_US, Delta, Variant
+
+FORMAT = "plancc-measure/1"
+# The seed: 500 warmup rounds of a forward's ~86 warm issues.
+RECOMMENDED_WARM_ISSUES = 500 * 86
+SEED_SPIKE_RATES = "2.3 % at warmup 20, 1.3 % at 100, 0.4 % at 500"
+
+
+def figures(f: Figures) -> dict[str, Any]:
+    return {
+        "rounds": f.rounds,
+        "min": f.min,
+        "p50": f.p50,
+        "mean": f.mean,
+        "p90": f.p90,
+        "max": f.max,
+    }
+
+
+def variant(v: Variant) -> dict[str, Any]:
+    return {
+        "file": v.file,
+        "warmup": v.warmup,
+        "fallback_flattened": v.flattened,
+        "headline": figures(v.headline),
+        "ranks": [
+            {"rank": r.rank, "source": r.source, "figures": figures(r.figures), "spikes": r.spikes}
+            for r in v.ranks
+        ],
+        "fastest_rank": v.fastest.rank if v.fastest else None,
+        "missing": list(v.missing),
+    }
+
+
+def delta_set(d: dict[str, Delta | None]) -> dict[str, Any]:
+    return {k: None if x is None else {"us": x.us, "pct": x.pct} for k, x in d.items()}
+
+
+def verdict(v: Verdict) -> dict[str, Any]:
+    return {
+        "decision": v.decision,
+        "interval_us": list(v.interval_us) if v.interval_us else None,
+        "resamples": BOOTSTRAP_RESAMPLES,
+        "seed": BOOTSTRAP_SEED,
+        "reason": v.reason,
+        "heavy_tail": v.heavy_tail,
+    }
+
+
+def warmup(m: Manifest, base: Variant, warm: Variant) -> dict[str, Any]:
+    per_round = m.warm_issues_per_round
+    issues = warm.warmup * per_round if warm.warmup is not None else None
+    warning = None
+    if issues is not None and issues < RECOMMENDED_WARM_ISSUES:
+        warning = (
+            f"warmup {warm.warmup} rounds × {per_round} warm issues = {issues:,} warm issues, "
+            f"below the seed's 500 × 86 = {RECOMMENDED_WARM_ISSUES:,}: the SDMA start-up phase "
+            "(a few percent of warm issues stalling ~200-300 µs) is charged to the warm; "
+            f"seed spike rates {SEED_SPIKE_RATES}; measure with PYPTO_BENCH_WARMUP=500"
+        )
+    elif warm.warmup is None:
+        warning = "the warm log gives no warmup (printed with PYPTO_BENCH_RAW=1): not checked"
+    if base.warmup is not None and warm.warmup is not None and base.warmup != warm.warmup:
+        note = (
+            f"the baseline ran warmup {base.warmup}, the warm {warm.warmup}: compare at one warmup"
+        )
+        warning = note if warning is None else f"{warning}; {note}"
+    return {
+        "warm_issues_per_round": per_round,
+        "rounds": {"baseline": base.warmup, "warm": warm.warmup},
+        "warm_issues": issues,
+        "recommended": RECOMMENDED_WARM_ISSUES,
+        "spike_us": SPIKE_US,
+        "spikes": {"baseline": _spikes(base), "warm": _spikes(warm)},
+        "warning": warning,
+    }
+
+
+def _spikes(v: Variant) -> dict[str, Any] | None:
+    counts = v.spike_counts
+    if counts is None:
+        return None
+    spikes, rounds = counts
+    return {"spikes": spikes, "rounds": rounds, "rate_pct": spikes / rounds * 100}
+
+
+def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
+    w = s.warm
+    p50, mean = (
+        sc.median(s.durations),
+        (sum(s.durations) / len(s.durations) if s.durations else None),
+    )
+    rate = m.single_stream_bytes_per_s
+    flags: list[dict[str, str]] = []
+    for file in s.missing_in:
+        flags.append(
+            {
+                "flag": "missing",
+                "message": (
+                    f"missing scope: no {w.name_hint} event in {file}: the transfer never happened"
+                ),
+            }
+        )
+    speeds = [w.bytes / d for d in s.durations if d > 0]
+    if rate is not None and speeds:
+        limit = 2 * rate / 1e6  # bytes per µs
+        fast = [x for x in speeds if x > limit]
+        if fast:
+            flags.append(
+                {
+                    "flag": "implausible",
+                    "message": (
+                        f"implausible bandwidth: {len(fast)} of {len(speeds)} scopes faster than "
+                        f"twice the {m.platform} single-stream rate ({bandwidth(limit)}), up to "
+                        f"{megabytes(w.bytes)} in {min(w.bytes / x for x in fast):.1f} µs = "
+                        f"{bandwidth(max(fast))}: the weights were still in L2 from the previous "
+                        "round; the bench loop flatters the warm"
+                    ),
+                }
+            )
+    landed = None
+    if s.judged:
+        landed = {"consumer": s.consumer, "before": s.landed, "of": s.judged}
+        if s.landed < s.judged:
+            flags.append(
+                {
+                    "flag": "late",
+                    "message": (
+                        f"late warm: landed before its consumer {s.consumer} in {s.landed} of "
+                        f"{s.judged} layers; what lands late competes with the layer's own reads"
+                    ),
+                }
+            )
+    notes = list(s.unattributed)
+    if s.consumer is None and w.first_consumer is not None:
+        notes.append(
+            f"its first consumer stage {w.first_consumer} names no kernel in the plan: "
+            "lateness not judged"
+        )
+    elif s.late_note:
+        notes.append(s.late_note)
+    return {
+        "warm": w.name,
+        "layer": w.layer,
+        "name_hint": w.name_hint,
+        "bytes": w.bytes,
+        "instances": len(s.durations),
+        "expected": s.expected,
+        "kernel_us": None if p50 is None else {"p50": p50, "mean": mean},
+        "gbps": None if not p50 else w.bytes / p50 / 1000,
+        "landed": landed,
+        "flags": flags,
+        "notes": notes,
+    }
+
+
+def split(x: sc.Split, m: Manifest, gbps: dict[str, float | None]) -> dict[str, Any] | None:
+    if not x.layers:
+        return None
+    window = sc.median(x.windows) or 0.0
+    agg = x.bytes / window if window > 0 else None
+    rate = m.single_stream_bytes_per_s
+    parts = " + ".join(
+        f"{n} {bandwidth(g * 1000)}" if g is not None else f"{n} ?"
+        for n, g in ((n, gbps.get(n)) for n in x.warms)
+    )
+    message = (
+        f"split transfer: {', '.join(x.warms)} overlap in time on {len(x.lanes)} cores in "
+        f"{x.layers} of {x.of} layers: {parts}, aggregate {megabytes(x.bytes)} / {window:.1f} µs"
+        + (f" = {bandwidth(agg)}" if agg else "")
+        + (f" against {bandwidth(rate / 1e6)} for one stream" if rate else "")
+        + ": one scope, one context"
+    )
+    return {
+        "warms": list(x.warms),
+        "bytes": x.bytes,
+        "layers": x.layers,
+        "of": x.of,
+        "lanes": sorted(x.lanes),
+        "union_us": window,
+        "aggregate_gbps": None if agg is None else agg / 1000,
+        "message": message,
+    }
+
+
+def window(
+    name: str,
+    slots: tuple[int, int],
+    base: list[float],
+    warm: list[float],
+    standalone: float | None,
+) -> dict[str, Any]:
+    return {
+        "window": name,
+        "slots": list(slots),
+        "baseline": _range(base),
+        "warm": _range(warm),
+        "standalone_us": standalone,
+    }
+
+
+def _range(xs: list[float]) -> dict[str, Any] | None:
+    if not xs:
+        return None
+    return {"min": min(xs), "max": max(xs), "p50": sc.median(xs), "count": len(xs)}

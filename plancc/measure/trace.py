@@ -1,0 +1,249 @@
+"""Swimlane traces: PyPTO's Chrome Trace Event JSON, read as a stream.
+
+A forward's trace reaches tens of MB. The file is decoded one event at a time
+(``json.JSONDecoder.raw_decode`` over a sliding buffer of about a MiB), and only
+the complete events whose name is a wanted kernel are kept, as small tuples: the
+memory stays bounded by what matches, whatever the file's size. Anything that is
+not the converter's form (not JSON, cut off, no ``traceEvents`` list, an event
+that is not an object, a matching task without its kernel duration) is an
+``InputError`` naming the file and where.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any, NoReturn, TypeGuard
+
+from plancc.diagnostics import printable
+from plancc.measure.errors import InputError
+from plancc.text import clip
+
+CHUNK = 1 << 20
+MAX_VALUE = 16 << 20  # no event or metadata value of the converter comes near this
+WORKER_VIEW = "Worker View"
+WORKER_VIEW_PID = 4  # the converter's pid for it, when the file names no processes
+_WS = re.compile(r"[ \t\n\r]*")
+_SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")  # between two events, or after the last
+
+
+@dataclass(frozen=True)
+class Event:
+    """One matched task event on a core lane."""
+
+    kernel: str  # the wanted name it matched (a name_hint or a stage's kernel)
+    task: str  # "t17" or "r1t17": SPMD events of one task share it
+    pid: int
+    tid: int
+    start: float  # µs: when the kernel started (the lane's end minus the kernel duration)
+    end: float  # µs
+    kernel_us: float  # args["kernel-duration-us"]
+
+
+@dataclass
+class Trace:
+    file: str
+    events: list[Event] = field(default_factory=list)
+    process_names: dict[int, str] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    total: int = 0  # every element of traceEvents
+
+    @property
+    def worker_pid(self) -> int:
+        for pid, name in self.process_names.items():
+            if name == WORKER_VIEW:
+                return pid
+        return WORKER_VIEW_PID
+
+    def lane(self, tid: int) -> str:
+        return self.thread_names.get((self.worker_pid, tid), f"tid {tid}")
+
+    def worker_events(self) -> list[Event]:
+        pid = self.worker_pid
+        return [e for e in self.events if e.pid == pid]
+
+
+def name_pattern(kernels: Iterable[str]) -> re.Pattern[str]:
+    """Event names of these kernels: ``<k>(t<n>)``, with the ``_<N>`` suffix of a
+    repeated hint, ``_spmd`` of an SPMD task and ``r<ring>`` of a nested scope. The
+    longest kernel name is tried first, so ``w_1(t3)`` is ``w_1`` when both exist."""
+    names = sorted(set(kernels), key=lambda k: (-len(k), k))
+    alt = "|".join(re.escape(k) for k in names)
+    return re.compile(rf"(?P<k>{alt})(?:_\d+)?(?:_spmd)?\((?P<task>(?:r\d+)?t\d+)\)")
+
+
+class _Stream:
+    """A text file as a buffer that slides forward; positions are into ``buf``."""
+
+    def __init__(self, file: str, f: IO[str]) -> None:
+        self.file, self.f = file, f
+        self.buf, self.pos, self.eof = "", 0, False
+        self.line = 1  # the line ``buf`` starts on
+        self.base = 0  # the file offset (in characters) ``buf`` starts at
+        self.decoder = json.JSONDecoder()
+
+    def more(self) -> bool:
+        if self.eof:
+            return False
+        try:
+            chunk = self.f.read(CHUNK)
+        except UnicodeDecodeError:
+            self.fail("not a trace: not UTF-8 text")
+        except OSError as exc:
+            raise InputError(self.file, f"cannot read: {exc.strerror or exc}") from None
+        if not chunk:
+            self.eof = True
+            return False
+        if self.pos > CHUNK:
+            self.line += self.buf.count("\n", 0, self.pos)
+            self.base += self.pos
+            self.buf, self.pos = self.buf[self.pos :], 0
+        self.buf += chunk
+        return True
+
+    def peek(self) -> str:
+        """The next non-blank character ('' at the end of the file)."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.more():
+                return ""
+
+    def expect(self, chars: str, what: str) -> str:
+        c = self.peek()
+        if c == "" or c not in chars:
+            self.fail(f"expected {what}" if c else f"cut off: expected {what}")
+        self.pos += 1
+        return c
+
+    def value(self) -> Any:
+        self.peek()
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.more():
+                    self.guard()
+                    continue
+                cut = exc.pos >= len(self.buf) or exc.msg.startswith("Unterminated")
+                self.fail("cut off in the middle of a value" if cut else f"not JSON: {exc.msg}")
+            if end == len(self.buf) and self.more():  # a number may go on in the next chunk
+                self.guard()
+                continue
+            self.pos = end
+            return value
+
+    def guard(self) -> None:
+        if len(self.buf) - self.pos > MAX_VALUE:
+            self.fail(f"a value larger than {MAX_VALUE >> 20} MiB: not a trace event")
+
+    def fail(self, message: str, at: int | None = None) -> NoReturn:
+        """Stop at the current position, or at file offset ``at`` (still in ``buf``)."""
+        pos = self.pos if at is None else at - self.base
+        line = self.line + self.buf.count("\n", 0, min(pos, len(self.buf)))
+        raise InputError(self.file, message, line)
+
+
+def read(path: str, wanted: re.Pattern[str]) -> Trace:
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return _read(path, f, wanted)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _read(path: str, f: IO[str], wanted: re.Pattern[str]) -> Trace:
+    s = _Stream(path, f)
+    trace = Trace(path)
+    if s.peek() != "{":
+        s.fail(
+            'not a Chrome Trace Event file: expected an object {"traceEvents": [...]}'
+            if s.peek()
+            else "empty file: not a trace"
+        )
+    s.pos += 1
+    seen_events = False
+    if s.peek() == "}":
+        s.pos += 1
+    else:
+        while True:
+            key = s.value()
+            if not isinstance(key, str):
+                s.fail("not JSON: an object key must be a string")
+            s.expect(":", "':'")
+            if key == "traceEvents":
+                _events(s, trace, wanted)
+                seen_events = True
+            else:
+                s.value()  # "metadata" and any other sibling: read past it
+            if s.expect(",}", "',' or '}' after a top-level value") == "}":
+                break
+    if s.peek():
+        s.fail("more data after the trace object")
+    if not seen_events:
+        raise InputError(path, 'not a Chrome Trace Event file: no "traceEvents" list')
+    return trace
+
+
+def _events(s: _Stream, trace: Trace, wanted: re.Pattern[str]) -> None:
+    if s.peek() != "[":
+        s.fail('"traceEvents" is not a list')
+    s.pos += 1
+    if s.peek() == "]":
+        s.pos += 1
+        return
+    while True:
+        if s.pos >= len(s.buf) or s.buf[s.pos] in " \t\n\r":
+            s.peek()
+        start = s.base + s.pos  # compacting the buffer never drops the value being read
+        event = s.value()
+        _event(s, trace, wanted, event, start)
+        trace.total += 1
+        sep = _SEP.match(s.buf, s.pos)  # the common case, in one step
+        if sep is not None and sep.end() < len(s.buf):
+            s.pos = sep.end()
+            if sep[1] == "]":
+                return
+        elif s.expect(",]", "',' or ']' in traceEvents") == "]":
+            return
+
+
+def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start: int) -> None:
+    if not isinstance(event, dict) or not isinstance(event.get("ph"), str):
+        s.fail(f'traceEvents[{trace.total}] is not a trace event (an object with "ph")', start)
+    ph = event["ph"]
+    if ph == "M":
+        args = event.get("args")
+        name = args.get("name") if isinstance(args, dict) else None
+        if isinstance(name, str) and isinstance(event.get("pid"), int):
+            if event.get("name") == "process_name":
+                trace.process_names[event["pid"]] = name
+            elif event.get("name") == "thread_name" and isinstance(event.get("tid"), int):
+                trace.thread_names[(event["pid"], event["tid"])] = name
+        return
+    if ph != "X" or not isinstance(event.get("name"), str):
+        return
+    m = wanted.fullmatch(event["name"])
+    if m is None:
+        return
+    ts, dur, pid, tid = (event.get(k) for k in ("ts", "dur", "pid", "tid"))
+    if pid != trace.worker_pid:
+        return  # the Scheduler View repeats each task: its stamps are dispatch and finish
+    args = event.get("args")
+    kdur = args.get("kernel-duration-us") if isinstance(args, dict) else None
+    if not (_number(ts) and _number(dur) and _number(kdur) and isinstance(tid, int)):
+        s.fail(
+            f"event '{printable(clip(event['name']))}' lacks a numeric ts, dur, tid or "
+            "args.kernel-duration-us: not the PyPTO converter's form",
+            start,
+        )
+    end = ts + dur
+    trace.events.append(Event(m["k"], m["task"], trace.worker_pid, tid, end - kdur, end, kdur))
+
+
+def _number(x: object) -> TypeGuard[float]:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,67 @@
+"""PC104: a later anchor exists, from which the warm still lands before its consumer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from plancc import ir
+from plancc.codes import Severity
+from plancc.rules import Finding, anchored, rule
+from plancc.rules.timeline import timeline
+from plancc.text import fmt_size
+
+
+@rule("PC104", "later-anchor", Severity.WARNING)
+def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
+    """A later anchor exists: the warm is issued while the layer still streams its own weights.
+
+    A candidate is a stage strictly between the anchor and the warm's first
+    consumer, outside the consumer groups the warm touches, that reads static
+    tensors (weights) and has a `task`. It is excluded when the warm could not
+    land from it: it is the stage right before the first consumer, or every
+    stage between it and the first consumer has `duration_us` and PC107's
+    arithmetic, anchored there, would fire. PC104 fires when a candidate is
+    left; reported at `after`, naming the weights streamed in between, and the
+    hint names the last candidate. Anchored there, the warm is clear of PC104
+    and of PC107.
+
+    Why: a warm issued while the layer still streams its own weights competes
+    with those streams for HBM bandwidth and L2. In the seed (DeepSeek V4
+    Flash, ep2, fast-rank p50, warmup 20), the same wo_a + wo_b warm gained
+    −830 µs anchored on the task that writes q, after wq_b, the last large
+    projection stream; it cost +770 µs anchored at `rms_norm`, and gained only
+    −63 µs at layer entry and −13 µs at the KV projection output. Anchored
+    just before the attention kernel it cost +1186 µs: too late to land, which
+    is PC107's finding, not this one.
+
+    Fix: anchor the warm at the hinted stage. It is a candidate to measure,
+    not a verdict.
+    """
+    for layer, warm, at in anchored(plan):
+        line = timeline(plan, layer)
+        consumers = [
+            c
+            for e in warm.entries
+            if e.tensor.static and (c := line.consumer(e.tensor.name, at)) is not None
+        ]
+        if not consumers:
+            continue
+        first = min(consumers)
+        groups = {layer.stages[c].consumer_group for c in consumers}
+        warm_bytes = sum(e.tensor.bytes or 0 for e in warm.entries if e.tensor.static)
+        later = line.last_candidate(at, line.latest_landing(first, warm_bytes), groups)
+        if later is None:
+            continue
+        total, count, shown = line.streamed(at, first, groups)
+        names = ", ".join(layer.stages[i].name for i in shown)
+        if count > len(shown):
+            names += f" and {count - len(shown)} more"
+        stage = layer.stages[later]
+        yield Finding(
+            warm.after_pos,
+            f"anchor '{layer.stages[at].name}' is early: {names} stream{'s' if count == 1 else ''} "
+            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
+            f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
+            "the warm still lands",
+            warm=warm,
+        )

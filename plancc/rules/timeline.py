@@ -1,0 +1,185 @@
+"""A layer kind's stages indexed once, so that anchor questions cost O(log n) per warm.
+
+PC104 asks, for every warm, "which is the last stage between the anchor and
+the first consumer that could anchor it instead?" and PC107 "how long is the
+window before the first consumer?". Scanning the stages per warm made a layer
+of 1,000 warms at one anchor take seconds; ``Timeline`` answers both from
+prefix sums, sorted index lists and jump pointers built once per layer kind.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from plancc import ir
+
+Group = tuple[str, str]
+
+
+def decimal(x: float) -> Fraction:
+    """The value the plan wrote (``36.8``), not its nearest binary float."""
+    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Whether a warm of ``bytes`` anchored at one stage lands before its first consumer."""
+
+    fires: bool  # PC107 would fire
+    window_us: Fraction | None  # the summed durations, when every stage in between has one
+    landed: Fraction | None  # the estimated bytes landed in that window
+
+
+class Timeline:
+    """One complete layer kind, indexed for the anchor rules."""
+
+    def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
+        self.plan = plan
+        self.stages = layer.stages
+        n = len(self.stages)
+        self.readers: dict[str, list[int]] = {}  # tensor -> the stages reading it, in order
+        self.weights: list[list[ir.Tensor]] = []  # per stage: the static tensors it reads
+        for s in self.stages:
+            names = dict.fromkeys(s.reads)
+            for name in names:
+                self.readers.setdefault(name, []).append(s.index)
+            tensors = (plan.tensors.get(name) for name in names)
+            self.weights.append([t for t in tensors if t is not None and t.static])
+        self.weight_bytes = [sum(t.bytes or 0 for t in ws) for ws in self.weights]
+        # Prefix sums: weight bytes and streaming stages over stages [0, i).
+        self.bytes_before = _prefix(self.weight_bytes)
+        self.streaming = [i for i in range(n) if self.weights[i]]
+        # Per consumer group: its streaming stages and their prefix bytes.
+        self.group_streaming: dict[Group, list[int]] = {}
+        for i in self.streaming:
+            self.group_streaming.setdefault(self.stages[i].consumer_group, []).append(i)
+        self.group_bytes = {
+            g: _prefix([self.weight_bytes[i] for i in idx])
+            for g, idx in self.group_streaming.items()
+        }
+        # Candidate anchors: stages that stream weights and have a task.
+        self.candidates = [i for i in self.streaming if self.stages[i].task is not None]
+        # For each candidate (by position), the position of the last earlier candidate in
+        # another consumer group: skipping a touched group is one jump per run of it.
+        self.other_before: list[int] = []
+        for k in range(len(self.candidates)):
+            self.other_before.append(self._other_before(k))
+        # Durations: prefix sums, and the last stage at or before i that lacks one.
+        self.duration_before = [Fraction(0)]
+        for s in self.stages:
+            d = decimal(s.duration_us) if s.duration_us is not None else Fraction(0)
+            self.duration_before.append(self.duration_before[-1] + d)
+        self.last_unmeasured = _last_where([s.duration_us is None for s in self.stages])
+        self.last_task = _last_where([s.task is not None for s in self.stages])
+        # Stages that push other bytes through L2 (PC106) or use SDMA (PC105).
+        self.last_busy = _last_where([bool(s.streams or s.sdma) for s in self.stages])
+
+    def _other_before(self, k: int) -> int:
+        group = self.stages[self.candidates[k]].consumer_group
+        j = k - 1
+        if j >= 0 and self.stages[self.candidates[j]].consumer_group == group:
+            return self.other_before[j]  # the same run: its jump is ours
+        return j
+
+    def consumer(self, tensor: str, anchor: int) -> int | None:
+        """The first stage after ``anchor`` that reads ``tensor``."""
+        readers = self.readers.get(tensor, [])
+        k = bisect.bisect_right(readers, anchor)
+        return readers[k] if k < len(readers) else None
+
+    def read_upto(self, tensor: str, stage: int) -> int:
+        """The last stage at or before ``stage`` that reads ``tensor``; -1 when none."""
+        readers = self.readers.get(tensor, [])
+        k = bisect.bisect_right(readers, stage)
+        return readers[k - 1] if k else -1
+
+    def landing(self, anchor: int, first: int, warm_bytes: int) -> Landing:
+        """PC107's arithmetic for a warm of ``warm_bytes`` anchored at ``anchor``."""
+        rate = self.plan.platform.sdma_bytes_per_s if self.plan.platform is not None else None
+        measured = first > anchor + 1 and self.last_unmeasured[first - 1] <= anchor
+        if measured and rate is not None:
+            window = self.duration_before[first] - self.duration_before[anchor + 1]
+            landed = window * rate / 1_000_000
+            return Landing(4 * landed < warm_bytes, window, landed)
+        return Landing(first == anchor + 1, None, None)
+
+    def latest_landing(self, first: int, warm_bytes: int) -> int:
+        """The last stage index, before ``first`` - 1, from which a warm of ``warm_bytes``
+        lands in time (PC107 would not fire); -1 when none. Landing is monotone: an
+        earlier anchor has a longer window, or an unmeasured stage in it."""
+        bound = first - 2  # the stage right before the consumer never leaves a window
+        rate = self.plan.platform.sdma_bytes_per_s if self.plan.platform is not None else None
+        if bound < 0 or rate is None or warm_bytes == 0:
+            return bound
+        unmeasured = self.last_unmeasured[first - 1]  # anchors before it: not estimated
+        need = Fraction(warm_bytes * 1_000_000, 4 * rate)  # the window that lands a quarter
+        # Anchored at c (c >= unmeasured), the window is before[first] - before[c + 1].
+        k = bisect.bisect_right(self.duration_before, self.duration_before[first] - need) - 1
+        best = min(k - 1, bound)
+        if best >= max(unmeasured, 0):
+            return best
+        return min(unmeasured - 1, bound)
+
+    def last_candidate(self, after: int, upto: int, groups: set[Group]) -> int | None:
+        """The last candidate anchor in (``after``, ``upto``] outside ``groups``."""
+        k = bisect.bisect_right(self.candidates, upto) - 1
+        while k >= 0 and self.stages[self.candidates[k]].consumer_group in groups:
+            k = self.other_before[k]
+        if k >= 0 and self.candidates[k] > after:
+            return self.candidates[k]
+        return None
+
+    def streamed(self, after: int, before: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+        """Weight bytes and streaming stages strictly between two stages, outside
+        ``groups``: (bytes, how many stages, the first three of them)."""
+        lo, hi = after + 1, before
+        if hi <= lo:
+            return 0, 0, []
+        total = self.bytes_before[hi] - self.bytes_before[lo]
+        count = bisect.bisect_left(self.streaming, hi) - bisect.bisect_left(self.streaming, lo)
+        for g in groups:
+            idx = self.group_streaming.get(g, [])
+            a, b = bisect.bisect_left(idx, lo), bisect.bisect_left(idx, hi)
+            total -= self.group_bytes[g][b] - self.group_bytes[g][a]
+            count -= b - a
+        shown: list[int] = []
+        k = bisect.bisect_left(self.streaming, lo)
+        while len(shown) < 3 and k < len(self.streaming) and self.streaming[k] < hi:
+            i = self.streaming[k]
+            if self.stages[i].consumer_group not in groups:
+                shown.append(i)
+            k += 1
+        return total, count, shown
+
+
+def _last_where(flags: Sequence[bool]) -> list[int]:
+    """For each index, the last index at or before it whose flag is set; -1 when none."""
+    out, last = [], -1
+    for i, flag in enumerate(flags):
+        last = i if flag else last
+        out.append(last)
+    return out
+
+
+def _prefix(values: Sequence[int]) -> list[int]:
+    out = [0]
+    for v in values:
+        out.append(out[-1] + v)
+    return out
+
+
+_last: tuple[ir.Plan, dict[str, Timeline]] | None = None
+
+
+def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
+    """The layer kind's timeline, built once per plan (the rules of one check share it)."""
+    global _last
+    if _last is None or _last[0] is not plan:
+        _last = (plan, {})
+    found = _last[1].get(layer.name)
+    if found is None or found.stages is not layer.stages:
+        found = _last[1][layer.name] = Timeline(plan, layer)
+    return found

@@ -1,0 +1,329 @@
+"""`plancc fmt`: one canonical layout, every comment kept, idempotent, atomic."""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plancc.diagnostics import Diagnostic
+from plancc.fmt import FmtError, format_plan
+from plancc.load import load
+
+ROOT = Path(__file__).resolve().parent.parent
+PLANS = sorted((ROOT / "plans").glob("*.yaml"))
+CASES = sorted((ROOT / "tests" / "cases").rglob("*.yaml"))
+runner = CliRunner()
+
+MESSY = """\
+# header comment
+
+layers:
+  k:
+    warms:
+    - tensors: [w, v]   # issue order
+      after: s0
+      # why
+      name: wm
+    stages:
+    - reads: [w]
+      name: s0
+      task: t0
+    -   {name: s1, reads: [v],
+         group: g}  # grouped
+    - name: s2  # the long one
+      reads: [w, v, a_very_long_tensor_name_one, a_very_long_tensor_name_two, another_one]
+tensors:
+  w: {dtype: bf16, shape: [64]}
+  v:
+    shape: [D]
+    dtype: bf16
+platform: a2a3
+dims: {D: 64}
+
+
+model: messy
+plancc: 1
+budget: {l2_fraction: 0.5}
+lint:
+  ignore: [PC101]
+forward:
+- {repeat: 2, layer: k}
+# end of file
+"""
+
+CANONICAL = """\
+# header comment
+
+plancc: 1
+model: messy
+platform: a2a3
+budget:
+  l2_fraction: 0.5
+
+dims:
+  D: 64
+
+tensors:
+  w: {shape: [64], dtype: bf16}
+  v: {shape: [D], dtype: bf16}
+
+layers:
+  k:
+    stages:
+      - {name: s0, task: t0, reads: [w]}
+      - {name: s1, reads: [v], group: g}  # grouped
+      - name: s2  # the long one
+        reads:
+          - w
+          - v
+          - a_very_long_tensor_name_one
+          - a_very_long_tensor_name_two
+          - another_one
+    warms:
+      # why
+      - name: wm
+        after: s0
+        tensors: [w, v]  # issue order
+
+forward:
+  - {layer: k, repeat: 2}
+
+lint:
+  ignore: [PC101]
+
+# end of file
+"""
+
+
+def _fmt(text: str) -> str:
+    out = format_plan("p.yaml", text.encode())
+    assert isinstance(out, bytes)
+    return out.decode()
+
+
+def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    from plancc.cli import app
+
+    result = runner.invoke(app, ["fmt", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_canonical_layout() -> None:
+    assert _fmt(MESSY) == CANONICAL
+    assert _fmt(CANONICAL) == CANONICAL
+
+
+def test_values_do_not_change() -> None:
+    before, after = load("p.yaml", MESSY.encode()), load("p.yaml", CANONICAL.encode())
+    assert not isinstance(before, Diagnostic)
+    assert not isinstance(after, Diagnostic)
+    assert before.data == after.data
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.name)
+def test_the_shipped_plans_are_canonical(path: Path) -> None:
+    assert format_plan(str(path), path.read_bytes()) == path.read_bytes()
+
+
+@pytest.mark.parametrize("path", PLANS + CASES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fmt_is_idempotent_and_keeps_every_value(path: Path) -> None:
+    raw = path.read_bytes()
+    once = format_plan(str(path), raw)  # also checks values and comments (FmtError)
+    if isinstance(once, Diagnostic):
+        assert once.code == "PC001"
+        return
+    assert format_plan(str(path), once) == once
+
+
+def test_scalars_are_kept_as_written() -> None:
+    text = (
+        "plancc: 1\nmodel: 'q'\nplatform: \"a2a3\"\ndims:\n  A: 0x10\n  B: 1_000\n"
+        "tensors: {}\nlayers:\n  k:\n    stages: [{name: s, streams: 427.8 MB}]\n"
+        "    warms:\n      - name: w\n        after: s\n        tensors: [t]\n"
+        "        reason: >-\n          folded\n          text\n\n        allow: [PC103]\n"
+    )
+    out = _fmt(text)
+    assert "  A: 0x10\n  B: 1_000\n" in out
+    assert "model: 'q'\nplatform: \"a2a3\"\n" in out
+    assert "      - {name: s, streams: 427.8 MB}\n" in out
+    assert out.endswith(
+        "        allow: [PC103]\n        reason: >-\n          folded\n          text\n"
+    )
+
+
+def test_a_block_scalar_is_indented_two_columns_in_from_its_key() -> None:
+    text = (
+        "plancc: 1\nlayers:\n    k:\n        warms:\n        -   reason: |\n"
+        "                a\n                  b\n            name: w\n"
+    )
+    assert _fmt(text).endswith(
+        "layers:\n  k:\n    warms:\n      - name: w\n"
+        "        reason: |\n          a\n            b\n"
+    )
+
+
+def test_crlf_becomes_lf_and_a_bom_stays() -> None:
+    out = format_plan("p.yaml", b"\xef\xbb\xbfmodel: m\r\nplancc: 1\r\n")
+    assert out == b"\xef\xbb\xbfplancc: 1\nmodel: m\n"
+
+
+def test_an_alias_that_would_come_before_its_anchor_is_refused() -> None:
+    text = "tensors:\n  t: {shape: [&n 4], dtype: bf16}\ndims:\n  D: *n\nplancc: 1\n"
+    with pytest.raises(FmtError, match="would put alias \\*n before its anchor"):
+        format_plan("p.yaml", text.encode())
+
+
+def test_a_shared_shape_keeps_its_anchor_first() -> None:
+    text = "tensors:\n  a: {shape: &sq [D, D], dtype: bf16}\n  b: {shape: *sq, dtype: bf16}\n"
+    assert _fmt(text) == text
+
+
+def test_a_top_level_that_is_not_a_mapping_is_left_as_it_is() -> None:
+    assert format_plan("p.yaml", b"- a\n-   b\n") == b"- a\n-   b\n"
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def messy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "messy.yaml"
+    path.write_text(MESSY)
+    return path
+
+
+def test_fmt_rewrites_in_place_keeping_the_mode(messy: Path) -> None:
+    messy.chmod(0o640)
+    assert _run("messy.yaml") == (0, "messy.yaml: formatted\n1 formatted, 0 unchanged\n", "")
+    assert messy.read_text() == CANONICAL
+    assert stat.S_IMODE(messy.stat().st_mode) == 0o640
+    mtime = messy.stat().st_mtime_ns
+    assert _run("messy.yaml") == (0, "0 formatted, 1 unchanged\n", "")
+    assert messy.stat().st_mtime_ns == mtime  # an unchanged plan is not touched
+    assert not [p for p in messy.parent.iterdir() if p.name.startswith(".plancc-")]
+
+
+def test_fmt_writes_through_a_symlink(messy: Path) -> None:
+    (messy.parent / "link.yaml").symlink_to(messy)
+    assert _run("link.yaml")[0] == 0
+    assert (messy.parent / "link.yaml").is_symlink()
+    assert messy.read_text() == CANONICAL
+
+
+def test_check_lists_what_would_change_and_writes_nothing(messy: Path) -> None:
+    (messy.parent / "clean.yml").write_text(CANONICAL.replace("messy", "clean"))
+    code, out, _ = _run("--check", ".")
+    assert (code, out) == (
+        1,
+        "messy.yaml: would be reformatted\n1 would be reformatted, 1 already formatted\n",
+    )
+    assert messy.read_text() == MESSY
+    assert _run("--check", "clean.yml") == (0, "0 would be reformatted, 1 already formatted\n", "")
+
+
+def test_diff_prints_the_change_and_writes_nothing(messy: Path) -> None:
+    code, out, _ = _run("--diff", "messy.yaml")
+    assert code == 1
+    assert out.startswith("--- messy.yaml\n+++ messy.yaml\n@@ ")
+    assert "\n-plancc: 1\n" in out
+    assert "\n+  w: {shape: [64], dtype: bf16}\n" in out
+    assert messy.read_text() == MESSY
+
+
+def test_a_plan_that_is_not_yaml_is_refused(messy: Path) -> None:
+    bad = messy.parent / "bad.yaml"
+    bad.write_text("plancc: 1\nmodel: [\n")
+    code, out, _ = _run("bad.yaml", "messy.yaml")
+    assert code == 1
+    first, *rest = out.splitlines()
+    assert first.startswith("bad.yaml:")  # the diagnostic validate gives
+    assert " error PC001: " in first
+    assert rest == [
+        "bad.yaml: not formatted: it is not a readable plan (PC001)",
+        "messy.yaml: formatted",
+        "1 formatted, 0 unchanged, 1 not formatted",
+    ]
+    assert bad.read_text() == "plancc: 1\nmodel: [\n"
+
+
+def test_a_plan_fmt_cannot_lay_out_is_left_as_it_is(messy: Path) -> None:
+    messy.write_text("tensors:\n  t: {shape: [&n 4], dtype: bf16}\ndims:\n  D: *n\nplancc: 1\n")
+    code, out, _ = _run("messy.yaml")
+    assert code == 1
+    assert out.startswith(
+        "messy.yaml: cannot format: the canonical order would put alias *n before its anchor"
+    )
+
+
+def test_standard_input_is_formatted_to_standard_output(messy: Path) -> None:
+    assert _run("-", stdin=MESSY) == (0, CANONICAL, "")
+    code, out, _ = _run("--check", "-", "--stdin-filename", "x.yaml", stdin=MESSY)
+    assert (code, out.splitlines()[0]) == (1, "x.yaml: would be reformatted")
+    code, _, err = _run("-", "messy.yaml", stdin=MESSY)
+    assert (code, err) == (2, "plancc: -: a plan from standard input is formatted alone\n")
+
+
+def test_no_temporary_file_is_left_when_the_directory_is_read_only(messy: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere")
+    messy.parent.chmod(0o555)
+    try:
+        code, _, err = _run("messy.yaml")
+    finally:
+        messy.parent.chmod(0o755)
+    assert code == 2
+    assert err.startswith(f"plancc: {messy.parent / 'messy.yaml'}: cannot write:")
+    assert messy.read_text() == MESSY
+
+
+def test_a_directory_formats_its_plans_and_names_what_it_skipped(messy: Path) -> None:
+    (messy.parent / "sub.yaml").mkdir()
+    (messy.parent / ".hidden.yaml").write_text(MESSY)
+    code, out, err = _run(".")
+    assert code == 0
+    assert out == "messy.yaml: formatted\n1 formatted, 0 unchanged\n"
+    assert err == "plancc: skipped sub.yaml: is a directory\n"
+    assert (messy.parent / ".hidden.yaml").read_text() == MESSY
+
+
+def _mutations(count: int) -> list[bytes]:
+    """Plans of the corpus with lines indented, dedented, swapped, commented, blanked."""
+    rng = random.Random(11)
+    texts = [p.read_text("utf-8").split("\n") for p in PLANS + CASES]
+    extra = ["# c", "", "  # x", "x: 1", "- a", "  - {a: b}  # z"]
+    ends = ["  # e", " #x", ",", " [", " &a", " *a"]
+    out = []
+    for _ in range(count):
+        lines = list(rng.choice(texts))
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(lines))
+            op = rng.randrange(5)
+            if op == 0:
+                lines[i] = "  " + lines[i]
+            elif op == 1:
+                lines[i] = lines[i][2:]
+            elif op == 2:
+                lines.insert(i, rng.choice(extra))
+            elif op == 3:
+                j = rng.randrange(len(lines))
+                lines[i], lines[j] = lines[j], lines[i]
+            else:
+                lines[i] += rng.choice(ends)
+        out.append("\n".join(lines).encode())
+    return out
+
+
+def test_broken_and_odd_plans_are_formatted_idempotently_or_left_alone() -> None:
+    for raw in _mutations(150):
+        try:
+            once = format_plan("p.yaml", raw)
+        except FmtError:
+            continue  # left as it is, said so: never a changed value or a lost comment
+        if isinstance(once, bytes):
+            assert format_plan("p.yaml", once) == once, raw.decode()

@@ -1,0 +1,332 @@
+"""`plancc measure` reads PyPTO's exact forms, and refuses anything else in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import measure_fixtures as fx
+import pytest
+from typer.testing import CliRunner
+
+from plancc.cli import app
+from plancc.measure import trace as tr
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "tests" / "data" / "swimlane-example.json"
+FLASH = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"
+EP2 = ({41237: fx.spread(34423.7)}, {41301: fx.spread(33424.2)})
+
+
+def test_the_example_is_the_converters_own_output() -> None:
+    # A copy of ../shared/data/swimlane-example.json (CI has no ../shared).
+    digest = hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
+    assert digest == "65a2d76a43bf853be6c78f7cb552a25495a04974f2f9dfd1aad2fc579dbe1234"
+
+
+def test_the_fixture_writer_writes_the_converters_form_byte_for_byte() -> None:
+    written = json.dumps(fx.trace_events(fx.example_tasks()), indent=2)
+    assert written == EXAMPLE.read_text("utf-8")
+
+
+def test_the_runner_forms_the_fixture_writes() -> None:
+    log = fx.bench_log({41237: [34411.2, 34398.0], 41238: [34433.9, 34420.1]}, warmup=500)
+    assert log.splitlines()[1:5] == [
+        "[RUN]   effective_us (2 rounds) min=34420.1 median=34427.0 mean=34427.0 max=34433.9",
+        "[RUN]   raw samples: ranks=2 rounds=2 warmup=500",
+        "[RUN]     rank 41237 raw n=2 eff_us=[34411.2, 34398.0]",
+        "[RUN]     rank 41238 raw n=2 eff_us=[34433.9, 34420.1]",
+    ]
+    assert (
+        log.splitlines()[6]
+        == "[RUN]     rank 41237: eff_us min=34398.0 median=34404.6 mean=34404.6 max=34411.2"
+    )
+    assert fx.strace(41237, 12, 3, 1203400, 265120) == (
+        "[STRACE] v=1 pid=41237 tid=41237 inv=12 hid=7f3a depth=3 "
+        "name=chip.run.runner_run.device_wall.task_slot_3 ts=1203400 dur=265120 clk=dev"
+    )
+
+
+def test_the_example_trace_reads_as_its_tasks() -> None:
+    pattern = tr.name_pattern(["prefetch_o_proj_w", "proj_a_mm", "qproj_dequant_rms_nope_rope"])
+    t = tr.read(str(EXAMPLE), pattern)
+    assert t.total == 28
+    assert t.worker_pid == 4
+    assert [(e.kernel, e.task, t.lane(e.tid)) for e in t.worker_events()] == [
+        ("qproj_dequant_rms_nope_rope", "t16", "AIV_24"),
+        ("qproj_dequant_rms_nope_rope", "t16", "AIV_25"),
+        ("prefetch_o_proj_w", "t17", "AIV_26"),
+        ("proj_a_mm", "t18", "AIC_0"),
+    ]
+    warm = t.worker_events()[2]
+    assert warm.kernel_us == pytest.approx(29.26)
+    assert (warm.start, warm.end) == pytest.approx((9.0, 38.26))
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel"),
+    [
+        ("prefetch_o_proj_w(t17)", "prefetch_o_proj_w"),
+        ("prefetch_o_proj_w_12(t17)", "prefetch_o_proj_w"),
+        ("prefetch_o_proj_w_spmd(t17)", "prefetch_o_proj_w"),
+        ("prefetch_o_proj_w_3_spmd(r2t17)", "prefetch_o_proj_w"),
+        ("prefetch_o_proj_w_x(t17)", None),
+        ("decode_prefetch_o_proj_w(t17)", None),
+        ("prefetch_o_proj_w(17)", None),
+        ("w_1(t3)", "w_1"),
+    ],
+)
+def test_scope_names_match_the_hint_forms(name: str, kernel: str | None) -> None:
+    m = tr.name_pattern(["prefetch_o_proj_w", "w", "w_1"]).fullmatch(name)
+    assert (m["k"] if m else None) == kernel
+
+
+def test_a_stream_read_in_tiny_chunks_gives_the_same_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pattern = tr.name_pattern(["prefetch_o_proj_w", "proj_a_mm"])
+    whole = tr.read(str(EXAMPLE), pattern)
+    monkeypatch.setattr(tr, "CHUNK", 7)
+    assert tr.read(str(EXAMPLE), pattern).events == whole.events
+
+
+def test_only_matching_events_are_kept(tmp_path: Path) -> None:
+    path = fx.write_trace(tmp_path / "t.json", fx.forward_tasks(["csa"] * 4, fillers=50))
+    t = tr.read(str(path), tr.name_pattern(["prefetch_o_proj_w"]))
+    assert t.total > 400
+    assert len(t.events) == 4
+
+
+# -- bad input: one line naming the file, exit 2, no traceback ----------------------------
+
+
+def _run(
+    tmp: Path, *, base: str | None = None, warm: str | None = None, extra: tuple[str, ...] = ()
+) -> tuple[int, str]:
+    b, w = tmp / "bench-nowarm.log", tmp / "bench-warm.log"
+    b.write_text(base if base is not None else fx.bench_log(EP2[0]), encoding="utf-8")
+    w.write_text(warm if warm is not None else fx.bench_log(EP2[1]), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(FLASH), "--baseline", str(b), "--warm", str(w), *extra]
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.stderr
+    if result.exit_code == 2:
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1
+    return result.exit_code, result.stderr.removeprefix("plancc: ").rstrip("\n")
+
+
+LOG = fx.bench_log(EP2[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[INFO] started\n[INFO] done\n",
+            "no [RUN] timing line ('effective_us (N rounds) min=… median=… mean=… max=…'): "
+            "not the log of a PYPTO_BENCH=1 run",
+        ),
+        (
+            "[RUN]   effective_us unavailable: simulator\n",
+            ":1: no timing captured ('effective_us unavailable: simulator'): "
+            "a simulator or a non-profiling build measures nothing",
+        ),
+        (
+            "[RUN]   benchmark unavailable: no profiling\n",
+            ":1: no timing captured ('benchmark unavailable: no profiling')",
+        ),
+        (LOG.split("\n[INFO] golden")[0], ":6: cut off: the last [RUN] line has no line end"),
+        (LOG + LOG, ":9: a second benchmark run (the first is at line 2): give one run per log"),
+        (
+            LOG.replace("raw n=100", "raw n=99"),
+            ":4: rank 41301 announces n=99 raw samples and lists 100",
+        ),
+        (
+            LOG.split("]\n")[0] + "\n",
+            ":4: the raw samples of rank 41301 are cut off (no closing ']')",
+        ),
+        (
+            LOG.replace("eff_us=[33404.4", "eff_us=[nan"),
+            ":4: the raw samples of rank 41301 are not all numbers",
+        ),
+        (
+            LOG.replace("median=33424.2 mean", "median=33,424.2 mean"),
+            ":2: unreadable benchmark line: 'effective_us (100 rounds) min=33404.4 me…'",
+        ),
+    ],
+)
+def test_bad_logs(tmp_path: Path, text: str, message: str) -> None:
+    code, err = _run(tmp_path, warm=text)
+    assert code == 2
+    assert err.startswith(str(tmp_path / "bench-warm.log"))
+    assert message in err
+
+
+def test_an_unreadable_log_or_manifest(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "measure",
+            "--manifest",
+            str(FLASH),
+            "--baseline",
+            str(tmp_path / "nope.log"),
+            "--warm",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == f"plancc: {tmp_path / 'nope.log'}: cannot read: No such file or directory\n"
+    )
+    bad = tmp_path / "m.json"
+    bad.write_text('{"format": "plancc-manifest/1"}', encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(bad), "--baseline", str(bad), "--warm", str(bad)]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"plancc: {bad}: at /: 'model' is a required property")
+
+
+TRACE = json.dumps(fx.trace_events(fx.example_tasks()), indent=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", ":1: empty file: not a trace"),
+        ("[]", ':1: not a Chrome Trace Event file: expected an object {"traceEvents": [...]}'),
+        ('{"metadata": {}}', ': not a Chrome Trace Event file: no "traceEvents" list'),
+        ('{"traceEvents": {}}', ':1: "traceEvents" is not a list'),
+        ('{"traceEvents": [1]}', ':1: traceEvents[0] is not a trace event (an object with "ph")'),
+        (TRACE[: len(TRACE) // 2], ": cut off"),
+        (TRACE[:-3], ":363: cut off: expected ',' or ']' in traceEvents"),
+        (TRACE + "\n{}", ":365: more data after the trace object"),
+        ("{'traceEvents': []}", ":1: not JSON: Expecting value"),
+        (
+            TRACE.replace(
+                '"kernel-duration-us": 29.259999999999998', '"kernel-duration-us": "29.26"'
+            ),
+            ":117: event 'prefetch_o_proj_w(t17)' lacks a numeric ts, dur, tid or "
+            "args.kernel-duration-us: not the PyPTO converter's form",
+        ),
+    ],
+)
+def test_bad_traces(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "merged_swimlane_20261203_101500.json"
+    path.write_text(text, encoding="utf-8")
+    code, err = _run(tmp_path, extra=("--trace", str(path)))
+    assert code == 2
+    assert err.startswith(str(path))
+    assert message in err
+
+
+def test_a_trace_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(b'{"traceEvents": [\xff]}')
+    code, err = _run(tmp_path, extra=("--trace", str(path)))
+    assert (code, err) == (2, f"{path}:1: not a trace: not UTF-8 text")
+
+
+def test_a_manifest_of_another_build(tmp_path: Path) -> None:
+    path = fx.write_trace(tmp_path / "t.json", fx.forward_tasks(["csa"], hint="prefetch_other"))
+    code, err = _run(tmp_path, extra=("--trace", str(path)))
+    assert code == 2
+    assert err == (
+        f"{path}: no scope named by the manifest's name_hints (prefetch_o_proj_w) in the Worker "
+        f"View: a trace of another build, or of a run without the warm (manifest {FLASH})"
+    )
+
+
+def test_a_trace_directory_without_traces(tmp_path: Path) -> None:
+    (tmp_path / "dfx").mkdir()
+    code, err = _run(tmp_path, extra=("--trace", str(tmp_path / "dfx")))
+    assert (code, err) == (2, f"{tmp_path / 'dfx'}: no merged_swimlane_*.json under this directory")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ("--standalone", "csa=347.0"),
+            "--standalone: no stage window named 'csa' (windows: none: no slot lines); "
+            "name one with --window csa=A:B",
+        ),
+        (("--window", "csa=3-4"), "--window: 'csa=3-4' is not NAME=A:B with slots 0-15"),
+        (
+            ("--window", "csa=3:4", "--standalone", "csa=fast"),
+            "--standalone: 'csa=fast' is not NAME=µs (e.g. csa=347.0)",
+        ),
+    ],
+)
+def test_bad_window_options(tmp_path: Path, extra: tuple[str, ...], message: str) -> None:
+    assert _run(tmp_path, extra=extra) == (2, message)
+
+
+def test_slot_files_that_name_no_run(tmp_path: Path) -> None:
+    err_file = tmp_path / "stderr.log"
+    err_file.write_text(fx.slot_lines(99999, [350.0]), encoding="utf-8")
+    code, err = _run(tmp_path, extra=("--slots", str(err_file)))
+    assert code == 2
+    assert err == (
+        f"{err_file}: its [STRACE] pids (99999) match no rank of either benchmark log: "
+        "name its run, --slots baseline=FILE or --slots warm=FILE"
+    )
+    err_file.write_text("[INFO] nothing\n", encoding="utf-8")
+    assert _run(tmp_path, extra=("--slots", f"warm={err_file}")) == (
+        2,
+        f"{err_file}: no [STRACE] task_slot lines",
+    )
+    err_file.write_text(
+        fx.strace(41301, 1, 3, 100, 5).replace("dur=5", "dur=x") + "\n", encoding="utf-8"
+    )
+    code, err = _run(tmp_path, extra=("--slots", f"warm={err_file}"))
+    assert (code, err) == (
+        2,
+        f"{err_file}:1: unreadable [STRACE] slot line (pid, inv, ts, dur, slot 0-15)",
+    )
+
+
+def test_no_message_is_longer_than_a_line(tmp_path: Path) -> None:
+    code, err = _run(tmp_path, warm="[RUN] rank 1: eff_us " + "x" * 5000 + "\n")
+    assert code == 2
+    assert re.fullmatch(r".*: unreadable benchmark line: 'rank 1: eff_us x+…'", err)
+    assert len(err) < 300
+
+
+def test_a_trace_cut_anywhere_is_refused_in_one_line(tmp_path: Path) -> None:
+    from plancc.measure.errors import InputError
+
+    pattern = tr.name_pattern(["prefetch_o_proj_w", "proj_a_mm"])
+    path = tmp_path / "t.json"
+    for cut in range(0, len(TRACE) - 1, 23):
+        path.write_text(TRACE[:cut], encoding="utf-8")
+        with pytest.raises(InputError) as exc:
+            tr.read(str(path), pattern)
+        assert str(exc.value).startswith(f"{path}:")
+        assert "\n" not in str(exc.value)
+
+
+def test_a_log_cut_anywhere_is_read_or_refused_never_guessed(tmp_path: Path) -> None:
+    from plancc.measure import logs
+    from plancc.measure.errors import InputError
+
+    path = tmp_path / "bench.log"
+    for cut in range(0, len(LOG), 11):
+        path.write_text(LOG[:cut], encoding="utf-8")
+        try:
+            log = logs.read(str(path))
+        except InputError as exc:
+            message = str(exc)
+        else:
+            # Read only from whole lines: nothing is taken from a line that was cut.
+            assert log.headline == (33404.4, 33424.2, 33424.2, 33444.0)
+            assert all(r.samples is None or len(r.samples) == 100 for r in log.ranks)
+            assert all(r.logged in (None, (33404.4, 33424.2, 33424.2, 33444.0)) for r in log.ranks)
+            continue
+        assert message.startswith(str(path))

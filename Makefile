@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint types pytest bench golden regen clean
+.PHONY: run test lint types pytest bench fuzz golden regen clean
 
 # (Re)create the virtual environment when it is missing or older than pyproject.toml.
 $(STAMP): pyproject.toml
@@ -29,6 +29,9 @@ types: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest
+
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz --seconds $(or $(FUZZ_SECONDS),60)
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden

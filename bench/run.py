@@ -1,105 +1,258 @@
-"""Benchmarks for `make bench`: plancc against check-jsonschema, as ratios side by side.
+"""Benchmarks for `make bench`: plancc against check-jsonschema, as ratios from one run.
 
-Cold start is what CI pays per plan: `plancc validate` (schema, names, budget
-and every placement rule) against `check-jsonschema` (the schema alone) on the
-same file, each run as a fresh process. Throughput is the in-process cost of
-the whole front end on a large generated plan against a bare jsonschema pass
-over the same data. Medians of repeated runs; nothing here asserts a time.
+check-jsonschema runs as users run it: its own process, with ruamel.yaml's C
+loader installed (``make bench`` installs ``ruamel.yaml.clib``), against the
+schema plancc ships. plancc runs the same way (``plancc validate -q``, a fresh
+process) and does everything: schema, names, sizes, the L2 budget and every
+placement rule, with a position for each diagnostic.
+
+- cold: the Flash plan, ``validate`` and ``build`` (into an empty directory);
+- two scaling series of generated plans, 10², 10³ and 10⁴ warms: ``spread``
+  (ten warms per layer kind, each at its own anchor) and ``anchored`` (every
+  warm at one stage of one layer kind);
+- plancc's in-process time on each generated plan, the exponent of a
+  least-squares fit of log time against log warms, and each process's peak
+  memory (max RSS).
+
+Medians of repeated runs, interleaved so that a busy machine slows both
+sides alike. Nothing here asserts a time; the targets are printed beside the
+ratios and written, with every number, to bench/results.json.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
 SCHEMA = ROOT / "schemas" / "warm-plan.schema.json"
+RESULTS = ROOT / "bench" / "results.json"
+SIZES = (100, 1_000, 10_000)
+TIMEOUT = 150  # seconds for one process: past it a point is reported as a timeout
+SKIP_AFTER = 4  # seconds in process: a series this slow at 10x fewer warms stops there
 
 
-def median_seconds(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def run(cmd: list[str]) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-def large_plan(kinds: int) -> str:
-    lines = ["plancc: 1", "model: big", "platform: a2a3", "dims: {D: 4096, N: 1024}", "tensors:"]
-    lines += [f"  w{i}: {{shape: [D, N], dtype: int8}}" for i in range(kinds)]
+def spread(warms: int, per_kind: int = 10) -> str:
+    """``warms`` warms, ten per layer kind, each anchored at its own stage."""
+    lines = ["plancc: 1", "model: big", "platform: a2a3", "tensors:"]
+    kinds = max(1, warms // per_kind)
+    lines += [
+        f"  t{k}_{j}: {{shape: [16, 4], dtype: bf16}}"
+        for k in range(kinds)
+        for j in range(per_kind)
+    ]
     lines.append("layers:")
-    for i in range(kinds):
+    for k in range(kinds):
+        lines += [f"  k{k}:", "    stages:"]
+        for j in range(per_kind):
+            lines += [
+                f"      - {{name: a{j}, task: a{j}_tid}}",
+                f"      - {{name: g{j}}}",
+                f"      - {{name: c{j}, reads: [t{k}_{j}]}}",
+            ]
+        lines.append("    warms:")
         lines += [
-            f"  k{i}:",
-            "    stages:",
-            "      - {name: a, task: a_tid}",
-            "      - {name: b}",
-            f"      - {{name: c, reads: [w{i}]}}",
-            f"    warms: [{{name: warm{i}, after: a, tensors: [w{i}]}}]",
+            f"      - {{name: w{k}_{j}, after: a{j}, tensors: [t{k}_{j}]}}" for j in range(per_kind)
         ]
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    rows: list[tuple[str, float, float]] = []
-    plancc_cmd = [str(BIN / "plancc"), "validate", "-q", str(PLAN)]
-    cjs_cmd = [str(BIN / "check-jsonschema"), "--schemafile", str(SCHEMA), str(PLAN)]
-    run(plancc_cmd)
-    run(cjs_cmd)
-    rows.append(
-        (
-            "cold start, Flash plan (process)",
-            median_seconds(lambda: run(plancc_cmd), 15),
-            median_seconds(lambda: run(cjs_cmd), 15),
-        )
+def anchored(warms: int) -> str:
+    """``warms`` warms of one layer kind, all anchored at its first stage."""
+    lines = ["plancc: 1", "model: big", "platform: a2a3", "tensors:"]
+    lines += [f"  t{j}: {{shape: [16, 4], dtype: bf16}}" for j in range(warms)]
+    lines += ["layers:", "  k:", "    stages:", "      - {name: a, task: a_tid}"]
+    lines += ["      - {name: g}"]
+    lines += [f"      - {{name: c{j}, reads: [t{j}]}}" for j in range(warms)]
+    lines.append("    warms:")
+    lines += [f"      - {{name: w{j}, after: a, tensors: [t{j}]}}" for j in range(warms)]
+    return "\n".join(lines) + "\n"
+
+
+def process(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak memory (max RSS, bytes) of one run of ``cmd``."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    timer = threading.Timer(TIMEOUT, child.kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(child.pid, 0)
+    finally:
+        timer.cancel()
+        child.returncode = 0  # reaped by wait4
+    seconds = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        raise RuntimeError(f"timeout: over {TIMEOUT} s")
+    if code > 1:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {code}")
+    return seconds, usage.ru_maxrss * 1024
+
+
+def side_by_side(ours: list[str], theirs: list[str], runs: int) -> dict[str, float]:
+    """Both commands ``runs`` times, interleaved, after one warm-up run of each."""
+    process(ours)
+    process(theirs)
+    mine, other, rss_mine, rss_other = [], [], 0, 0
+    for _ in range(runs):
+        t, rss = process(ours)
+        mine.append(t)
+        rss_mine = max(rss_mine, rss)
+        t, rss = process(theirs)
+        other.append(t)
+        rss_other = max(rss_other, rss)
+    a, b = statistics.median(mine), statistics.median(other)
+    return {
+        "plancc_s": a,
+        "check_jsonschema_s": b,
+        "ratio": a / b,
+        "plancc_peak_rss": rss_mine,
+        "check_jsonschema_peak_rss": rss_other,
+    }
+
+
+# In a child process, so that this one stays small: a child's max RSS counts its
+# parent's at the fork, and a parent grown by 10^4 warms would be in every later row.
+_IN_PROCESS = """
+import statistics, sys, time
+from plancc.api import validate_paths
+times = []
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter()
+    validate_paths([sys.argv[1]])
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
+def in_process(path: Path, runs: int) -> float:
+    """plancc's median time for ``path`` inside one process, without its start-up."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IN_PROCESS, str(path), str(runs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT * runs,
+    )
+    return float(out.stdout)
+
+
+def exponent(points: list[tuple[int, float]]) -> float:
+    """The slope of a least-squares line through (log n, log seconds)."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
     )
 
-    import json
 
-    import jsonschema
+def c_loader() -> str:
+    """Which parser check-jsonschema's ``YAML(typ="safe")`` gets here."""
     from ruamel.yaml import YAML
+    from ruamel.yaml.main import CParser
 
-    from plancc.api import validate_paths
+    return "C (ruamel.yaml.clib)" if YAML(typ="safe").Parser is CParser else "pure Python"
 
-    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text("utf-8")))
-    with tempfile.TemporaryDirectory() as tmp:
-        for kinds in (10, 200):
-            path = Path(tmp) / f"big{kinds}.yaml"
-            path.write_text(large_plan(kinds), encoding="utf-8")
 
-            def schema_only(path: Path = path) -> None:
-                data = YAML(typ="safe", pure=True).load(path.read_text("utf-8"))
-                list(validator.iter_errors(data))
-
-            rows.append(
-                (
-                    f"in-process, {kinds} layer kinds",
-                    median_seconds(lambda p=path: validate_paths([str(p)]), 7),
-                    median_seconds(schema_only, 7),
-                )
-            )
-
-    width = max(len(r[0]) for r in rows)
-    print(f"{'benchmark':<{width}}  {'plancc':>10}  {'schema only':>12}  {'ratio':>6}")
-    for name, ours, theirs in rows:
-        print(
-            f"{name:<{width}}  {ours * 1e3:8.1f}ms  {theirs * 1e3:10.1f}ms  {ours / theirs:5.2f}x"
+def main() -> None:
+    loader = c_loader()
+    if not loader.startswith("C"):
+        sys.exit(
+            "bench: ruamel.yaml.clib is not installed: check-jsonschema would be measured slow"
         )
-    print("\n'schema only' is check-jsonschema for the process row and a bare jsonschema pass over")
-    print("the same YAML for the in-process rows; plancc also resolves names, bytes, the L2")
-    print("budget and every placement rule, with positions for each diagnostic.")
+    plancc, cjs = str(BIN / "plancc"), str(BIN / "check-jsonschema")
+    results: dict[str, Any] = {"check_jsonschema_loader": loader, "python": sys.version.split()[0]}
+    rows: list[tuple[str, dict[str, float], float]] = []
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        out.mkdir()
+        against = [cjs, "--schemafile", str(SCHEMA), str(PLAN)]
+        cold = side_by_side([plancc, "validate", "-q", str(PLAN)], against, 9)
+        rows.append(("Flash plan, validate (cold process)", cold, 0.5))
+
+        # Into an emptied directory each time, so that every run writes both files.
+        fresh_build = f'rm -f "{out}"/*; exec "{plancc}" build -q "{PLAN}" --out "{out}"'
+        built = side_by_side(["sh", "-c", fresh_build], against, 9)
+        rows.append(("Flash plan, build (cold process)", built, 0.75))
+        results["cold"] = {"validate": cold, "build": built}
+
+        for series, generate in (("spread", spread), ("anchored", anchored)):
+            points = []
+            for n in SIZES:
+                path = Path(tmp) / f"{series}{n}.yaml"
+                path.write_text(generate(n), encoding="utf-8")
+                runs = 3 if n < 10_000 else 2
+                slow = points and points[-1].get("in_process_s", SKIP_AFTER) >= SKIP_AFTER
+                if slow:
+                    points.append(
+                        {
+                            "warms": n,
+                            "error": f"skipped: {n // 10:,} warms took over"
+                            f" {SKIP_AFTER} s in process",
+                        }
+                    )
+                    continue
+                try:
+                    point = side_by_side(
+                        [plancc, "validate", "-q", str(path)],
+                        [cjs, "--schemafile", str(SCHEMA), str(path)],
+                        runs,
+                    )
+                    point["in_process_s"] = in_process(path, runs)
+                except RuntimeError as exc:
+                    point = {"error": str(exc)}
+                point["warms"] = n
+                point["bytes"] = path.stat().st_size
+                points.append(point)
+                if "ratio" in point:
+                    rows.append((f"{series}, {n:,} warms (process)", point, 0.5))
+            fit = [(p["warms"], p["in_process_s"]) for p in points if "in_process_s" in p]
+            results[series] = {
+                "points": points,
+                "exponent": exponent(fit) if len(fit) > 1 else None,
+            }
+
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    _print(results, rows)
+
+
+def _print(results: dict[str, Any], rows: list[tuple[str, dict[str, float], float]]) -> None:
+    width = max(len(r[0]) for r in rows)
+    print(f"check-jsonschema with the {results['check_jsonschema_loader']} loader")
+    print(
+        f"{'benchmark':<{width}}  {'plancc':>9}  {'c-jsonsch':>9}  {'ratio':>6}  target  peak RSS"
+    )
+    for name, r, target in rows:
+        ok = "ok" if r["ratio"] <= target else "OVER"
+        print(
+            f"{name:<{width}}  {r['plancc_s'] * 1e3:7.0f}ms  {r['check_jsonschema_s'] * 1e3:7.0f}ms"
+            f"  {r['ratio']:5.2f}x  ≤{target:.2f} {ok:>4}  {r['plancc_peak_rss'] / 2**20:5.0f} MiB"
+            f" (c-j {r['check_jsonschema_peak_rss'] / 2**20:.0f} MiB)"
+        )
+    for series in ("spread", "anchored"):
+        s = results[series]
+        inproc = ", ".join(
+            f"{p['warms']:,}: {p['in_process_s']:.2f}s"
+            if "in_process_s" in p
+            else f"{p['warms']:,}: {p['error']}"
+            for p in s["points"]
+        )
+        exp = f"{s['exponent']:.2f}" if s["exponent"] is not None else "n/a"
+        print(f"{series}: plancc in process {inproc}; exponent {exp} (target ≤ 1.1)")
+    print(f"10,000 warms in process: target < 2 s; written to {RESULTS.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

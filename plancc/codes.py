@@ -45,7 +45,7 @@ YAML_SYNTAX: Final = Code(
 The file cannot be read as a plan document: it is not UTF-8, is larger than
 4 MiB, is not well-formed YAML (a control character included), has a
 duplicate mapping key (reported at the second occurrence), nests deeper than
-64 levels, or has more than 100,000 nodes counting each alias expanded (an
+64 levels, or has more than 500,000 nodes counting each alias expanded (an
 "alias bomb"; it is rejected without being expanded). Plain scalars are typed
 by the YAML 1.2 core schema alone, so `2024-01-01`, `0b11` and `1_000` are
 strings. Plans are plain data: a tag other than the standard scalar, list and

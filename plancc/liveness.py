@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from plancc import ir
 
 
+def last_reads(stages: Sequence[ir.Stage]) -> dict[str, int]:
+    """Tensor -> the index of the last stage reading it: one pass per layer kind, so
+    that each warm's interval costs its own tensors, not a scan of the stages."""
+    out: dict[str, int] = {}
+    for s in stages:
+        out.update(dict.fromkeys(s.reads, s.index))
+    return out
+
+
 def live_interval(
-    stages: Sequence[ir.Stage], anchor: int | None, held: Set[str]
+    stages: Sequence[ir.Stage], anchor: int | None, held: Set[str], last_read: Mapping[str, int]
 ) -> tuple[int, int]:
     """The first and last stage index a warm holds L2: from the stage after its anchor
     through the last later stage reading any of ``held`` (its static tensors), else the
-    layer's end. A warm without an anchor is alive nowhere: ``(1, 0)``."""
+    layer's end. A warm without an anchor is alive nowhere: ``(1, 0)``. ``last_read``
+    is ``last_reads(stages)``."""
     if anchor is None:
         return (1, 0)
-    later = [s.index for s in stages[anchor + 1 :] if held & set(s.reads)]
+    later = [last_read[t] for t in held if last_read.get(t, -1) > anchor]
     return (anchor + 1, max(later, default=len(stages) - 1))
 
 

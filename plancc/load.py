@@ -17,53 +17,46 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from plancc import codes, yaml_messages
+from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject, Where
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.text import clip
 
-if TYPE_CHECKING:  # for the annotation only: ruamel is imported when a plan is loaded
-    from ruamel.yaml.composer import Composer
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "ConfigError",
+    "ConfigFile",
+    "Document",
+    "FileReader",
+    "PathT",
+    "Positions",
+    "load",
+    "read_capped",
+    "read_config",
+]
 
 MAX_BYTES = 4 * 1024 * 1024
-# Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
-# rejected by counting the composed graph, never by expanding it.
-MAX_NODES = 100_000
-_TOO_MANY_NODES = "the document has more than {:,} nodes, counting each alias expanded"
-MAX_DEPTH = 64
-MAX_INT = 2**63 - 1  # no number in a plan needs more; bigger ones only make trouble later
 
-PathT = tuple[str | int, ...]
-
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-
-# The YAML 1.2 core schema (spec 1.2.2, 10.3.2), the only one a plain scalar is
-# resolved by, whatever the YAML library would otherwise accept (`1_000`, `0b11`,
-# timestamps) and whatever `%YAML` directive the document carries.
-_CORE_NULL = re.compile(r"(?:null|Null|NULL|~|)\Z")
-_CORE_BOOL = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
-_CORE_INT = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
-_CORE_FLOAT = re.compile(
-    r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
+# Text the C parser (libyaml, YAML 1.1) and ruamel's pure one (YAML 1.2) may
+# read differently goes to the pure parser alone, whose diagnostics are the
+# reference: a character YAML forbids (a control character), a tab, U+0085,
+# U+2028 and U+2029 (line breaks to YAML 1.1), U+FEFF past the start (the pure
+# reader counts no column for it), U+FFFE, U+FFFF; an anchor or alias name
+# followed by one of `:?%@` (part of the name to YAML 1.2, its end to libyaml);
+# a tag (`!` starting a token: libyaml types a bare `!` otherwise); and a flow
+# collection before `:` (libyaml takes it as a key where ruamel does not).
+_PURE_ONLY = re.compile(
+    "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+    "\U00010000-\U0010ffff]|[&*][-0-9A-Za-z_]*[:?%@`]|(?:^|[\\s,\\[{])!|[\\]}] *:"
 )
-_CORE = ((_CORE_NULL, _NULL), (_CORE_BOOL, _BOOL), (_CORE_INT, _INT), (_CORE_FLOAT, _FLOAT))
-
-
-def _core_tag(text: str) -> str:
-    """The tag the YAML 1.2 core schema gives the plain scalar ``text``."""
-    return next((tag for regex, tag in _CORE if regex.match(text)), _STR)
 
 
 @dataclass(frozen=True)
@@ -89,15 +82,55 @@ class Document:
         return self.keys.get(path) or self.at(path)
 
 
-class _Reject(Exception):
-    def __init__(self, pos: Pos, message: str) -> None:
-        super().__init__(message)
-        self.pos = pos
-        self.message = message
+class Positions(Mapping[PathT, Pos]):
+    """Path -> position, made a ``Pos`` only when asked for: a plan of 10,000 warms has
+    300,000 nodes, and a diagnostic needs a handful of them."""
+
+    __slots__ = ("_where",)
+
+    def __init__(self, where: dict[PathT, Where]) -> None:
+        self._where = where
+
+    def __getitem__(self, path: PathT) -> Pos:
+        return Pos(*self._where[path])
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._where
+
+    def get(self, path: PathT, default: Any = None) -> Any:  # Mapping's, without a raise
+        where = self._where.get(path)
+        return default if where is None else Pos(*where)
+
+    def __iter__(self) -> Iterator[PathT]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
 
 
-def _pos(mark: Any) -> Pos:
-    return Pos(mark.line + 1, mark.column + 1)
+class _Ends(Mapping[Pos, Pos]):
+    """Start -> end of each node, made ``Pos`` only when asked for."""
+
+    __slots__ = ("_where",)
+
+    def __init__(self, where: dict[Where, Where]) -> None:
+        self._where = where
+
+    def __getitem__(self, start: Pos) -> Pos:
+        return Pos(*self._where[(start.line, start.col)])
+
+    def __contains__(self, start: object) -> bool:
+        return isinstance(start, Pos) and (start.line, start.col) in self._where
+
+    def __iter__(self) -> Iterator[Pos]:
+        return (Pos(*w) for w in self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def get(self, start: Pos, default: Any = None) -> Any:  # Mapping's, without a raise
+        where = self._where.get((start.line, start.col))
+        return default if where is None else Pos(*where)
 
 
 _BREAK = re.compile(r"\r(?!\n)|\n")
@@ -173,8 +206,10 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> Co
     return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
-def load(file: str, raw: bytes) -> Document | Diagnostic:
-    """Parse one plan; a PC001 diagnostic when it is not a readable YAML document."""
+def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
+    """Parse one plan; a PC001 diagnostic when it is not a readable YAML document.
+
+    ``pure`` skips the C parser: the tests run every case through both."""
     if len(raw) > MAX_BYTES:
         return _error(
             file, Pos(1, 1), f"file is larger than 4 MiB ({MAX_BYTES:,} bytes), the limit"
@@ -187,18 +222,14 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
     if text.startswith("\ufeff"):
         text = text[1:]
 
-    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.error import MarkedYAMLError, YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.reader import ReaderError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            yaml = YAML(typ="safe", pure=True)
-            yaml.Resolver = _core_resolver()
-            yaml.Composer = _counting_composer()
-            root = yaml.compose(text)
-    except _Reject as rej:
+            data, values, keys, ends = _compose(text, pure)
+    except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
         return _error(file, *yaml_messages.explain(exc))
@@ -207,199 +238,38 @@ def load(file: str, raw: bytes) -> Document | Diagnostic:
         char = exc.character
         code = char if isinstance(char, int) else ord(char[:1] or "\0")
         return _error(file, pos, f"invalid YAML: character U+{code:04X} is not allowed")
-    except RecursionError:  # ruamel composes recursively: too deep for Python's own stack
-        return _error(file, _too_deep(yaml, text), f"nesting deeper than {MAX_DEPTH} levels")
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
+    return Document(file, raw, data, Positions(values), Positions(keys), _Ends(ends))
 
-    builder = _Builder()
+
+def _compose(
+    text: str, pure: bool
+) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
+    """The tree and its positions, from the C parser's events where it is installed
+    and the text is one it reads as the pure parser does; from the pure parser when
+    the C parser finds a YAML error, so every YAML error reads as the pure one words it."""
+    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
+    from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
+
+    c_parser = None if pure or _PURE_ONLY.search(text) else _c_parser()
+    if c_parser is not None:
+        try:
+            return Composer(c_parser(text).get_event).compose()
+        except YAMLError:
+            pass
+    return Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose()
+
+
+@cache
+def _c_parser() -> Callable[[str], Any] | None:
+    """ruamel's C parser (ruamel.yaml.clib), or None where it is not installed."""
     try:
-        if root is None:
-            data: Any = None
-        else:
-            builder.count(root, 0, set())
-            data = builder.build(root, ())
-    except _Reject as rej:
-        return _error(file, rej.pos, rej.message)
-    return Document(file, raw, data, builder.values, builder.keys, builder.ends)
-
-
-def _too_deep(yaml: Any, text: str) -> Pos:
-    """Where the first node deeper than MAX_DEPTH starts, found in the parser's event
-    stream, which needs no recursion: the node ``_Builder.count`` would reject."""
-    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent  # noqa: PLC0415 (ruamel loads with the first plan)
-
-    events = yaml.parse(text)
-    depth, event = 0, next(events)  # depth: collections open around the event
-    while not (isinstance(event, NodeEvent) and depth > MAX_DEPTH):
-        depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
-        event = next(events)
-    return _pos(event.start_mark)
-
-
-@cache
-def _core_resolver() -> type:
-    """ruamel's resolver with plain scalars resolved by the YAML 1.2 core schema alone."""
-    from ruamel.yaml.nodes import ScalarNode  # noqa: PLC0415 (ruamel loads with the first plan)
-    from ruamel.yaml.resolver import VersionedResolver  # noqa: PLC0415 (ruamel loads with the first plan)
-    from ruamel.yaml.tag import Tag  # noqa: PLC0415 (ruamel loads with the first plan)
-
-    class CoreResolver(VersionedResolver):
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            if kind is ScalarNode and implicit[0] and value != "<<":  # a merge key: PC001 later
-                return Tag(suffix=_core_tag(value))
-            return super().resolve(kind, value, implicit)
-
-    return CoreResolver
-
-
-@cache
-def _counting_composer() -> type[Composer]:
-    """ruamel's composer, stopped at the node past MAX_NODES in the text.
-
-    A document has at least as many nodes, aliases expanded, as its text has node
-    events (an alias among them), so this rejects only what ``_Builder.count`` would,
-    but before composing the rest: a 4 MiB plan of 1.4M nodes took tens of seconds
-    and most of a gigabyte to compose whole.
-    """
-    from ruamel.yaml.composer import Composer  # noqa: PLC0415 (ruamel loads with the first plan)
-
-    class CountingComposer(Composer):
-        def __init__(self, loader: Any = None) -> None:
-            super().__init__(loader)
-            self.nodes = 0
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            self.nodes += 1
-            if self.nodes > MAX_NODES:
-                start = self.parser.peek_event().start_mark
-                raise _Reject(_pos(start), _TOO_MANY_NODES.format(MAX_NODES))
-            return super().compose_node(parent, index)
-
-    return CountingComposer
-
-
-class _Builder:
-    def __init__(self) -> None:
-        self.values: dict[PathT, Pos] = {}
-        self.keys: dict[PathT, Pos] = {}
-        self.ends: dict[Pos, Pos] = {}
-        self._sizes: dict[int, int] = {}
-
-    def count(self, node: Any, depth: int, active: set[int]) -> int:
-        """Nodes the tree would have with every alias expanded, memoised per node."""
-        key = id(node)
-        if key in self._sizes:
-            return self._sizes[key]
-        if key in active:
-            raise _Reject(_pos(node.start_mark), "recursive alias")
-        if depth > MAX_DEPTH:
-            raise _Reject(_pos(node.start_mark), f"nesting deeper than {MAX_DEPTH} levels")
-        active.add(key)
-        total = 1
-        if node.id != "scalar":  # a sequence's items, or a mapping's (key, value) pairs
-            children = [
-                n for item in node.value for n in (item if node.id == "mapping" else [item])
-            ]
-            for child in children:
-                total += self.count(child, depth + 1, active)
-                if total > MAX_NODES:
-                    raise _Reject(_pos(node.start_mark), _TOO_MANY_NODES.format(MAX_NODES))
-        active.discard(key)
-        self._sizes[key] = total
-        return total
-
-    def build(self, node: Any, path: PathT, key_pos: Pos | None = None) -> Any:
-        start = _pos(node.start_mark)
-        if node.tag == _NULL and node.value == "" and key_pos is not None:
-            start = key_pos  # an empty value has no text of its own: point at its key
-        else:
-            self.ends[start] = _pos(node.end_mark)
-        self.values[path] = start
-        if node.id == "mapping" and node.tag == _MAP:
-            out: dict[str, Any] = {}
-            for knode, vnode in node.value:
-                if not isinstance(knode.value, str):
-                    raise _Reject(_pos(knode.start_mark), "a mapping key must be a plain scalar")
-                if knode.tag == "tag:yaml.org,2002:merge":
-                    raise _Reject(_pos(knode.start_mark), "merge keys (<<) are not supported")
-                name = knode.value
-                kpos = _pos(knode.start_mark)
-                if name in out:
-                    first = self.keys[(*path, name)]
-                    raise _Reject(
-                        kpos, f"duplicate key '{name}' (first defined at {first.line}:{first.col})"
-                    )
-                self.keys[(*path, name)] = kpos
-                self.ends[kpos] = _pos(knode.end_mark)
-                out[name] = self.build(vnode, (*path, name), kpos)
-            return out
-        if node.id == "sequence" and node.tag == _SEQ:
-            return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
-        if node.id != "scalar":
-            raise _Reject(start, _unsupported(node.tag))
-        return _scalar(node, start)
-
-
-def _scalar(node: Any, pos: Pos) -> Any:
-    tag, text = node.tag, node.value
-    if tag == _NULL:
-        return None
-    if tag == _BOOL:
-        if text.lower() not in ("true", "false"):
-            raise _Reject(pos, f"invalid boolean {text[:40]!r}")
-        return text.lower() == "true"
-    if tag == _INT:
+        from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # noqa: PLC0415
+    except ImportError:
         try:
-            value = _yaml_int(text)
-        except ValueError:
-            raise _Reject(pos, f"invalid integer {text[:40]!r}") from None
-        if abs(value) > MAX_INT:
-            raise _Reject(pos, f"integer {_digits(text)} does not fit in 64 bits")
-        return value
-    if tag == _FLOAT:
-        try:
-            return _yaml_float(text)
-        except ValueError:
-            raise _Reject(pos, f"invalid number {text[:40]!r}") from None
-    if tag == _STR:
-        return text
-    raise _Reject(pos, _unsupported(tag))
-
-
-def _digits(text: str) -> str:
-    """An integer as a message quotes it: a long one by its first digits and its length."""
-    return text if len(text) <= 40 else f"{text[:20]}… ({len(text):,} digits)"
-
-
-def _unsupported(tag: Any) -> str:
-    """``tag !!binary is not supported``: a standard tag as the plan writes it."""
-    shown = str(tag).replace("tag:yaml.org,2002:", "!!")
-    return f"tag {shown} is not supported: a plan is plain data"
-
-
-def _yaml_int(text: str) -> int:
-    """A YAML 1.2 core integer (an explicit ``!!int`` must be one too). One of more than
-    30 digits is 2**64 at least: no need to convert it (Python refuses past 4,300)."""
-    if not _CORE_INT.match(text):
-        raise ValueError(text)
-    if len(text.lstrip("+-")) > 30:
-        return MAX_INT + 1
-    if text[:2] == "0x":
-        return int(text[2:], 16)
-    if text[:2] == "0o":
-        return int(text[2:], 8)
-    return int(text, 10)
-
-
-def _yaml_float(text: str) -> float:
-    """A YAML 1.2 core float (an explicit ``!!float`` must be one; ``5`` is one)."""
-    if not _CORE_FLOAT.match(text):
-        raise ValueError(text)
-    t = text.lower()
-    if t.lstrip("+-") == ".inf":
-        return float("-inf") if t.startswith("-") else float("inf")
-    if t == ".nan":
-        return float("nan")
-    return float(t)
+            from _ruamel_yaml_clibz import CParser  # type: ignore[import-not-found]  # noqa: PLC0415
+        except ImportError:
+            return None
+    return CParser  # type: ignore[no-any-return]

@@ -16,6 +16,7 @@ or in one call: ``worker_options(path, "a2a3")``. Nothing here imports PyPTO.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ __all__ = [
     "MalformedManifestError",
     "Manifest",
     "ManifestError",
+    "ModuleMismatchError",
     "PlatformMismatchError",
     "Warm",
     "load_manifest",
@@ -43,6 +45,10 @@ class ManifestError(Exception):
 
 class MalformedManifestError(ManifestError, ValueError):
     """The manifest cannot be read, is not JSON, or does not match its schema."""
+
+
+class ModuleMismatchError(ManifestError):
+    """The generated module beside the manifest is not the one it was built with."""
 
 
 class PlatformMismatchError(ManifestError):
@@ -115,7 +121,10 @@ class Manifest:
 
 
 def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manifest:
-    """Read and validate a manifest: a path to its JSON file, or the parsed document."""
+    """Read and validate a manifest: a path to its JSON file, or the parsed document.
+
+    From a path, the generated module beside it must be the one it was built with
+    (``module.sha256``), else ModuleMismatchError."""
     if isinstance(manifest, Mapping):
         source, data = "<dict>", manifest
     else:
@@ -132,9 +141,31 @@ def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manif
         except RecursionError:
             raise MalformedManifestError(f"{source}: not a manifest: nested too deeply") from None
     try:
-        return _parse(source, data)
+        parsed = _parse(source, data)
     except RecursionError:  # a deeply nested document (or dict): no manifest nests so deep
         raise MalformedManifestError(f"{source}: not a manifest: nested too deeply") from None
+    if not isinstance(manifest, Mapping):
+        _check_module(source, data["module"])
+    return parsed
+
+
+def _check_module(source: str, module: Mapping[str, str]) -> None:
+    """Refuse a manifest whose module, beside it, is not the one it was built with:
+    a build killed between its two renames leaves a new module and an old manifest."""
+    path = os.path.join(os.path.dirname(source), module["file"])
+    try:
+        with open(path, "rb") as f:
+            actual = hashlib.sha256(f.read()).hexdigest()
+    except OSError as exc:
+        raise ModuleMismatchError(
+            f"{source}: cannot read its module {path}: {exc.strerror or exc}"
+        ) from None
+    if actual != module["sha256"]:
+        raise ModuleMismatchError(
+            f"{source}: {path} is not the module this manifest was built with (sha256 "
+            f"{actual[:12]}…, expected {module['sha256'][:12]}…): the two files come from "
+            "different builds; run plancc build again"
+        )
 
 
 def worker_options(

@@ -7,12 +7,19 @@ a failure while writing (a full disk) leaves every output as it was. A file
 whose bytes would not change is not touched: its mtime stays, and build
 systems that watch it do not rebuild. A name is a bare file name: an output
 can never land outside the directory.
+
+A build killed while writing (SIGKILL, a power cut) leaves its temporary
+files, named ``.plancc-<pid>-XXXXXXXX.tmp``: the next ``write`` into the
+directory removes those whose process is gone, and nothing else.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Mapping
@@ -27,11 +34,12 @@ class Status(StrEnum):
     UP_TO_DATE = "up to date"
     STALE = "stale"
     MISSING = "missing"
+    MISMATCHED = "not the manifest of the module beside it"
     ORPHANED = "orphaned"  # produced by no plan any more (build --check)
 
     @property
     def out_of_date(self) -> bool:
-        return self in (Status.STALE, Status.MISSING, Status.ORPHANED)
+        return self in (Status.STALE, Status.MISSING, Status.MISMATCHED, Status.ORPHANED)
 
 
 @dataclass(frozen=True)
@@ -77,18 +85,37 @@ def _current(path: Path) -> bytes | None:
         raise WriteError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def compare(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
-    """What ``write`` would do, without writing: up to date, stale or missing, per file."""
+def compare(
+    out_dir: Path, files: Mapping[str, bytes], pairs: Mapping[str, str] | None = None
+) -> list[FileStatus]:
+    """What ``write`` would do, without writing: up to date, stale or missing, per file.
+
+    ``pairs`` maps a manifest's name to its module's: a manifest on disk whose
+    ``module.sha256`` is not the module's on disk is MISMATCHED, whatever else."""
     out = []
     for name, data in files.items():
         path = target(out_dir, name)
         exists = path.exists() or path.is_symlink()
         now = _current(path)
-        if now == data:
+        if name in (pairs or {}) and now is not None and _mismatched(now, out_dir, pairs, name):
+            out.append(FileStatus(path, Status.MISMATCHED))
+        elif now == data:
             out.append(FileStatus(path, Status.UP_TO_DATE))
         else:
             out.append(FileStatus(path, Status.STALE if exists else Status.MISSING))
     return out
+
+
+def _mismatched(manifest: bytes, out_dir: Path, pairs: Mapping[str, str] | None, name: str) -> bool:
+    """Whether a manifest's ``module.sha256`` differs from its module's bytes on disk
+    (a manifest too old to have one, or not JSON, is only stale)."""
+    assert pairs is not None
+    try:
+        expected = json.loads(manifest)["module"]["sha256"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    module = _current(target(out_dir, pairs[name]))
+    return module is None or hashlib.sha256(module).hexdigest() != expected
 
 
 def _new_file_mode() -> int:
@@ -99,6 +126,7 @@ def _new_file_mode() -> int:
 
 def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     """Write the files that changed, atomically; report each as written or unchanged."""
+    _remove_leftovers(out_dir)
     changed: list[tuple[Path, bytes]] = []
     result: list[FileStatus] = []
     for name, data in files.items():
@@ -126,6 +154,42 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     return result
 
 
+# mkstemp's names: the prefix, eight of [a-z0-9_], the suffix.
+_LEFTOVER = re.compile(r"\.plancc-([0-9]+)-[a-z0-9_]{8}\.tmp")
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Remove the temporary files of earlier builds that were killed while writing:
+    those named as ``_stage`` names them, by a process that no longer runs (a build
+    writing into the same directory now keeps its own)."""
+    try:
+        names = os.listdir(out_dir)
+    except OSError:
+        return  # writing will report the directory's problem
+    for name in names:
+        m = _LEFTOVER.fullmatch(name)
+        if m is None or _running(int(m.group(1))):
+            continue
+        path = out_dir / name
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(path.lstat().st_mode):
+                path.unlink()
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process has no temporary file before it stages
+    if os.name == "nt":
+        return True  # no cheap test: leave it (Windows keeps an open file from removal anyway)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # it runs (as another user), or the test cannot tell: leave it
+    return True
+
+
 def replace(path: Path, data: bytes) -> None:
     """Replace one existing file with ``data`` atomically, keeping its mode (``plancc fmt``
     rewriting a plan in place)."""
@@ -143,11 +207,13 @@ def replace(path: Path, data: bytes) -> None:
 def _stage(path: Path, data: bytes) -> str:
     """Write ``data`` to a new temporary file beside ``path``; its name.
 
-    The name (``.plancc-XXXXXXXX.tmp``) is fixed and short, not derived from ``path``,
-    so its length never depends on the model's name."""
+    The name (``.plancc-<pid>-XXXXXXXX.tmp``) is short and not derived from ``path``, so
+    its length never depends on the model's name; the pid tells a later build whether
+    its writer still runs."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else _new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=".plancc-", suffix=".tmp", dir=path.parent)
+        prefix = f".plancc-{os.getpid()}-"
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:

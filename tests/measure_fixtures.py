@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections.abc import Sequence
@@ -284,6 +285,7 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
         "model": "seed",
         "platform": "a2a3",
         "source": {"plan": "seed.yaml", "sha256": "0" * 64},
+        "module": {"file": "seed_warms.py", "sha256": hashlib.sha256(MODULE).hexdigest()},
         "runtime": {"enable_sdma": bool(warms)},
         "l2": {
             "capacity_bytes": 201326592,
@@ -323,9 +325,16 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
     return doc
 
 
+MODULE = b"# the generated module a manifest names (module.sha256)\n"
+
+
 def write_json(path: Path, doc: dict[str, Any]) -> Path:
+    """Writes ``doc``; beside a manifest, the module it names (plancc.runtime checks it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    module = doc.get("module") if isinstance(doc, dict) else None
+    if isinstance(module, dict) and module.get("file") == "seed_warms.py":
+        (path.parent / "seed_warms.py").write_bytes(MODULE)
     return path
 
 

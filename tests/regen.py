@@ -4,6 +4,7 @@ Derived from the code and its data tables (plancc/dtypes.json, plancc/platforms.
 the models, the rule docstrings):
 
 - schemas/warm-plan.schema.json: the JSON Schema of the models (`plancc schema`);
+- plancc/schema_gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
 - schemas/manifest.schema.json: its platform and dtype enums;
 - docs/rules.md: the rule reference;
 - docs/plan-format.md: the dtype list and the platform list of the example;
@@ -61,8 +62,12 @@ def derived() -> dict[Path, str]:
 
     manifest = ROOT / "schemas" / "manifest.schema.json"
     plan_format = ROOT / "docs" / "plan-format.md"
+    from tests.regen_gate import generate
+
+    schema = json_schema_text()
     return {
-        ROOT / "schemas" / "warm-plan.schema.json": json_schema_text(),
+        ROOT / "schemas" / "warm-plan.schema.json": schema,
+        ROOT / "plancc" / "schema_gate.py": generate(schema),
         manifest: _manifest_schema(manifest.read_text("utf-8")),
         ROOT / "docs" / "rules.md": render_rules_doc(),
         plan_format: _plan_format(plan_format.read_text("utf-8")),

@@ -131,11 +131,13 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
     Draft202012Validator.check_schema(SCHEMA)
     Draft202012Validator(SCHEMA).validate(manifest)
     sha = manifest["source"]["sha256"]
+    module_sha = hashlib.sha256((repo / "out" / "demo_warms.py").read_bytes()).hexdigest()
     assert manifest == {
         "format": "plancc-manifest/1",
         "model": "demo",
         "platform": "a2a3",
         "source": {"plan": "../plans/demo.yaml", "sha256": sha},
+        "module": {"file": "demo_warms.py", "sha256": module_sha},
         "runtime": {"enable_sdma": True},
         "l2": {
             "capacity_bytes": 201326592,

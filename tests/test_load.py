@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from plancc import load as loader
+from plancc import compose as composer
 from plancc.diagnostics import Diagnostic, Pos, Severity
 from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load, read_capped
 
@@ -345,45 +345,41 @@ def _bomb(levels: int, width: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-class _Counting:
-    """Counts the loader's work: how often a node is counted, and whether anything is built."""
+class _Work:
+    """What the composer did: how many nodes it built (with their positions)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.counted = 0
         self.built = 0
-        count, build = loader._Builder.count, loader._Builder.build
+        compose = composer.Composer.compose
 
-        def counting(this: Any, *args: Any) -> int:
-            self.counted += 1
-            return count(this, *args)
+        def counting(this: composer.Composer) -> Any:
+            try:
+                return compose(this)
+            finally:
+                self.built = len(this.values)
 
-        def building(this: Any, *args: Any) -> Any:
-            self.built += 1
-            return build(this, *args)
-
-        monkeypatch.setattr(loader._Builder, "count", counting)
-        monkeypatch.setattr(loader._Builder, "build", building)
+        monkeypatch.setattr(composer.Composer, "compose", counting)
 
 
 def test_a_billion_laughs_is_pc001_without_being_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
     raw = _bomb(levels=9, width=9)  # 9**9 = 387,420,489 strings if expanded
-    work = _Counting(monkeypatch)
+    work = _Work(monkeypatch)
     d = _pc001(raw)
     assert d.message == BIG
     assert (d.line, d.col) == (7, 5)  # the first anchor whose expansion passes the limit
-    assert work.built == 0  # rejected before any tree is built
-    # Each distinct node is counted once; an alias is a memo hit. 10 anchors, 9 aliases each:
-    assert work.counted <= 2 * (1 + 2 * 10 + 9 * 10)
+    # Built no further than the limit allows, though the rest is counted.
+    assert work.built <= MAX_NODES
 
 
 def test_aliases_below_the_limit_are_fine(monkeypatch: pytest.MonkeyPatch) -> None:
     raw = _bomb(levels=4, width=9)  # 9**4 + ... = 7,381 nodes when expanded
-    work = _Counting(monkeypatch)
+    work = _Work(monkeypatch)
     doc = _doc(raw)
     assert len(doc.data["a4"]) == 9
     assert doc.data["a4"][8][8][8][8] == "lol"
+    assert doc.values[("a4", 8, 8, 8, 8)] == Pos(1, 5)  # where its anchor (`&a0 "lol"`) is
     assert work.built > 7000  # the tree really is expanded, with positions for every node
-    assert MAX_NODES == 100_000
+    assert MAX_NODES == 500_000
 
 
 def test_the_corpus_bombs_are_rejected_fast() -> None:
@@ -396,7 +392,7 @@ def test_the_corpus_bombs_are_rejected_fast() -> None:
 def test_a_big_document_without_aliases_is_not_called_an_alias_bomb(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(loader, "MAX_NODES", 10)  # as with 100,000, only faster
+    monkeypatch.setattr(composer, "MAX_NODES", 10)  # as with 500,000, only faster
     ok = b"a: [" + b"0, " * 6 + b"0]\n"  # the root, the key, the list and 7 items: 10 nodes
     assert isinstance(load("plan.yaml", ok), Document)
     d = _pc001(b"a: [" + b"0, " * 9 + b"0]\n")  # the list alone has 11
@@ -416,11 +412,13 @@ def test_a_big_document_without_aliases_is_not_called_an_alias_bomb(
 def test_a_huge_document_is_rejected_at_the_node_past_the_limit(
     monkeypatch: pytest.MonkeyPatch, raw: bytes, where: tuple[int, int]
 ) -> None:
-    work = _Counting(monkeypatch)
+    monkeypatch.setattr(composer, "MAX_NODES", 100_000)  # a smaller limit: a smaller file
+    work = _Work(monkeypatch)
     # YAML broken at the very end goes unseen: nothing after the node past the limit is read.
     d = _pc001(raw + b'"unclosed\n')
-    assert ((d.line, d.col), d.message) == (where, BIG)
-    assert work.counted == 0  # stopped while composing, before the composed graph is counted
+    message = "the document has more than 100,000 nodes, counting each alias expanded"
+    assert ((d.line, d.col), d.message) == (where, message)
+    assert work.built <= 100_000
 
 
 def test_every_node_records_where_it_ends() -> None:

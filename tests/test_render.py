@@ -679,11 +679,12 @@ def test_hostile_plan_path_stays_inside_the_docstring(
 def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
     plan = plans["flash"]
     data: dict[str, Any] = render.manifest(plan, "../plans/deepseek_v4_flash.yaml")
-    assert list(data)[:7] == [
+    assert list(data)[:8] == [
         "format",
         "model",
         "platform",
         "source",
+        "module",
         "runtime",
         "l2",
         "warms",

@@ -60,7 +60,8 @@ def render(
     machine or the working directory. ``piped``: the plan was read from standard
     input or a pipe. ``config``: the config file's path (as ``plan_path``) and SHA-256.
     """
+    module = render_module(plan, plan_path, piped=piped)
     return {
-        module_file(plan.model): render_module(plan, plan_path, piped=piped),
-        manifest_file(plan.model): render_manifest(plan, plan_path, config),
+        module_file(plan.model): module,
+        manifest_file(plan.model): render_manifest(plan, plan_path, config, module),
     }

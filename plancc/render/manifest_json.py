@@ -3,21 +3,32 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from plancc import ir
 from plancc.metrics import forward_numbers, l2_numbers, measure_numbers
-from plancc.render.module_view import anchor_of
+from plancc.render.module_view import anchor_of, render_module
+from plancc.render.names import module_file
 
 MANIFEST_FORMAT = "plancc-manifest/1"
 
 
 def manifest(
-    plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None
+    plan: ir.Plan,
+    plan_path: str,
+    config: tuple[str, str] | None = None,
+    module: str | None = None,
 ) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
-    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256."""
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256.
+
+    ``module`` is the generated module's text (rendered here when not given): its
+    SHA-256 makes the pair verifiable, so a module and a manifest from two builds
+    (a build killed between its two renames) are never taken for one."""
+    if module is None:
+        module = render_module(plan, plan_path)
     source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
     if config is not None:
         source["config"] = {"path": config[0], "sha256": config[1]}
@@ -26,6 +37,10 @@ def manifest(
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "source": source,
+        "module": {
+            "file": module_file(plan.model),
+            "sha256": hashlib.sha256(module.encode("utf-8")).hexdigest(),
+        },
         "runtime": {"enable_sdma": bool(plan.warms)},
         "l2": l2_numbers(plan),
         "warms": [
@@ -70,8 +85,13 @@ def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
     return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
 
 
-def render_manifest(plan: ir.Plan, plan_path: str, config: tuple[str, str] | None = None) -> str:
-    return _json(manifest(plan, plan_path, config), 0) + "\n"
+def render_manifest(
+    plan: ir.Plan,
+    plan_path: str,
+    config: tuple[str, str] | None = None,
+    module: str | None = None,
+) -> str:
+    return _json(manifest(plan, plan_path, config, module), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 from plancc import codes, ir, model
 from plancc.diagnostics import Pos
-from plancc.liveness import live_interval
+from plancc.liveness import last_reads, live_interval
 from plancc.resolve.context import Context, Unresolved
 from plancc.resolve.tensors import flat_view, tensor_ref
 from plancc.text import clip
@@ -94,8 +94,12 @@ def resolve_layer(
                 pos=ctx.v.at(*path),
             )
         )
+    by_name: dict[str, ir.Stage] = {}
+    for stage in stages:
+        by_name.setdefault(stage.name, stage)  # a duplicate stage name (PC011) keeps its first
+    last_read = last_reads(stages)  # indexed once per layer kind, not once per warm
     warms = [
-        resolve_warm(ctx, kind, i, raw, stages=stages, tensors=tensors)
+        resolve_warm(ctx, kind, i, raw, stages=(stages, by_name, last_read), tensors=tensors)
         for i, raw in enumerate(layer.warms)
     ]
     complete = not any(k == kind for k, _ in ctx.v.broken.standin_stages)
@@ -108,9 +112,10 @@ def resolve_warm(
     i: int,
     w: model.Warm,
     *,
-    stages: list[ir.Stage],
+    stages: tuple[list[ir.Stage], dict[str, ir.Stage], dict[str, int]],
     tensors: dict[str, ir.Tensor],
 ) -> ir.Warm:
+    listed, by_name, last_read = stages  # the layer kind's stages, by name, last readers
     path = ("layers", kind, "warms", i)
     allow: dict[str, Pos] = {}  # codes compare case-insensitively: `allow: [pc107]`
     for k, rid in enumerate(w.allow or ()):
@@ -121,9 +126,6 @@ def resolve_warm(
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, ctx.v.at(*path, "name_hint"), "name_hint", reserved=False)
     after_pos = ctx.v.at(*path, "after")
-    by_name: dict[str, ir.Stage] = {}
-    for s in stages:
-        by_name.setdefault(s.name, s)  # a duplicate stage name (PC011) keeps its first
     anchor = by_name.get(w.after)
     if anchor is None and (kind, w.after) not in ctx.v.broken.stages:
         ctx.report(
@@ -162,7 +164,7 @@ def resolve_warm(
     # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
     # alive nowhere, but its tensors are still checked.
     held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(stages, anchor.index if anchor is not None else None, held)
+    live = live_interval(listed, anchor.index if anchor is not None else None, held, last_read)
     return ir.Warm(
         name=w.name,
         name_hint=w.name_hint or w.name,

@@ -9,8 +9,14 @@ from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
 
 
-def readers(layer: ir.Layer, tensor: str) -> list[ir.Stage]:
-    return [s for s in layer.stages if tensor in s.reads]
+def readers(layer: ir.Layer) -> dict[str, list[ir.Stage]]:
+    """Tensor -> the stages of ``layer`` that read it, in order: one pass per layer kind,
+    not one per warmed tensor."""
+    out: dict[str, list[ir.Stage]] = {}
+    for s in layer.stages:
+        for name in dict.fromkeys(s.reads):
+            out.setdefault(name, []).append(s)
+    return out
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
@@ -24,12 +30,14 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage before the tensor's first reader, or
     drop the tensor from the warm.
     """
+    indexed: dict[str, dict[str, list[ir.Stage]]] = {}
     for layer, warm, at in anchored(plan):
         anchor = layer.stages[at].name
+        read_by = indexed.get(layer.name) or indexed.setdefault(layer.name, readers(layer))
         for entry in warm.entries:
             if not entry.tensor.static:
                 continue
-            early = [s for s in readers(layer, entry.tensor.name) if s.index <= at]
+            early = [s for s in read_by.get(entry.tensor.name, ())[:1] if s.index <= at]
             if early:
                 yield Finding(
                     entry.pos,
@@ -49,9 +57,10 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     Fix: add the reading stage's `reads`, or drop the tensor.
     """
     for layer in plan.layers.values():
+        read_by = readers(layer)
         for warm in layer.warms if layer.complete else ():
             for entry in warm.entries:
-                if entry.tensor.static and not readers(layer, entry.tensor.name):
+                if entry.tensor.static and entry.tensor.name not in read_by:
                     yield Finding(
                         entry.pos,
                         f"tensor '{entry.tensor.name}' is read by no stage of layer kind "

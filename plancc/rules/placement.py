@@ -25,6 +25,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
+from plancc.rules.layer_index import layer_index
 from plancc.rules.timeline import Timeline, timeline
 from plancc.text import fmt_share, fmt_size
 
@@ -73,12 +74,12 @@ class _Placed:
 def _placed(plan: ir.Plan) -> Iterator[_Placed]:
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
+        line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
-            for stage in layer.stages[at + 1 :]:
-                if e.tensor.name in stage.reads:
-                    consumers[e.tensor.name] = stage
-                    break
+            c = line.consumer(e.tensor.name, at)
+            if c is not None:
+                consumers[e.tensor.name] = layer.stages[c]
         yield _Placed(plan, layer, warm, at, entries, consumers)
 
 
@@ -233,8 +234,9 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
         if not p.entries:
             continue
         start, end = p.at + 1, p.warm.live[1]
-        sdma = [s for s in p.layer.stages[start : end + 1] if s.sdma]
-        busy = [s.name for s in sdma]
+        index = layer_index(p.layer)
+        sdma = index.within(index.sdma, start, end)
+        busy = [p.layer.stages[i].name for i in sdma]
         if busy:
             yield Finding(
                 p.warm.name_pos,
@@ -242,7 +244,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
                 f"'{p.layer.stages[end].name}') while SDMA stage(s) {_names(busy)} run",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
-                stages=tuple(s.index for s in sdma),
+                stages=tuple(sdma),
             )
 
 
@@ -271,10 +273,12 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         last = p.last
         if last is None:
             continue
-        stages = [s for s in p.between(last.index) if s.streams]
-        streamed = sum(s.streams for s in stages)
+        index = layer_index(p.layer)
+        streamed = index.streamed_before[last.index] - index.streamed_before[p.at + 1]
         if streamed + p.bytes <= l2:
             continue
+        between = index.within(index.streaming, p.at + 1, last.index - 1)
+        stages = [p.layer.stages[i] for i in between]
         share = fmt_share(Fraction(streamed + p.bytes, l2), [Fraction(1)])
         if stages:
             what = ", ".join(f"'{s.name}'" for s in stages[:3])

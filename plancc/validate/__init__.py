@@ -45,6 +45,8 @@ class Validated:
 
     def doc_path(self, path: PathT) -> PathT:
         """The path in the document of a node at ``path`` in ``plan``."""
+        if not self.kept:  # no list lost an item: the paths are the same
+            return path
         out: list[str | int] = []
         for part in path:
             kept = self.kept.get(tuple(out)) if isinstance(part, int) else None
@@ -102,9 +104,13 @@ def validate(doc: Document) -> Validated:
         got = kind_of(doc.data)
         d = diag(doc.file, doc.at(()), codes.STRUCTURE, f"a plan must be a mapping, not {got}")
         return Validated(doc, None, Broken(), (d,), {})
-    tree = copy.deepcopy(doc.data)
+    from plancc import schema_gate  # noqa: PLC0415 (the compiled schema: with the first plan)
+
     broken = Broken()
     found: list[tuple[Diagnostic, Spoils]] = []
+    if schema_gate.passes(doc.data):  # the compiled schema: a plan that passes needs no more
+        return Validated(doc, Plan.model_validate(doc.data), broken, (), {})
+    tree = copy.deepcopy(doc.data)
     errors = list(_validator().iter_errors(doc.data))
     # A value of the wrong type gets one diagnostic, not one more per keyword it fails.
     mistyped = {tuple(e.absolute_path) for e in errors if e.validator == "type"}

@@ -16,6 +16,7 @@ Shared vocabulary (docs/plan-format.md, Rules):
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -81,6 +82,19 @@ def _placed(plan: ir.Plan) -> Iterator[_Placed]:
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
         yield _Placed(plan, layer, warm, at, entries, consumers)
+
+
+_Members = tuple[list[int], list[ir.Stage]]
+
+
+def _groups(layer: ir.Layer) -> dict[tuple[str, str], _Members]:
+    """Consumer group -> the indices and the stages in it, in stage order."""
+    out: dict[tuple[str, str], _Members] = {}
+    for s in layer.stages:
+        indices, stages = out.setdefault(s.consumer_group, ([], []))
+        indices.append(s.index)
+        stages.append(s)
+    return out
 
 
 def _group(group: tuple[str, str]) -> str:
@@ -185,13 +199,17 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     weights that cannot be warmed with the rest, split the group, or accept
     the finding with an `allow` and its reason.
     """
+    members: dict[str, dict[tuple[str, str], _Members]] = {}
     for p in _placed(plan):
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
         found = []
         read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
+        # Each layer kind's groups are listed once, not rescanned per warm.
+        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.layer))
         for group in dict.fromkeys(s.consumer_group for s in by_first):
-            stages = [s for s in p.layer.stages[p.at + 1 :] if s.consumer_group == group]
+            indices, of_group = groups[group]
+            stages = of_group[bisect.bisect_right(indices, p.at) :]
             needed = {t.name: t for s in stages for t in p.weights(s)}
             read.update(needed)
             missing = [t for t in needed if t not in warmed]

@@ -131,7 +131,7 @@ def validate(
     show_allowed: ShowAllowedOpt = False,
     stdin_filename: StdinNameOpt = None,
 ) -> int:
-    """Check plans: schema, names, L2 budget and placement rules."""
+    """Validate plans: schema, names, L2 budget and placement rules."""
     from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
     report = validate_paths(paths, stdin_filename)

@@ -48,13 +48,20 @@ def _data(path: Path) -> Any:
     return doc.data
 
 
-@pytest.mark.parametrize("plan", CASES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "cases")))
+def _yaml(plan: Path) -> bool:
+    """A case that is not YAML (PC001) reaches no schema, so it has nothing to compare."""
+    return not isinstance(load(str(plan), plan.read_bytes()), Diagnostic)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [p for p in CASES if _yaml(p)],
+    ids=lambda p: str(p.relative_to(ROOT / "tests" / "cases")),
+)
 def test_the_schema_rejects_a_case_exactly_when_plancc_does(plan: Path) -> None:
-    doc = load(str(plan), plan.read_bytes())
-    if isinstance(doc, Diagnostic):
-        pytest.skip("not YAML (PC001): no schema sees it")
+    doc = _data(plan)
     rejected = [d for d in validate_paths([str(plan)]).diagnostics if _judged_by_a_schema(d)]
-    assert YAML_TYPED.is_valid(doc.data) == (not rejected), rejected
+    assert YAML_TYPED.is_valid(doc) == (not rejected), rejected
 
 
 BASE = """\

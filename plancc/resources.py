@@ -11,6 +11,10 @@ from __future__ import annotations
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 def resource_dir(name: str) -> Traversable:
@@ -22,3 +26,19 @@ def resource_dir(name: str) -> Traversable:
 
 def read_text(folder: str, name: str) -> str:
     return resource_dir(folder).joinpath(name).read_text("utf-8")
+
+
+def template_environment(*, autoescape: bool) -> jinja2.Environment:
+    """A jinja2 environment over the shipped templates, strict about undefined names:
+    the generated module (no escaping: it quotes every literal itself) and the HTML
+    report (autoescaped) share it. jinja2 is imported here so ``validate`` never loads it."""
+    import jinja2  # noqa: PLC0415 (jinja2 only for build and report)
+
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )

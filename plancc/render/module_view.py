@@ -127,18 +127,9 @@ def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
 
 @cache
 def _environment() -> Any:
-    import jinja2  # noqa: PLC0415 (jinja2 only for build)
+    from plancc.resources import template_environment  # noqa: PLC0415 (jinja2 only for build)
 
-    from plancc.resources import read_text  # noqa: PLC0415 (jinja2 only for build)
-
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
+    env = template_environment(autoescape=False)
     env.filters["py_str"] = py_str
     env.filters["doc"] = doc_escape
     env.filters["para"] = paragraph

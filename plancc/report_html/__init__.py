@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from plancc import __version__, inputs, ir, write
 from plancc.api import PlanResult, UsageError, diagnose_plan
 from plancc.codes import Severity
@@ -28,7 +26,7 @@ from plancc.report_html.measure import read as read_measure
 from plancc.report_html.occupancy import Occupancy, occupancy
 from plancc.report_html.strip import strip
 from plancc.report_html.timeline import Timeline, timeline
-from plancc.resources import read_text
+from plancc.resources import template_environment
 from plancc.summary import peak_share
 
 TEMPLATE = "report.html.j2"
@@ -106,14 +104,7 @@ def _model(result: PlanResult) -> str:
 
 
 def render(result: PlanResult, measure: Measure | None = None) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
-        undefined=jinja2.StrictUndefined,
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    env = template_environment(autoescape=True)
     env.filters.update(px=fmt.px, mb=fmt.mb, mib=fmt.mib, num=fmt.num, clip=layout.clip)
     return env.get_template(TEMPLATE).render(**context(result, measure))
 

@@ -26,8 +26,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.layer_index import layer_index
-from plancc.rules.timeline import Timeline, timeline
+from plancc.rules.timeline import Timeline, timeline, within
 from plancc.text import fmt_share, fmt_size
 
 
@@ -252,8 +251,8 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
         if not p.entries:
             continue
         start, end = p.at + 1, p.warm.live[1]
-        index = layer_index(p.layer)
-        sdma = index.within(index.sdma, start, end)
+        line = timeline(plan, p.layer)
+        sdma = within(line.sdma, start, end)
         busy = [p.layer.stages[i].name for i in sdma]
         if busy:
             yield Finding(
@@ -291,11 +290,11 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         last = p.last
         if last is None:
             continue
-        index = layer_index(p.layer)
-        streamed = index.streamed_before[last.index] - index.streamed_before[p.at + 1]
+        line = timeline(plan, p.layer)
+        streamed = line.streamed_before[last.index] - line.streamed_before[p.at + 1]
         if streamed + p.bytes <= l2:
             continue
-        between = index.within(index.streaming, p.at + 1, last.index - 1)
+        between = within(line.streams_at, p.at + 1, last.index - 1)
         stages = [p.layer.stages[i] for i in between]
         share = fmt_share(Fraction(streamed + p.bytes, l2), [Fraction(1)])
         if stages:

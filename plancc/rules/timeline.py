@@ -56,6 +56,11 @@ class Timeline:
         self.group_streaming: dict[Group, list[int]] = {}
         for i in self.streaming:
             self.group_streaming.setdefault(self.stages[i].consumer_group, []).append(i)
+        # For PC105/PC106: the `sdma: true` stages, the stages with `streams`, and the
+        # `streams` bytes over stages [0, i).
+        self.sdma = [s.index for s in self.stages if s.sdma]
+        self.streams_at = [s.index for s in self.stages if s.streams]
+        self.streamed_before = _prefix([s.streams for s in self.stages])
         self.group_bytes = {
             g: _prefix([self.weight_bytes[i] for i in idx])
             for g, idx in self.group_streaming.items()
@@ -162,6 +167,11 @@ def _last_where(flags: Sequence[bool]) -> list[int]:
         last = i if flag else last
         out.append(last)
     return out
+
+
+def within(indices: list[int], start: int, end: int) -> list[int]:
+    """The indices in [start, end], from a sorted list."""
+    return indices[bisect.bisect_left(indices, start) : bisect.bisect_right(indices, end)]
 
 
 def _prefix(values: Sequence[int]) -> list[int]:

@@ -1,3 +1,3 @@
-from plancc.cli import main
+from plancc.launch import main
 
 main()

@@ -3,27 +3,22 @@
 A command is a function returning its exit code, registered with ``@command``,
 which runs it under ``plancc.console.guarded`` (one-line errors, exit 2). The
 pipeline is imported inside each command, so that ``plancc --version`` and
-``plancc rules`` start fast.
+``plancc rules`` start fast. The bodies of `validate` and `build` are in
+``plancc.commands``, which ``plancc.launch`` also runs without typer.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec
+from typing import Annotated, NoReturn, ParamSpec
 
 import typer
 
-from plancc import __version__, console
-
-if TYPE_CHECKING:
-    from plancc.api import BuildResult, Validation
-    from plancc.formats import Options, OutputFormat
-    from plancc.inputs import Skipped
+from plancc import __version__, commands, console
+from plancc.commands import Format
 
 app = typer.Typer(
     name="plancc",
@@ -42,20 +37,10 @@ def command(fn: Callable[P, int]) -> Callable[P, None]:
 
     @functools.wraps(fn)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
-        console.guarded(lambda: fn(*args, **kwargs))
+        raise typer.Exit(console.guarded(lambda: fn(*args, **kwargs)))
 
     app.command()(run)
     return run
-
-
-# The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,
-# so that the command line loads no output format it does not use) and `auto`.
-class Format(StrEnum):
-    auto = "auto"
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
 
 
 def _version(value: bool) -> None:
@@ -74,31 +59,6 @@ def _root(
     ] = False,
 ) -> None:
     console.state["debug"] = debug
-
-
-def _colour() -> bool:
-    """Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
-    """The output format (``auto`` decided) and its options."""
-    from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
-
-    if fmt is Format.auto:
-        fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-    return FORMATS[fmt.value], Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
-
-
-def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
-    output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
-    console.out(output.validate(report, options))
-
-
-def _emit_build(result: BuildResult, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
-    """A build that passed validation: its warnings, then one line per plan."""
-    output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
-    console.out(output.build(result, options))
 
 
 Paths = Annotated[
@@ -132,12 +92,14 @@ def validate(
     stdin_filename: StdinNameOpt = None,
 ) -> int:
     """Validate plans: schema, names, L2 budget and placement rules."""
-    from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
-
-    report = validate_paths(paths, stdin_filename)
-    _say_skipped(report.skipped)
-    _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
-    return 1 if report.failed(strict) else 0
+    return commands.validate(
+        paths,
+        fmt=fmt,
+        strict=strict,
+        quiet=quiet,
+        show_allowed=show_allowed,
+        stdin_filename=stdin_filename,
+    )
 
 
 OutOpt = Annotated[
@@ -172,33 +134,16 @@ def build(
     stdin_filename: StdinNameOpt = None,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
-    from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
-
-    result = build_plans(paths, out, compare=compare, strict=strict, stdin_filename=stdin_filename)
-    _say_skipped(result.report.skipped)
-    if result.failed:
-        _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
-        _say_refused(result.refusal, fmt, quiet=quiet)
-    else:
-        _emit_build(result, fmt, quiet=quiet, show_allowed=show_allowed)
-    return result.exit_code
-
-
-def _say_skipped(skipped: Sequence[Skipped]) -> None:
-    """Directory entries that could not be read, on stderr: the report is about the rest."""
-    for s in skipped:
-        typer.echo(f"plancc: skipped {s.label}: {s.reason}", err=True)
-
-
-def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
-    """A failed build says it wrote nothing and why: last in the text report, else (so as
-    not to spoil JSON or SARIF on stdout) on stderr."""
-    if fmt is Format.auto and os.environ.get("GITHUB_ACTIONS") != "true":
-        fmt = Format.text
-    if fmt is Format.text and not quiet:
-        console.out(f"plancc build: {refusal}\n")
-    else:
-        typer.echo(f"plancc build: {refusal}", err=True)
+    return commands.build(
+        paths,
+        out=out,
+        compare=compare,
+        fmt=fmt,
+        strict=strict,
+        quiet=quiet,
+        show_allowed=show_allowed,
+        stdin_filename=stdin_filename,
+    )
 
 
 @command
@@ -222,7 +167,7 @@ def fmt(
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
     except (inputs.InputError, write.WriteError) as exc:
         raise UsageError(str(exc)) from None
-    _say_skipped(done.skipped)
+    commands.say_skipped(done.skipped)
     console.out(done.stdout)
     return done.exit_code
 
@@ -361,6 +306,6 @@ def lsp(
     return 0
 
 
-def main() -> None:
-    """The console script."""
+def main() -> NoReturn:
+    """The command line through typer (``plancc.launch.main`` is the console script)."""
     console.main(app)

@@ -3,7 +3,8 @@
 Exit codes: 0 clean or warnings only; 1 errors (or warnings under --strict);
 2 usage or I/O errors, in one line on stderr. No input produces a traceback: an
 unexpected exception prints one line (``--debug`` shows the traceback). The
-commands themselves are in ``plancc.cli``.
+commands themselves are in ``plancc.cli``; typer is imported only by ``main``, so
+that ``plancc.launch`` can run a command without it.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import importlib
 import io
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from types import ModuleType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
 state = {"debug": False}
 
@@ -40,9 +41,15 @@ def out(text: str) -> None:
         raise OutputError(exc.strerror or str(exc)) from None
 
 
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"plancc: {message}", err=True)
-    raise typer.Exit(2)
+def err(line: str) -> None:
+    """One line on stderr, flushed now."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _fail(message: str) -> int:
+    err(f"plancc: {message}")
+    return 2
 
 
 def _stdout_to_devnull() -> None:
@@ -54,28 +61,28 @@ def _stdout_to_devnull() -> None:
         pass
 
 
-def guarded(fn: Callable[[], int]) -> None:
-    """Run a command body: usage errors exit 2 in one line, internal errors too."""
+def guarded(fn: Callable[[], int]) -> int:
+    """Run a command body; its exit code. Usage errors are one line and exit 2,
+    internal errors too."""
     from plancc.api import UsageError  # noqa: PLC0415 (--version needs no api)
 
     try:
-        code = fn()
+        return fn()
     except UsageError as exc:
-        _fail(str(exc))
-    except (typer.Exit, KeyboardInterrupt):
-        raise
+        return _fail(str(exc))
     except BrokenPipeError:
         # The reader went away (`plancc rules | head -1`): nothing left to say to anyone.
         _stdout_to_devnull()
-        raise typer.Exit(2) from None
+        return 2
     except OutputError as exc:
         _stdout_to_devnull()
-        _fail(f"cannot write output: {exc}")
+        return _fail(f"cannot write output: {exc}")
     except Exception as exc:
         if state["debug"]:
+            import traceback  # noqa: PLC0415 (only under --debug)
+
             traceback.print_exc()
-        _fail(f"internal error: {type(exc).__name__}: {exc}")
-    raise typer.Exit(code)
+        return _fail(f"internal error: {type(exc).__name__}: {exc}")
 
 
 def _escape_unencodable(exc: UnicodeError) -> tuple[str, int]:
@@ -131,29 +138,43 @@ def _usage_message(exc: Exception) -> str:
     return message or "usage error"
 
 
-def main(app: typer.Typer) -> None:
-    """The console script. Exit 0/1/2 as documented; a usage error is one line on
-    stderr (not click's usage block) and nothing on stdout."""
+def run(command: Callable[[], int | None]) -> NoReturn:
+    """Run the command line and exit 0/1/2 as documented. Output goes to a stdout that
+    may be closed, full, or unable to encode a character: each is one line on stderr."""
     if sys.stdout is None:  # started with stdout closed (`plancc … >&-`)
         if sys.stderr is not None:
             sys.stderr.write("plancc: cannot write output: standard output is closed\n")
         sys.exit(2)
     _tolerant_streams()
-    ce = _click_exceptions()
     try:
-        code = app(prog_name="plancc", standalone_mode=False)  # an exit code, also for --help
+        code = command()
         sys.stdout.flush()
     except BrokenPipeError:  # --help or --version into a closed pipe
         _stdout_to_devnull()
         sys.exit(2)
     except OSError as exc:  # --help or --version into a full disk
         _stdout_to_devnull()
-        typer.echo(f"plancc: cannot write output: {exc.strerror or exc}", err=True)
+        err(f"plancc: cannot write output: {exc.strerror or exc}")
         sys.exit(2)
-    except ce.ClickException as exc:
-        typer.echo(f"plancc: {_usage_message(exc)}", err=True)
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        typer.echo("plancc: aborted", err=True)
-        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def main(app: typer.Typer) -> NoReturn:
+    """The console script through typer. A usage error is one line on stderr (not
+    click's usage block) and nothing on stdout."""
+    import typer  # noqa: PLC0415 (plancc.launch runs validate and build without it)
+
+    ce = _click_exceptions()
+
+    def command() -> int | None:
+        try:
+            code: int | None = app(prog_name="plancc", standalone_mode=False)  # also for --help
+        except ce.ClickException as exc:
+            err(f"plancc: {_usage_message(exc)}")
+            return int(exc.exit_code)
+        except typer.Abort:
+            err("plancc: aborted")
+            return 1
+        return code
+
+    run(command)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib.resources import files
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class DType:
 
 
 def _load() -> dict[str, DType]:
-    raw = json.loads(files("plancc").joinpath("dtypes.json").read_text("utf-8"))
+    raw = json.loads(Path(__file__).with_name("dtypes.json").read_text("utf-8"))
     return {
         name: DType(name=name, **{**row, "aliases": tuple(row.get("aliases", ()))})
         for name, row in raw.items()

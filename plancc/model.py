@@ -1,24 +1,24 @@
-"""The plan format, version 1, as pydantic models: the one source of the JSON Schema.
+"""The plan format, version 1, in memory: frozen dataclasses built from a schema-valid tree.
 
-``schemas/warm-plan.schema.json`` is generated from these models (``plancc
-schema``; a test fails when the committed file drifts). Constraints that have
-their own diagnostic code (the version, a name's form, a dtype) live in the
-schema for editors but not in the models: ``names`` and ``resolve`` report
-them as PC003, PC013 and PC023, so the models stay lenient there.
+``validate`` hands ``plan_from_tree`` a tree that passed the JSON Schema (or
+lost what failed it), so building is only defaults and the two unions (a warm's
+tensor item, ``forward``); nothing is checked twice. The format's definition,
+and the source of ``schemas/warm-plan.schema.json``, is ``plancc.schema_model``
+(pydantic): these classes mirror it field for field, which
+``tests/test_model.py`` holds them to. They are named tuples, not pydantic
+models or dataclasses, because a cold ``plancc validate`` would spend about 200 ms
+importing pydantic and about 15 ms creating dataclasses; a named tuple is
+immutable and costs a fraction of either; their empty defaults are immutable too.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
-from pydantic.json_schema import SkipJsonSchema
+from plancc.names import KEYWORDS, MAX_NAME, RESERVED, RESERVED_SUFFIX
 
-from plancc.dtypes import DTYPES
-from plancc.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
-
-SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 _NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
 # At most MAX_NAME characters, as names.identifier_problem checks (PC013).
 NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
@@ -28,145 +28,116 @@ UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
 NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN})
 SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
-Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
-UnreservedName = Annotated[str, Field(json_schema_extra={"pattern": UNRESERVED_NAME_PATTERN})]
-DimExpr = Annotated[
-    StrictInt | str,
-    Field(description="an integer, a dim or config key name, or an expression over them"),
-]
-FlatView = Annotated[
-    list[DimExpr],
-    Field(min_length=1, description="[N], [1, N] or [1, 1, N]"),
-]
+DimExpr = int | str  # an integer, a dim or config key name, or an expression over them
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Budget(NamedTuple):
+    l2_fraction: float = 0.75
 
 
-class Budget(_Strict):
-    l2_fraction: Annotated[
-        float, Field(strict=True, gt=0, le=1, description="warn (PC032) above this share of L2")
-    ] = 0.75
+class Tensor(NamedTuple):
+    shape: list[DimExpr]
+    dtype: str
+    flat: list[DimExpr] | None = None
 
 
-class Tensor(_Strict):
-    shape: Annotated[list[DimExpr], Field(min_length=1)]
-    dtype: Annotated[str, Field(json_schema_extra={"enum": list(DTYPES)})]
-    flat: FlatView | SkipJsonSchema[None] = None
+class Stage(NamedTuple):
+    name: str
+    task: str | None = None
+    reads: Sequence[str] = ()
+    streams: int | str | None = None
+    sdma: bool = False
+    group: str | None = None
+    duration_us: float | None = None
+    kernel: str | None = None
 
 
-class Stage(_Strict):
-    name: Name
-    task: Name | SkipJsonSchema[None] = None
-    reads: list[str] = []
-    streams: (
-        Annotated[StrictInt, Field(ge=0)]
-        | Annotated[str, Field(pattern=SIZE_PATTERN)]
-        | SkipJsonSchema[None]
-    ) = None
-    sdma: StrictBool = False
-    group: str | SkipJsonSchema[None] = None
-    duration_us: Annotated[float, Field(strict=True, ge=0)] | SkipJsonSchema[None] = None
-    kernel: Name | SkipJsonSchema[None] = None
-
-
-class WarmTensor(_Strict):
+class WarmTensor(NamedTuple):
     tensor: str
-    flat: FlatView | SkipJsonSchema[None] = None
+    flat: list[DimExpr] | None = None
 
 
-class Warm(_Strict):
-    model_config = ConfigDict(
-        json_schema_extra={"dependentRequired": {"allow": ["reason"], "reason": ["allow"]}}
-    )
-
-    name: UnreservedName
-    name_hint: Name | SkipJsonSchema[None] = None
+class Warm(NamedTuple):
+    name: str
     after: str
-    # minItems in the schema only: a warm whose every item was bad stays checkable.
-    tensors: Annotated[list[str | WarmTensor], Field(json_schema_extra={"minItems": 1})]
-    allow: list[str] | SkipJsonSchema[None] = None
-    reason: Annotated[str, Field(min_length=1)] | SkipJsonSchema[None] = None
+    tensors: list[str | WarmTensor]
+    name_hint: str | None = None
+    allow: list[str] | None = None
+    reason: str | None = None
 
 
-class Layer(_Strict):
-    stages: Annotated[list[Stage], Field(min_length=1)]
-    warms: list[Warm] = []
+class Layer(NamedTuple):
+    stages: list[Stage]
+    warms: Sequence[Warm] = ()
 
 
-class ForwardEntry(_Strict):
+class ForwardEntry(NamedTuple):
     layer: str
     repeat: DimExpr = 1
 
 
-class ForwardFromConfig(_Strict):
+class ForwardFromConfig(NamedTuple):
     from_config: str
-    kinds: Annotated[
-        dict[str, str],
-        Field(json_schema_extra={"propertyNames": {"pattern": "^-?[0-9]{1,18}$"}}),
-    ]
-    layers: DimExpr | SkipJsonSchema[None] = None
+    kinds: dict[str, str]
+    layers: DimExpr | None = None
 
 
-class Lint(_Strict):
-    ignore: list[str] = []
+class Lint(NamedTuple):
+    ignore: Sequence[str] = ()
 
 
-class Plan(_Strict):
-    model_config = ConfigDict(
-        title="plancc warm plan, format version 1",
-        json_schema_extra={"additionalProperties": False},
-    )
-
-    plancc: Annotated[int, Field(json_schema_extra={"const": 1})]
-    model: Name
-    platform: Annotated[str, Field(json_schema_extra={"enum": list(PLATFORMS)})]
+class Plan(NamedTuple):
+    plancc: int
+    model: str
+    platform: str
+    tensors: dict[str, Tensor]
+    layers: dict[str, Layer]
     budget: Budget = Budget()
-    config: str | SkipJsonSchema[None] = None
-    dims: Annotated[
-        dict[str, StrictInt | str],
-        Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
-    ] = {}
-    tensors: Annotated[
-        dict[str, Tensor],
-        Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
-    ]
-    layers: Annotated[
-        dict[str, Layer],
-        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}, "minProperties": 1}),
-    ]
-    # minItems in the schema only: an empty forward is PC014, reported by resolve.
-    forward: (
-        Annotated[list[str | ForwardEntry], Field(json_schema_extra={"minItems": 1})]
-        | ForwardFromConfig
-        | SkipJsonSchema[None]
-    ) = None
+    config: str | None = None
+    dims: Mapping[str, DimExpr] = MappingProxyType({})
+    forward: list[str | ForwardEntry] | ForwardFromConfig | None = None
     lint: Lint = Lint()
 
 
-def _without_null_defaults(node: Any) -> Any:
-    # Optional keys default to "absent", not to null: a null default would
-    # tell editors to write `task: null`, which the format does not accept.
-    if isinstance(node, dict):
-        return {
-            k: _without_null_defaults(v)
-            for k, v in node.items()
-            if not (k == "default" and v is None)
-        }
-    if isinstance(node, list):
-        return [_without_null_defaults(v) for v in node]
-    return node
+def plan_from_tree(tree: dict[str, Any]) -> Plan:
+    """The plan of a schema-valid tree (every key the schema allows, of its type)."""
+    budget = tree.get("budget")
+    forward = tree.get("forward")
+    lint = tree.get("lint")
+    return Plan(
+        plancc=tree["plancc"],
+        model=tree["model"],
+        platform=tree["platform"],
+        tensors={name: Tensor(**t) for name, t in tree["tensors"].items()},
+        layers={kind: _layer(layer) for kind, layer in tree["layers"].items()},
+        budget=Budget() if budget is None else Budget(**_floats(budget, "l2_fraction")),
+        config=tree.get("config"),
+        dims=tree.get("dims", {}),
+        forward=_forward(forward),
+        lint=Lint() if lint is None else Lint(**lint),
+    )
 
 
-def json_schema() -> dict[str, Any]:
-    schema = _without_null_defaults(Plan.model_json_schema())
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        **schema,
-    }
+def _layer(layer: dict[str, Any]) -> Layer:
+    warms = [
+        Warm(
+            **{**w, "tensors": [t if isinstance(t, str) else WarmTensor(**t) for t in w["tensors"]]}
+        )
+        for w in layer.get("warms", ())
+    ]
+    stages = [Stage(**_floats(s, "duration_us")) for s in layer["stages"]]
+    return Layer(stages, warms)
 
 
-def json_schema_text() -> str:
-    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+def _floats(node: dict[str, Any], key: str) -> dict[str, Any]:
+    """``node`` with ``key`` a float: the format's numbers with a fraction read 1 as 1.0."""
+    value = node.get(key)
+    return node if value is None or isinstance(value, float) else {**node, key: float(value)}
+
+
+def _forward(forward: Any) -> list[str | ForwardEntry] | ForwardFromConfig | None:
+    if isinstance(forward, dict):
+        return ForwardFromConfig(**forward)
+    if forward is None:
+        return None
+    return [e if isinstance(e, str) else ForwardEntry(**e) for e in forward]

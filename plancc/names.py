@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import keyword
 import re
 from collections.abc import Iterable
@@ -58,6 +57,8 @@ def identifier_problem(name: str, *, reserved: bool) -> str | None:
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, if any is close."""
     pool = sorted(set(candidates))
+    import difflib  # noqa: PLC0415 (cold start: only when a name is unknown)
+
     close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in pool}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib.resources import files
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Platform:
 
 
 def _load() -> dict[str, Platform]:
-    raw = json.loads(files("plancc").joinpath("platforms.json").read_text("utf-8"))
+    raw = json.loads(Path(__file__).with_name("platforms.json").read_text("utf-8"))
     return {name: Platform(name=name, **row) for name, row in raw.items()}
 
 

@@ -57,7 +57,7 @@ def _plan_format(text: str) -> str:
 
 def derived() -> dict[Path, str]:
     """Each derived file (but the goldens) and the text it must have."""
-    from plancc.model import json_schema_text
+    from plancc.schema_model import json_schema_text
     from tests.test_rules_doc import render_rules_doc
 
     manifest = ROOT / "schemas" / "manifest.schema.json"

@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"plancc.diagnostics"},
     {"plancc.names", "plancc.yaml_messages"},
     {"plancc.ir", "plancc.compose", "plancc.load", "plancc.model", "plancc.inputs"},
-    {"plancc.liveness", "plancc.validate"},
+    {"plancc.liveness", "plancc.validate", "plancc.schema_model"},
     {"plancc.metrics", "plancc.resolve", "plancc.rules"},
     {
         "plancc.check",
@@ -45,7 +45,9 @@ LAYERS: list[set[str]] = [
     },
     {"plancc.api", "plancc.fmt", "plancc.measure"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html"},
-    {"plancc.console", "plancc.cli", "plancc.__main__"},
+    {"plancc.console"},
+    {"plancc.commands", "plancc.cli"},
+    {"plancc.launch", "plancc.__main__"},
 ]
 MAX_LINES = 420  # "no module over ~400 lines"
 
@@ -137,7 +139,7 @@ def test_no_module_is_over_about_400_lines(module: str) -> None:
 
 
 def test_the_command_line_offers_every_registered_format() -> None:
-    from plancc.cli import Format
+    from plancc.commands import Format
     from plancc.formats import FORMATS
 
     assert [f.value for f in Format] == ["auto", *FORMATS]

@@ -1,4 +1,5 @@
-"""Cold start is a feature: `plancc validate` imports nothing it does not need (no jinja2)."""
+"""Cold start is a feature: `plancc validate` imports nothing it does not need: no
+jinja2, and (through plancc.launch) no typer, click or pydantic."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 PLAN = ROOT / "tests" / "cases" / "valid" / "contract_example.yaml"
 
 _PROBE = """
 import json, sys
-import plancc.cli
+import plancc.launch
 sys.argv = ["plancc", *sys.argv[1:]]
 try:
-    plancc.cli.main()
+    plancc.launch.main()
 except SystemExit as exc:
     code = exc.code
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
@@ -50,8 +53,35 @@ def test_validate_does_not_import_jinja2(tmp_path: Path) -> None:
     assert not {"plancc.render", "plancc.write"} & modules
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", str(PLAN)],
+        ["validate", "-q", "--format", "json", "--", str(PLAN)],
+        ["build", str(PLAN), "--out", "out", "--check"],
+    ],
+)
+def test_validate_and_build_load_no_typer_and_no_pydantic(tmp_path: Path, args: list[str]) -> None:
+    code, modules = _modules_after(*args, cwd=tmp_path)
+    assert code in (0, 1)
+    assert "plancc.resolve" in modules
+    assert not {"typer", "click", "pydantic", "pydantic_core", "jsonschema"} & _tops(modules)
+    assert "plancc.cli" not in modules
+
+
+def test_help_still_goes_through_typer(tmp_path: Path) -> None:
+    code, modules = _modules_after("validate", "--help", cwd=tmp_path)
+    assert code == 0
+    assert "typer" in _tops(modules)
+
+
 def test_version_imports_no_pipeline(tmp_path: Path) -> None:
     code, modules = _modules_after("--version", cwd=tmp_path)
     assert code == 0
     assert not {"jinja2", "pydantic", "jsonschema", "ruamel"} & _tops(modules)
-    assert not {m for m in modules if m.startswith("plancc.")} - {"plancc.cli", "plancc.console"}
+    assert not {m for m in modules if m.startswith("plancc.")} - {
+        "plancc.launch",
+        "plancc.commands",
+        "plancc.cli",
+        "plancc.console",
+    }

@@ -17,11 +17,12 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from plancc import cli
+from plancc import commands
 from plancc.api import Validation as Report
 from plancc.api import validate_paths
 from plancc.check import catalog as all_codes
-from plancc.cli import Format, _emit, app
+from plancc.cli import app
+from plancc.commands import Format, _emit
 from plancc.formats import github as fmt_github
 from plancc.formats import sarif as fmt_sarif
 from plancc.formats import text as fmt_text
@@ -263,9 +264,9 @@ def test_colour_on_a_real_terminal(plans: list[str], tmp_path: Path) -> None:
 def test_validate_and_build_decide_colour_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "")
     monkeypatch.setattr(sys, "stdout", _Terminal())
-    assert cli._colour()
+    assert commands._colour()
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not cli._colour()
+    assert not commands._colour()
 
 
 # -- json ------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from plancc.cli import app
 from plancc.load import Document, load
-from plancc.model import json_schema_text
+from plancc.schema_model import json_schema_text
 from plancc.validate import plan_schema_text
 
 ROOT = Path(__file__).parent.parent

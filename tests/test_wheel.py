@@ -103,7 +103,7 @@ def test_the_wheel_ships_schemas_templates_and_data(wheel: Path) -> None:
         for name in shipped:
             assert f"{package}/{name}" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "plancc = plancc.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "plancc = plancc.launch:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_the_installed_plancc_is_the_wheel(venv: Path, tmp_path: Path) -> None:

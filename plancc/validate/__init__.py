@@ -1,4 +1,4 @@
-"""Stage 2, validate: the YAML tree against the JSON Schema, then into pydantic models.
+"""Stage 2, validate: the YAML tree against the JSON Schema, then into the plan's classes.
 
 Every schema violation becomes a diagnostic at the node at fault (PC002, or
 PC003 for the version). Checks with their own codes (a name's form: PC013, a
@@ -27,7 +27,7 @@ from typing import Any
 from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import Document, PathT
-from plancc.model import Plan
+from plancc.model import Plan, plan_from_tree
 from plancc.resources import read_text
 from plancc.validate.explain import Spoils, explain, kind_of
 from plancc.validate.recover import Broken, drop_spoiled, spoil
@@ -109,7 +109,7 @@ def validate(doc: Document) -> Validated:
     broken = Broken()
     found: list[tuple[Diagnostic, Spoils]] = []
     if schema_gate.passes(doc.data):  # the compiled schema: a plan that passes needs no more
-        return Validated(doc, Plan.model_validate(doc.data), broken, (), {})
+        return Validated(doc, plan_from_tree(doc.data), broken, (), {})
     tree = copy.deepcopy(doc.data)
     errors = list(_validator().iter_errors(doc.data))
     # A value of the wrong type gets one diagnostic, not one more per keyword it fails.
@@ -125,5 +125,5 @@ def validate(doc: Document) -> Validated:
     diagnostics = list(dict.fromkeys(d for d, _ in found))
     kept: dict[PathT, list[int]] = {}
     pruned = drop_spoiled(tree, (), kept)
-    plan = Plan.model_validate(pruned)
+    plan = plan_from_tree(pruned)
     return Validated(doc, plan, broken, tuple(diagnostics), kept)

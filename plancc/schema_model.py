@@ -1,10 +1,13 @@
 """The plan format, version 1, as pydantic models: the one source of the JSON Schema.
 
-``schemas/warm-plan.schema.json`` is generated from these models (``plancc
-schema``; a test fails when the committed file drifts). Constraints that have
+``schemas/warm-plan.schema.json`` is generated from these models (``make
+regen``; a test fails when the committed file drifts). Constraints that have
 their own diagnostic code (the version, a name's form, a dtype) live in the
 schema for editors but not in the models: ``names`` and ``resolve`` report
 them as PC003, PC013 and PC023, so the models stay lenient there.
+
+At run time a plan is ``plancc.model``'s plain classes, which mirror these
+(``tests/test_model.py``): pydantic is imported only to write the schema.
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
 from plancc.dtypes import DTYPES
-from plancc.names import KEYWORDS, PLATFORMS
+from plancc.model import NAME_PATTERN, SIZE_PATTERN, UNRESERVED_NAME_PATTERN
+from plancc.names import PLATFORMS
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
-_NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
-NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]*$"
-SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
 Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
+UnreservedName = Annotated[str, Field(json_schema_extra={"pattern": UNRESERVED_NAME_PATTERN})]
 DimExpr = Annotated[
     StrictInt | str,
     Field(description="an integer, a dim or config key name, or an expression over them"),
@@ -62,6 +64,7 @@ class Stage(_Strict):
     sdma: StrictBool = False
     group: str | SkipJsonSchema[None] = None
     duration_us: Annotated[float, Field(strict=True, ge=0)] | SkipJsonSchema[None] = None
+    kernel: Name | SkipJsonSchema[None] = None
 
 
 class WarmTensor(_Strict):
@@ -70,9 +73,11 @@ class WarmTensor(_Strict):
 
 
 class Warm(_Strict):
-    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"allow": ["reason"]}})
+    model_config = ConfigDict(
+        json_schema_extra={"dependentRequired": {"allow": ["reason"], "reason": ["allow"]}}
+    )
 
-    name: Name
+    name: UnreservedName
     name_hint: Name | SkipJsonSchema[None] = None
     after: str
     # minItems in the schema only: a warm whose every item was bad stays checkable.
@@ -117,17 +122,22 @@ class Plan(_Strict):
     config: str | SkipJsonSchema[None] = None
     dims: Annotated[
         dict[str, StrictInt | str],
-        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}}),
+        Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
     ] = {}
     tensors: Annotated[
         dict[str, Tensor],
-        Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}}),
+        Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
     ]
     layers: Annotated[
         dict[str, Layer],
         Field(json_schema_extra={"propertyNames": {"pattern": NAME_PATTERN}, "minProperties": 1}),
     ]
-    forward: list[str | ForwardEntry] | ForwardFromConfig | SkipJsonSchema[None] = None
+    # minItems in the schema only: an empty forward is PC014, reported by resolve.
+    forward: (
+        Annotated[list[str | ForwardEntry], Field(json_schema_extra={"minItems": 1})]
+        | ForwardFromConfig
+        | SkipJsonSchema[None]
+    ) = None
     lint: Lint = Lint()
 
 

@@ -1,0 +1,136 @@
+"""plancc.launch: the arguments it reads itself are the options typer declares, and
+whatever it reads gives the same output and exit code as typer's path."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from plancc import cli, launch
+
+CLEAN = """\
+plancc: 1
+model: clean
+platform: a2a3
+tensors: {w: {shape: [64], dtype: bf16}}
+layers: {k: {stages: [{name: s0, reads: [w]}]}}
+"""
+WARNING = CLEAN.replace("clean", "warned") + "lint: {ignore: [PC999]}\n"
+ERROR = CLEAN.replace("clean", "broken").replace("reads: [w]", "reads: [ww]")
+
+
+@pytest.mark.parametrize("name", sorted(launch.OPTIONS))
+def test_the_options_read_are_the_options_typer_declares(name: str) -> None:
+    command = typer.main.get_command(cli.app).commands[name]  # type: ignore[attr-defined]
+    declared: dict[str, bool] = {}
+    for param in command.params:
+        if param.param_type_name != "option" or param.name == "help":
+            continue
+        assert not param.secondary_opts, param.name  # no --x/--no-x pairs to read
+        for spelling in param.opts:
+            declared[spelling] = not param.is_flag
+    assert {s: takes for s, (_, takes) in launch.OPTIONS[name].items()} == declared
+
+
+@pytest.fixture
+def plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two like directories, ``ours`` and ``typers`` (a build writes), in ``ours``."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "")
+    monkeypatch.setenv("NO_COLOR", "1")
+    for side in ("ours", "typers"):
+        for name, text in (("clean", CLEAN), ("warning", WARNING), ("error", ERROR)):
+            (tmp_path / side).mkdir(exist_ok=True)
+            (tmp_path / side / f"{name}.yaml").write_text(text, "utf-8")
+    monkeypatch.chdir(tmp_path / "ours")
+    return tmp_path
+
+
+READ = [
+    ["validate", "clean.yaml"],
+    ["validate", "warning.yaml", "--strict"],
+    ["validate", "-q", "error.yaml", "clean.yaml"],
+    ["validate", "--format", "json", "error.yaml"],
+    ["validate", "--format=sarif", "warning.yaml"],
+    ["validate", "-f", "github", "--show-allowed", "error.yaml"],
+    ["validate", "--format", "text", "--format", "json", "clean.yaml"],
+    ["validate", "missing.yaml"],
+    ["validate", ".", "--quiet"],
+    ["validate", "--", "clean.yaml"],
+    ["validate", "--stdin-filename", "x.yaml", "clean.yaml"],
+    ["build", "clean.yaml", "--out", "out"],
+    ["build", "clean.yaml", "-o", "out", "--check"],
+    ["build", "--out=out", "error.yaml", "--format", "json"],
+    ["build", "warning.yaml", "--strict", "-o", "out", "-q"],
+    ["build", "clean.yaml", "--out", "clean.yaml"],
+]
+LEFT_TO_TYPER = [
+    [],
+    ["validate"],
+    ["validate", "--help"],
+    ["--debug", "validate", "clean.yaml"],
+    ["validate", "--bogus", "clean.yaml"],
+    ["validate", "--format", "yaml", "clean.yaml"],
+    ["validate", "--format", "JSON", "clean.yaml"],
+    ["validate", "--format"],
+    ["validate", "-fjson", "clean.yaml"],
+    ["validate", "-qf", "json", "clean.yaml"],
+    ["validate", "--strict=1", "clean.yaml"],
+    ["validate", "-f=json", "clean.yaml"],
+    ["validate", "--stdin-filename", "-q", "clean.yaml"],
+    ["validate", "--out", "out", "clean.yaml"],
+    ["validate", "--str", "clean.yaml"],
+    ["build", "clean.yaml"],
+    ["build", "--check", "--out", "out"],
+    ["rules"],
+    ["fmt", "clean.yaml"],
+]
+
+
+def _exit(run: object) -> int:
+    with pytest.raises(SystemExit) as exc:
+        run()  # type: ignore[operator]
+    return int(exc.value.code or 0)
+
+
+def _through_typer(argv: list[str]) -> int:
+    sys.argv = ["plancc", *argv]
+    return _exit(cli.main)
+
+
+@pytest.mark.parametrize("argv", READ, ids=" ".join)
+def test_what_launch_reads_runs_as_typer_runs_it(
+    argv: list[str],
+    plans: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "argv", sys.argv)
+    assert launch.parse(argv) is not None
+    ours = _exit(lambda: launch.main(argv))
+    ours_out = capsys.readouterr()
+    monkeypatch.chdir(plans / "typers")
+    theirs = _through_typer(argv)
+    theirs_out = capsys.readouterr()
+    assert (ours, ours_out.out, ours_out.err) == (theirs, theirs_out.out, theirs_out.err)
+    assert ours_out.out or ours_out.err  # it printed something to compare
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_TYPER, ids=lambda a: " ".join(a) or "(none)")
+def test_anything_else_is_left_to_typer(argv: list[str], plans: Path) -> None:
+    assert launch.parse(argv) is None
+
+
+def test_completion_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_PLANCC_COMPLETE", "bash_complete")
+    assert launch.parse(["validate", "clean.yaml"]) is None
+
+
+def test_what_is_left_gets_typers_message(
+    plans: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["plancc", "validate", "--format", "yaml", "clean.yaml"])
+    assert _exit(launch.main) == 2
+    assert capsys.readouterr().err.startswith("plancc: invalid value for '--format' / '-f'")

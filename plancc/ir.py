@@ -3,7 +3,8 @@
 Every number here is exact (integers of bytes and elements); every name has
 passed the identifier checks; every position points into the plan file. The IR is
 read-only: frozen dataclasses, tuples, and mappings typed ``Mapping`` (built as
-``MappingProxyType``).
+``MappingProxyType``). Values derived from a frozen field (a tensor's bytes, a
+stage's consumer group) are ``cached_property``: the rules ask for them per warm.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
@@ -33,7 +35,7 @@ class FlatView:
     pos: Pos
     declared: bool
 
-    @property
+    @cached_property
     def elements(self) -> int | None:
         n = 1
         for v in self.values:
@@ -42,7 +44,7 @@ class FlatView:
             n *= v
         return n
 
-    @property
+    @cached_property
     def is_flat(self) -> bool:
         return len(self.values) <= 3 and all(v == 1 for v in self.values[:-1])
 
@@ -56,11 +58,11 @@ class Tensor:
     names: frozenset[str]  # dims and config keys the shape uses
     flat: FlatView | None  # None for a tensor with a dynamic dim
 
-    @property
+    @cached_property
     def static(self) -> bool:
         return all(d is not None for d in self.shape)
 
-    @property
+    @cached_property
     def elements(self) -> int | None:
         n = 1
         for d in self.shape:
@@ -69,7 +71,7 @@ class Tensor:
             n *= d
         return n
 
-    @property
+    @cached_property
     def bytes(self) -> int | None:
         n = self.elements
         return None if n is None else -(-n * self.dtype.bits // 8)
@@ -88,7 +90,7 @@ class Stage:
     kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
     pos: Pos | None = None  # where its entry starts: `plancc report` places diagnostics by it
 
-    @property
+    @cached_property
     def consumer_group(self) -> tuple[str, str]:
         """Stages sharing a declared group consume together; any other stage is its own group."""
         return ("group", self.group) if self.group is not None else ("stage", self.name)
@@ -120,7 +122,7 @@ class Warm:
     after_pos: Pos
     tensors_pos: Pos
 
-    @property
+    @cached_property
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 

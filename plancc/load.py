@@ -73,6 +73,8 @@ class Document:
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
+        if isinstance(self.values, Positions):  # the loader's: one dict lookup per level
+            return self.values.nearest(path)
         while path not in self.values and path:
             path = path[:-1]
         return self.values.get(path, Pos(1, 1))
@@ -100,6 +102,14 @@ class Positions(Mapping[PathT, Pos]):
     def get(self, path: PathT, default: Any = None) -> Any:  # Mapping's, without a raise
         where = self._where.get(path)
         return default if where is None else Pos(*where)
+
+    def nearest(self, path: PathT) -> Pos:
+        """The position at ``path``, or at its nearest ancestor that has one."""
+        where = self._where.get(path)
+        while where is None and path:
+            path = path[:-1]
+            where = self._where.get(path)
+        return Pos(1, 1) if where is None else Pos(*where)
 
     def __iter__(self) -> Iterator[PathT]:
         return iter(self._where)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plancc.api import validate_paths
+from plancc.rules.timeline import bisect_exact, decimal
 
 
 def test_did_you_mean_is_offered_for_the_first_hundred_unknown_names(
@@ -33,3 +40,25 @@ def test_many_schema_errors_are_each_reported_once(write_plan: Callable[..., Pat
     report = validate_paths([str(write_plan(text))])
     assert [d.code for d in report.diagnostics] == ["PC002"] * n
     assert len({(d.line, d.col) for d in report.diagnostics}) == n
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(0, 3),
+            st.sampled_from([0.1, 0.2, 0.3, 1e-17, 36.8, 347.0]),
+            st.fractions(0, 5, max_denominator=10**18),
+        ),
+        max_size=30,
+    ),
+    st.fractions(-1, 40, max_denominator=10**18),
+)
+def test_the_timeline_bisects_durations_exactly(durations: list[Any], target: Fraction) -> None:
+    # PC104 bisects the duration sums through their floats (Fraction compares slowly):
+    # the answer is the exact one, also for sums whose floats tie with the target's.
+    exact = [Fraction(0)]
+    for d in durations:
+        exact.append(exact[-1] + (decimal(d) if isinstance(d, float) else Fraction(d)))
+    floats = [float(x) for x in exact]
+    for t in (target, *exact, *(x + Fraction(1, 10**30) for x in exact)):
+        assert bisect_exact(exact, floats, t) == bisect.bisect_right(exact, t)

@@ -135,11 +135,16 @@ class Context:
         parsed: list[ex.Expr] = []
         ok = True
         for i, source in enumerate(sources):
-            try:
-                e, value = self.evaluate(source, self.v.at(*path, i), what)
-            except Unresolved:
-                ok = False
-                continue
+            if type(source) is int and 1 <= source <= ex.MAX_VALUE:
+                # A literal that parses and evaluates to itself: no position is needed.
+                e: ex.Expr = ex.Num(source)
+                value: int | None = source
+            else:
+                try:
+                    e, value = self.evaluate(source, self.v.at(*path, i), what)
+                except Unresolved:
+                    ok = False
+                    continue
             texts.append(ex.render(e))
             values.append(value)
             names.update(ex.names(e))

@@ -71,7 +71,16 @@ class _Placed:
         return [t for t in tensors if t is not None and t.static]
 
 
-def _placed(plan: ir.Plan) -> Iterator[_Placed]:
+_last_placed: tuple[ir.Plan, list[_Placed]] | None = None
+
+
+def _placed(plan: ir.Plan) -> list[_Placed]:
+    """Each anchored warm with its first consumers, worked out once per plan: the six
+    rules below read the same list."""
+    global _last_placed
+    if _last_placed is not None and _last_placed[0] is plan:
+        return _last_placed[1]
+    out = []
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
         line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
@@ -80,7 +89,9 @@ def _placed(plan: ir.Plan) -> Iterator[_Placed]:
             c = line.consumer(e.tensor.name, at)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
-        yield _Placed(plan, layer, warm, at, entries, consumers)
+        out.append(_Placed(plan, layer, warm, at, entries, consumers))
+    _last_placed = (plan, out)
+    return out
 
 
 _Members = tuple[list[int], list[ir.Stage]]

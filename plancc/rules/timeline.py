@@ -77,6 +77,8 @@ class Timeline:
         for s in self.stages:
             d = decimal(s.duration_us) if s.duration_us is not None else Fraction(0)
             self.duration_before.append(self.duration_before[-1] + d)
+        # The same as floats, to bisect without Fraction's slow comparisons (then exact).
+        self.duration_floats = [float(d) for d in self.duration_before]
         self.last_unmeasured = _last_where([s.duration_us is None for s in self.stages])
         self.last_task = _last_where([s.task is not None for s in self.stages])
         # Stages that push other bytes through L2 (PC106) or use SDMA (PC105).
@@ -122,7 +124,8 @@ class Timeline:
         unmeasured = self.last_unmeasured[first - 1]  # anchors before it: not estimated
         need = Fraction(warm_bytes * 1_000_000, 4 * rate)  # the window that lands a quarter
         # Anchored at c (c >= unmeasured), the window is before[first] - before[c + 1].
-        k = bisect.bisect_right(self.duration_before, self.duration_before[first] - need) - 1
+        target = self.duration_before[first] - need
+        k = bisect_exact(self.duration_before, self.duration_floats, target) - 1
         best = min(k - 1, bound)
         if best >= max(unmeasured, 0):
             return best
@@ -158,6 +161,16 @@ class Timeline:
                 shown.append(i)
             k += 1
         return total, count, shown
+
+
+def bisect_exact(exact: Sequence[Fraction], floats: Sequence[float], target: Fraction) -> int:
+    """``bisect.bisect_right(exact, target)``, with ``floats`` the same sorted values as
+    floats. Rounding to float keeps order, so only the values whose float equals
+    target's can fall on either side of it: only they are compared exactly."""
+    near = float(target)
+    lo = bisect.bisect_left(floats, near)
+    hi = bisect.bisect_right(floats, near)
+    return bisect.bisect_right(exact, target, lo, hi)
 
 
 def _last_where(flags: Sequence[bool]) -> list[int]:

@@ -21,6 +21,7 @@ ratios and written, with every number, to bench/results.json.
 
 from __future__ import annotations
 
+import compileall
 import json
 import math
 import os
@@ -172,6 +173,10 @@ def main() -> None:
         sys.exit(
             "bench: ruamel.yaml.clib is not installed: check-jsonschema would be measured slow"
         )
+    # An installed plancc is byte-compiled (pip compiles a wheel's modules), as
+    # check-jsonschema is; an editable one is compiled here, or a process with
+    # PYTHONDONTWRITEBYTECODE set would compile every module on every run.
+    compileall.compile_dir(ROOT / "plancc", quiet=1)
     plancc, cjs = str(BIN / "plancc"), str(BIN / "check-jsonschema")
     results: dict[str, Any] = {"check_jsonschema_loader": loader, "python": sys.version.split()[0]}
     rows: list[tuple[str, dict[str, float], float]] = []

@@ -16,6 +16,7 @@ ends the options.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -89,10 +90,14 @@ def parse(argv: Sequence[str]) -> Callable[[], int] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """The console script."""
+    """The console script (``argv`` None: ``sys.argv``). As the console script, the
+    process is short-lived: no cycle collection, and it ends at once after its output
+    (``console.run``). Given ``argv`` (tests, in process), it exits as usual."""
     command = parse(sys.argv[1:] if argv is None else argv)
     if command is None:
         from plancc import cli  # noqa: PLC0415 (typer only for what launch does not read)
 
         cli.main()
-    console.run(lambda: console.guarded(command))
+    if argv is None:
+        gc.disable()  # every object dies with the process: collecting cycles is waste
+    console.run(lambda: console.guarded(command), at_once=argv is None)

@@ -18,7 +18,7 @@ import json, sys
 import plancc.launch
 sys.argv = ["plancc", *sys.argv[1:]]
 try:
-    plancc.launch.main()
+    plancc.launch.main(sys.argv[1:])  # given argv: it exits as usual, so this runs on
 except SystemExit as exc:
     code = exc.code
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)

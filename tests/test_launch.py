@@ -3,6 +3,8 @@ whatever it reads gives the same output and exit code as typer's path."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -134,3 +136,20 @@ def test_what_is_left_gets_typers_message(
     monkeypatch.setattr(sys, "argv", ["plancc", "validate", "--format", "yaml", "clean.yaml"])
     assert _exit(launch.main) == 2
     assert capsys.readouterr().err.startswith("plancc: invalid value for '--format' / '-f'")
+
+
+def test_the_console_script_leaves_at_once_with_all_its_output(
+    plans: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As the console script, launch ends the process without tearing it down: what it
+    # printed must all be out first, through a pipe, with the exit code.
+    many = "".join(f"  t{i}: {{shape: [{i + 1}], dtype: nope}}\n" for i in range(400))
+    plan = "plancc: 1\nmodel: many\nplatform: a2a3\ntensors:\n" + many
+    (plans / "ours" / "many.yaml").write_text(plan + "layers: {k: {stages: [{name: s}]}}\n")
+    argv = ["validate", "--format", "json", "many.yaml", "clean.yaml"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "plancc", *argv], capture_output=True, text=True, check=False
+    )
+    assert _exit(lambda: launch.main(argv)) == proc.returncode == 1
+    assert proc.stdout == capsys.readouterr().out
+    assert len(json.loads(proc.stdout)["diagnostics"]) == 400

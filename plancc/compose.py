@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from plancc.diagnostics import Pos
+from plancc.diagnostics import Where, pos_of
 from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar, unsupported
 
 # Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
@@ -43,17 +43,16 @@ PathT = tuple[str | int, ...]
 class Reject(Exception):
     """A document plancc does not take: where, and why (a PC001 message)."""
 
-    def __init__(self, where: tuple[int, int], message: str) -> None:
+    def __init__(self, where: Where, message: str) -> None:
         super().__init__(message)
-        self.pos = Pos(*where)
+        self.pos = pos_of(where)
         self.message = message
 
 
-Where = tuple[int, int]  # a line and column, 1-based: a Pos once asked for
-
-
 def mark_where(mark: Any) -> Where:
-    return (mark.line + 1, mark.column + 1)
+    line: int = mark.line
+    column: int = mark.column
+    return (line + 1) << 32 | (column + 1)
 
 
 class _Node:
@@ -210,7 +209,8 @@ class Composer:
                     text, MERGE if text == "<<" else core_tag(text)
                 )
             mark, end = event.start_mark, event.end_mark
-            where, stop = (mark.line + 1, mark.column + 1), (end.line + 1, end.column + 1)
+            where = (mark.line + 1) << 32 | (mark.column + 1)
+            stop = (end.line + 1) << 32 | (end.column + 1)
             if event.anchor is not None or not stack:
                 node = _Node(where, tag, text)
                 node.stop = stop
@@ -349,8 +349,8 @@ class Composer:
         if tag == MERGE:
             self._tree_problem(where, "merge keys (<<) are not supported")
             return
-        first = dict(self.keys[parent.kstart :])[(*parent.path, name)]
-        message = f"duplicate key '{name}' (first defined at {first[0]}:{first[1]})"
+        first = pos_of(dict(self.keys[parent.kstart :])[(*parent.path, name)])
+        message = f"duplicate key '{name}' (first defined at {first.line}:{first.col})"
         self._tree_problem(where, message)
 
     def _place(

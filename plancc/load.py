@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from plancc import codes, yaml_messages
-from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject, Where
-from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject
+from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
 from plancc.text import clip
 
 __all__ = [
@@ -94,14 +94,14 @@ class Positions(Mapping[PathT, Pos]):
         self._where = where
 
     def __getitem__(self, path: PathT) -> Pos:
-        return Pos(*self._where[path])
+        return pos_of(self._where[path])
 
     def __contains__(self, path: object) -> bool:
         return path in self._where
 
     def get(self, path: PathT, default: Any = None) -> Any:  # Mapping's, without a raise
         where = self._where.get(path)
-        return default if where is None else Pos(*where)
+        return default if where is None else pos_of(where)
 
     def nearest(self, path: PathT) -> Pos:
         """The position at ``path``, or at its nearest ancestor that has one."""
@@ -109,7 +109,7 @@ class Positions(Mapping[PathT, Pos]):
         while where is None and path:
             path = path[:-1]
             where = self._where.get(path)
-        return Pos(1, 1) if where is None else Pos(*where)
+        return Pos(1, 1) if where is None else pos_of(where)
 
     def __iter__(self) -> Iterator[PathT]:
         return iter(self._where)
@@ -127,20 +127,20 @@ class _Ends(Mapping[Pos, Pos]):
         self._where = where
 
     def __getitem__(self, start: Pos) -> Pos:
-        return Pos(*self._where[(start.line, start.col)])
+        return pos_of(self._where[where_of(start.line, start.col)])
 
     def __contains__(self, start: object) -> bool:
-        return isinstance(start, Pos) and (start.line, start.col) in self._where
+        return isinstance(start, Pos) and where_of(start.line, start.col) in self._where
 
     def __iter__(self) -> Iterator[Pos]:
-        return (Pos(*w) for w in self._where)
+        return (pos_of(w) for w in self._where)
 
     def __len__(self) -> int:
         return len(self._where)
 
     def get(self, start: Pos, default: Any = None) -> Any:  # Mapping's, without a raise
-        where = self._where.get((start.line, start.col))
-        return default if where is None else Pos(*where)
+        where = self._where.get(where_of(start.line, start.col))
+        return default if where is None else pos_of(where)
 
 
 _BREAK = re.compile(r"\r(?!\n)|\n")

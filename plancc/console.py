@@ -42,9 +42,13 @@ def out(text: str) -> None:
 
 
 def err(line: str) -> None:
-    """One line on stderr, flushed now."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    """One line on stderr, flushed now; nothing when stderr is closed (``2>&-``), where
+    the exit code is all there is to say."""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _fail(message: str) -> int:
@@ -162,7 +166,9 @@ def run(command: Callable[[], int | None], *, at_once: bool = False) -> NoReturn
         sys.exit(2)
     code = code if isinstance(code, int) else 0
     if at_once:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
 

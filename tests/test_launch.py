@@ -153,3 +153,12 @@ def test_the_console_script_leaves_at_once_with_all_its_output(
     assert _exit(lambda: launch.main(argv)) == proc.returncode == 1
     assert proc.stdout == capsys.readouterr().out
     assert len(json.loads(proc.stdout)["diagnostics"]) == 400
+
+
+@pytest.mark.parametrize(("plan", "code"), [("clean.yaml", 0), ("error.yaml", 1), ("nope.yaml", 2)])
+def test_a_closed_stderr_changes_no_exit_code(plans: Path, plan: str, code: int) -> None:
+    # `2>&-`: Python starts with sys.stderr None; the report still goes to stdout.
+    shell = f'"{sys.executable}" -m plancc validate {plan} 2>&-'
+    proc = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, check=False)
+    assert proc.returncode == code
+    assert proc.stdout.startswith(plan) or code == 2

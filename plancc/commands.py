@@ -76,13 +76,19 @@ def _colour() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _decided(fmt: Format) -> Format:
+    """``auto``: GitHub annotations in GitHub Actions, text elsewhere."""
+    if fmt is not Format.auto:
+        return fmt
+    return Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
+
+
 def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
     """The output format (``auto`` decided) and its options."""
     from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
 
-    if fmt is Format.auto:
-        fmt = Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-    return FORMATS[fmt.value], Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
+    options = Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
+    return FORMATS[_decided(fmt).value], options
 
 
 def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
@@ -99,9 +105,7 @@ def say_skipped(skipped: Sequence[Skipped]) -> None:
 def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
     """A failed build says it wrote nothing and why: last in the text report, else (so as
     not to spoil JSON or SARIF on stdout) on stderr."""
-    if fmt is Format.auto and os.environ.get("GITHUB_ACTIONS") != "true":
-        fmt = Format.text
-    if fmt is Format.text and not quiet:
+    if _decided(fmt) is Format.text and not quiet:
         console.out(f"plancc build: {refusal}\n")
     else:
         console.err(f"plancc build: {refusal}")

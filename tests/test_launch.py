@@ -12,16 +12,7 @@ import pytest
 import typer
 
 from plancc import cli, launch
-
-CLEAN = """\
-plancc: 1
-model: clean
-platform: a2a3
-tensors: {w: {shape: [64], dtype: bf16}}
-layers: {k: {stages: [{name: s0, reads: [w]}]}}
-"""
-WARNING = CLEAN.replace("clean", "warned") + "lint: {ignore: [PC999]}\n"
-ERROR = CLEAN.replace("clean", "broken").replace("reads: [w]", "reads: [ww]")
+from tests.test_cli import CLEAN, ERROR, WARNING
 
 
 @pytest.mark.parametrize("name", sorted(launch.OPTIONS))

@@ -26,7 +26,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import Timeline, timeline, within
+from plancc.rules.timeline import Timeline, plan_cache, timeline, within
 from plancc.text import fmt_share, fmt_size
 
 
@@ -71,15 +71,13 @@ class _Placed:
         return [t for t in tensors if t is not None and t.static]
 
 
-_last_placed: tuple[ir.Plan, list[_Placed]] | None = None
-
-
 def _placed(plan: ir.Plan) -> list[_Placed]:
     """Each anchored warm with its first consumers, worked out once per plan: the six
     rules below read the same list."""
-    global _last_placed
-    if _last_placed is not None and _last_placed[0] is plan:
-        return _last_placed[1]
+    cache = plan_cache(plan)
+    found: list[_Placed] | None = cache.get("placed")
+    if found is not None:
+        return found
     out = []
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
@@ -90,7 +88,7 @@ def _placed(plan: ir.Plan) -> list[_Placed]:
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
         out.append(_Placed(plan, layer, warm, at, entries, consumers))
-    _last_placed = (plan, out)
+    cache["placed"] = out
     return out
 
 

@@ -13,6 +13,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from plancc import ir
 
@@ -194,15 +195,22 @@ def _prefix(values: Sequence[int]) -> list[int]:
     return out
 
 
-_last: tuple[ir.Plan, dict[str, Timeline]] | None = None
+_last: tuple[ir.Plan, dict[object, Any]] | None = None
+
+
+def plan_cache(plan: ir.Plan) -> dict[object, Any]:
+    """What the rules of one check work out once and share (each layer kind's timeline,
+    the placed warms), kept for the last plan checked."""
+    global _last
+    if _last is None or _last[0] is not plan:
+        _last = (plan, {})
+    return _last[1]
 
 
 def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
     """The layer kind's timeline, built once per plan (the rules of one check share it)."""
-    global _last
-    if _last is None or _last[0] is not plan:
-        _last = (plan, {})
-    found = _last[1].get(layer.name)
+    cache = plan_cache(plan)
+    found: Timeline | None = cache.get(("timeline", layer.name))
     if found is None or found.stages is not layer.stages:
-        found = _last[1][layer.name] = Timeline(plan, layer)
+        found = cache[("timeline", layer.name)] = Timeline(plan, layer)
     return found

@@ -1,5 +1,6 @@
 """The fuzz target: any bytes as a plan get a report, never a traceback, the same from
-either YAML parser, in bounded time.
+the fast loader (the line scanner, else the C parser) as from the pure parser, in
+bounded time.
 
 Inputs are drawn two ways, seeded from tests/cases/ and plans/: byte mutations of
 a seed (deletions, insertions of YAML punctuation and odd characters, spliced
@@ -152,7 +153,7 @@ def check(raw: bytes, tmp: Path) -> None:
 
 def _seen(result: Any) -> Any:
     if hasattr(result, "data"):
-        return repr(result.data), dict(result.values), dict(result.keys)
+        return repr(result.data), dict(result.values), dict(result.keys), dict(result.ends)
     return result
 
 

@@ -1,0 +1,336 @@
+"""Stage 1, load (fast path): the YAML plans are written in, read line by line.
+
+Plans use a small part of YAML: block mappings and sequences, one-line flow
+collections, plain scalars and comments. ``scan`` reads exactly that part with
+a few regular expressions, several times faster than composing the parser's
+events (no event, mark or node object per node), and gives the same tree,
+positions and ends as ``compose.Composer``.
+
+Anything outside that part, however harmless, makes ``scan`` give up (None):
+quotes, anchors, aliases, tags, block scalars, a scalar over two lines, a flow
+collection over two lines, an empty value, a duplicate or unusual key, an
+unexpected indentation, a document marker, a CR, a limit reached. The loader
+then composes the text from the parser's events, which also words every error,
+so a plan gets the same result and the same diagnostics either way; the tests
+hold both to that over the corpus and generated plans.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from plancc import compose
+from plancc.compose import PathT
+from plancc.diagnostics import Where
+from plancc.scalars import STR, core_tag, scalar
+
+# A block line: its indent, a sequence entry's dash, a key (a name-like plain
+# scalar followed by `:` and a space or the end), and the rest of the line.
+_LINE = re.compile(r"( *)(- +)?(?:([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +|\Z))?")
+# First characters a block plain scalar may not start with here: indicators,
+# quotes, and `-`, `?`, `:` (taken only before a safe character: that case is
+# checked apart). A `[` or `{` starts a flow collection instead.
+_NOT_PLAIN_START = frozenset("?:,]}#&*!|>'\"%@`")
+
+Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]
+
+
+class _GiveUp(Exception):
+    """The text is outside what ``scan`` reads: compose it from events instead."""
+
+
+class _Block:
+    """An open block collection: the column its entries start at (1-based), its data,
+    path and start, and whether it is a sequence at its key's own indentation."""
+
+    __slots__ = ("col", "data", "indentless", "is_map", "path", "where")
+
+    def __init__(self, col: int, data: Any, path: PathT, where: Where, *, indentless: bool) -> None:
+        self.col = col
+        self.is_map = type(data) is dict
+        self.data = data
+        self.path = path
+        self.where = where
+        self.indentless = indentless
+
+
+def scan(text: str) -> Tree | None:
+    """``(data, values, keys, ends)`` as ``Composer.compose`` gives them, or None when
+    the text is outside the part of YAML read here."""
+    if "\r" in text or "\t" in text:
+        return None
+    try:
+        return _Scanner(text).run()
+    except _GiveUp:
+        return None
+
+
+class _Scanner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.values: list[tuple[PathT, Where]] = []
+        self.keys: list[tuple[PathT, Where]] = []
+        self.ends: dict[Where, Where] = {}
+        self.tags: dict[str, tuple[str, Any]] = {}  # plain text -> (tag, value), once each
+        self.name = ""  # the key a flow mapping's next value goes under
+        self.key_path: PathT = ()  # and its path
+
+    def run(self) -> Tree:
+        lines = self.text.split("\n")
+        stack: list[_Block] = []
+        values, keys, ends = self.values, self.keys, self.ends
+        pending: tuple[_Block, str] | None = None  # a key whose value starts on a later line
+        root: Any = None
+        line_no = 0
+        for line in lines:
+            line_no += 1
+            m = _LINE.match(line)
+            assert m is not None  # every part is optional
+            indent, dash, key = m.group(1), m.group(2), m.group(3)
+            rest_at = m.end()
+            if dash is None and key is None:
+                if rest_at < len(line) and line[rest_at] != "#":
+                    raise _GiveUp  # a line that starts with neither `- ` nor a key
+                continue  # a blank line, or a comment line
+            col = len(indent) + 1
+            here: Where = line_no << 32 | col
+            if pending is not None:  # the pending key's value: a nested block collection
+                parent, name = pending
+                pending = None
+                if col > parent.col or (col == parent.col and dash is not None):
+                    data: Any = [] if dash is not None else {}
+                    path = (*parent.path, name)
+                    block = _Block(col, data, path, here, indentless=col == parent.col)
+                    parent.data[name] = block.data
+                    values.append((block.path, here))
+                    self._push(stack, block)
+                else:
+                    raise _GiveUp  # an empty value: the composer places its null
+            elif not stack:  # the root
+                root = [] if dash is not None else {}
+                stack.append(_Block(col, root, (), here, indentless=False))
+                values.append(((), here))
+            else:
+                while stack and (
+                    stack[-1].col > col
+                    or (stack[-1].indentless and stack[-1].col == col and dash is None)
+                ):
+                    self._close(stack.pop(), here)
+                if not stack:
+                    raise _GiveUp  # a second root
+            top = stack[-1]
+            if top.col != col or top.is_map != (dash is None):
+                raise _GiveUp  # an indentation or entry the composer must judge
+            if dash is not None:
+                item_col = col + len(dash)
+                item_path: PathT = (*top.path, len(top.data))
+                item_where = line_no << 32 | item_col
+                if key is not None:  # `- key: ...`: a block mapping as the item
+                    block = _Block(item_col, {}, item_path, item_where, indentless=False)
+                    top.data.append(block.data)
+                    values.append((item_path, item_where))
+                    self._push(stack, block)
+                    top = block
+                    col = item_col
+                    here = item_where
+                elif rest_at == len(line) or line[rest_at] == "#":
+                    raise _GiveUp  # `-` alone: the item starts on a later line
+                else:
+                    top.data.append(self._value(line, rest_at, line_no, item_path, len(stack)))
+                    continue
+            # A key of ``top``, at ``here``.
+            assert key is not None
+            if key in top.data:
+                raise _GiveUp  # a duplicate key: the composer words it
+            key_path = (*top.path, key)
+            keys.append((key_path, here))
+            ends[here] = line_no << 32 | (col + len(key))
+            if rest_at == len(line) or line[rest_at] == "#":
+                pending = (top, key)
+                top.data[key] = None  # placed when its value starts
+            else:
+                top.data[key] = self._value(line, rest_at, line_no, key_path, len(stack))
+        if pending is not None:
+            raise _GiveUp  # an empty value at the end
+        if root is None:
+            raise _GiveUp  # no node: an empty document or only comments
+        if len(values) + len(keys) > compose.MAX_NODES:
+            raise _GiveUp  # every node is one entry of either: the composer says where
+        stop = _stream_end(lines)
+        while stack:
+            self._close(stack.pop(), stop)
+        return root, dict(values), dict(keys), ends
+
+    @staticmethod
+    def _push(stack: list[_Block], block: _Block) -> None:
+        if len(stack) >= compose.MAX_DEPTH:
+            raise _GiveUp  # its entries would pass the limit: the composer says where
+        stack.append(block)
+
+    def _close(self, block: _Block, stop: Where) -> None:
+        self.ends.setdefault(block.where, stop)
+
+    def _value(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
+        """The value starting at ``line[at]`` (a plain scalar or a flow collection),
+        which must end the line, but for a comment."""
+        first = line[at]
+        if first in "[{":
+            return self._flow(line, at, line_no, path, depth)
+        if first in _NOT_PLAIN_START or (first == "-" and line[at + 1 : at + 2] in ("", " ")):
+            raise _GiveUp
+        hash_at = line.find(" #", at)
+        text = (line if hash_at < 0 else line[:hash_at]).rstrip(" ")[at:]
+        if ": " in text or text.endswith(":"):
+            raise _GiveUp
+        where = line_no << 32 | (at + 1)
+        self.values.append((path, where))
+        self.ends.setdefault(where, line_no << 32 | (at + 1 + len(text)))
+        known = self.tags.get(text)
+        if known is None:
+            known = self.tags[text] = _typed(text)
+        return known[1]
+
+    def _flow(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
+        """The flow collection at ``line[at]``, which must end the line but for a comment.
+
+        The line is cut at its brackets and commas (one ``re.split``, in C); each piece
+        between two of them is spaces, a value, or a mapping's key and its value."""
+        line_at = line_no << 32
+        pieces = _FLOW_SPLIT.split(line[at:])  # pieces[0] is "": `[` or `{` is at `at`
+        i = at  # where pieces[k] starts
+        stack: list[tuple[Any, PathT, Where]] = []  # open collections: data, path, start
+        data: Any = None
+        out: Any = None
+        item_path = path  # where the next value goes
+        state = _SLOT
+        for k in range(1, len(pieces), 2):
+            punct, piece = pieces[k], pieces[k + 1]
+            if punct == ",":
+                if state is not _SEP:
+                    raise _GiveUp
+                if type(data) is list:
+                    item_path = (*stack[-1][1], len(data))
+                    state = self._item(piece, i + 1, line_at, item_path, data, blank=_SLOT)
+                else:
+                    state = self._entry(piece, i + 1, line_at, stack[-1][1], data)
+                    item_path = self.key_path
+            elif punct in "[{":
+                if (state is not _SLOT and state is not _SLOT_OR_CLOSE) or (
+                    len(stack) + depth >= compose.MAX_DEPTH  # the composer says where the limit is
+                ):
+                    raise _GiveUp
+                where = line_at | (i + 1)
+                self.values.append((item_path, where))
+                new: Any = [] if punct == "[" else {}
+                if data is None:
+                    out = new
+                elif type(data) is list:
+                    data.append(new)
+                else:
+                    data[self.name] = new
+                stack.append((new, item_path, where))
+                data = new
+                if punct == "[":
+                    item_path = (*item_path, 0)
+                    state = self._item(piece, i + 1, line_at, item_path, data, blank=_SLOT_OR_CLOSE)
+                elif piece.strip(" "):
+                    state = self._entry(piece, i + 1, line_at, item_path, data)
+                    item_path = self.key_path
+                else:
+                    state = _EMPTY_MAP
+            else:  # `]` or `}`
+                if (punct == "]") is not (type(data) is list) or not (
+                    state is _SEP
+                    or (state is _SLOT_OR_CLOSE and punct == "]")
+                    or (state is _EMPTY_MAP and punct == "}")
+                ):
+                    raise _GiveUp
+                self.ends.setdefault(stack.pop()[2], line_at | (i + 2))
+                if not stack:
+                    tail = "".join(pieces[k + 1 :])  # a comment may have brackets and commas
+                    rest = tail.lstrip(" ")
+                    if rest and (rest[0] != "#" or rest == tail):
+                        raise _GiveUp  # more after the collection than a comment
+                    return out
+                if piece.strip(" "):
+                    raise _GiveUp
+                data = stack[-1][0]
+                state = _SEP
+            i += 1 + len(piece)
+        raise _GiveUp  # not closed on this line
+
+    def _item(
+        self, piece: str, i: int, line_at: int, path: PathT, data: list[Any], *, blank: object
+    ) -> object:
+        """A sequence's item in ``piece`` (at ``i``), if any: the next state; ``blank``
+        when the piece is only spaces."""
+        text = piece.strip(" ")
+        if not text:
+            return blank
+        data.append(self._plain(text, line_at | (i + 1 + piece.index(text[0])), path))
+        return _SEP
+
+    def _entry(self, piece: str, i: int, line_at: int, path: PathT, data: dict[str, Any]) -> object:
+        """A mapping's key and value in ``piece`` (at ``i``): the next state."""
+        key, colon, rest = piece.partition(":")
+        lead = len(key) - len(key.lstrip(" "))
+        key = key[lead:]
+        if not colon or not rest.startswith(" ") or key in data:
+            raise _GiveUp  # no key, `a:b` (one scalar to YAML 1.2), or a duplicate
+        if key not in _NAMES and not _KEY.match(key):
+            raise _GiveUp  # an unusual key: the composer judges it
+        where = line_at | (i + lead + 1)
+        key_path = self.key_path = (*path, key)
+        self.keys.append((key_path, where))
+        self.ends[where] = where + len(key)
+        self.name = key
+        text = rest.strip(" ")
+        if not text:
+            data[key] = None  # replaced when its collection opens
+            return _SLOT
+        at = i + len(piece) - len(rest.lstrip(" "))
+        data[key] = self._plain(text, line_at | (at + 1), key_path)
+        return _SEP
+
+    def _plain(self, text: str, where: Where, path: PathT) -> Any:
+        """A plain scalar in a flow collection: its value, recorded at ``where``."""
+        known = self.tags.get(text)
+        if known is None:
+            first = text[0]
+            if (
+                first in _NOT_PLAIN_START
+                or (first == "-" and text[1:2] in ("", " "))
+                or ":" in text
+                or "#" in text
+            ):
+                raise _GiveUp
+            known = self.tags[text] = _typed(text)
+        self.values.append((path, where))
+        self.ends.setdefault(where, where + len(text))
+        return known[1]
+
+
+# What may follow in a flow collection: a nested collection (_SLOT), that or the
+# end of an empty sequence, the end of an empty mapping, a comma or the end.
+_SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
+_FLOW_SPLIT = re.compile(r"([\[\]{},])")
+_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+_NAMES = frozenset(("name", "after", "tensors", "shape", "dtype", "reads", "task"))
+
+
+def _typed(text: str) -> tuple[str, Any]:
+    """A plain scalar's tag and value; gives up on one with no value (the composer words why)."""
+    tag = core_tag(text)
+    if tag is STR:
+        return tag, text
+    try:
+        return tag, scalar(tag, text)
+    except ValueError:
+        raise _GiveUp from None
+
+
+def _stream_end(lines: list[str]) -> Where:
+    """Where the parser's stream ends: after the last line break, or after the last
+    character when the text does not end with one."""
+    return len(lines) << 32 | (len(lines[-1]) + 1)

@@ -10,6 +10,7 @@ from plancc.codes import Severity
 from plancc.liveness import Peak, layer_peak
 from plancc.platforms import PLATFORMS
 from plancc.rules import Finding, rule
+from plancc.rules.timeline import plan_cache
 from plancc.text import fmt_bytes, fmt_fraction, plural
 
 
@@ -38,6 +39,15 @@ def _at_peak(
     )
 
 
+def _peak(plan: ir.Plan, layer: ir.Layer) -> Peak:
+    """The layer kind's peak, worked out once for PC030 and PC032."""
+    cache = plan_cache(plan)
+    found: tuple[ir.Layer, Peak] | None = cache.get(("peak", layer.name))
+    if found is None or found[0] is not layer:
+        found = cache[("peak", layer.name)] = (layer, layer_peak(layer))
+    return found[1]
+
+
 @rule("PC030", "l2-overflow", Severity.ERROR)
 def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     """The warms alive at the same time hold more bytes than L2.
@@ -56,7 +66,7 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     for layer in _complete(plan):
-        peak = layer_peak(layer)
+        peak = _peak(plan, layer)
         if peak.bytes > plan.platform.l2_bytes:
             yield _at_peak(
                 plan,
@@ -86,7 +96,7 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
         return
     l2 = plan.platform.l2_bytes
     for layer in _complete(plan):
-        peak = layer_peak(layer)
+        peak = _peak(plan, layer)
         if Fraction(peak.bytes, l2) > plan.l2_fraction and peak.bytes <= l2:
             yield _at_peak(
                 plan,

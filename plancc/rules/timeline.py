@@ -73,11 +73,15 @@ class Timeline:
         self.other_before: list[int] = []
         for k in range(len(self.candidates)):
             self.other_before.append(self._other_before(k))
-        # Durations: prefix sums, and the last stage at or before i that lacks one.
-        self.duration_before = [Fraction(0)]
+        # Durations: prefix sums, and the last stage at or before i that lacks one. The
+        # sums stay int 0 until a duration is met: Fraction additions of 0 cost more
+        # than the rest of the timeline on a plan without durations.
+        total: Fraction | int = 0
+        self.duration_before: list[Fraction | int] = [total]
         for s in self.stages:
-            d = decimal(s.duration_us) if s.duration_us is not None else Fraction(0)
-            self.duration_before.append(self.duration_before[-1] + d)
+            if s.duration_us is not None:
+                total += decimal(s.duration_us)
+            self.duration_before.append(total)
         # The same as floats, to bisect without Fraction's slow comparisons (then exact).
         self.duration_floats = [float(d) for d in self.duration_before]
         self.last_unmeasured = _last_where([s.duration_us is None for s in self.stages])
@@ -109,7 +113,7 @@ class Timeline:
         rate = self.plan.platform.sdma_bytes_per_s if self.plan.platform is not None else None
         measured = first > anchor + 1 and self.last_unmeasured[first - 1] <= anchor
         if measured and rate is not None:
-            window = self.duration_before[first] - self.duration_before[anchor + 1]
+            window = Fraction(self.duration_before[first] - self.duration_before[anchor + 1])
             landed = window * rate / 1_000_000
             return Landing(4 * landed < warm_bytes, window, landed)
         return Landing(first == anchor + 1, None, None)
@@ -164,7 +168,7 @@ class Timeline:
         return total, count, shown
 
 
-def bisect_exact(exact: Sequence[Fraction], floats: Sequence[float], target: Fraction) -> int:
+def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], target: Fraction) -> int:
     """``bisect.bisect_right(exact, target)``, with ``floats`` the same sorted values as
     floats. Rounding to float keeps order, so only the values whose float equals
     target's can fall on either side of it: only they are compared exactly."""
@@ -199,8 +203,8 @@ _last: tuple[ir.Plan, dict[object, Any]] | None = None
 
 
 def plan_cache(plan: ir.Plan) -> dict[object, Any]:
-    """What the rules of one check work out once and share (each layer kind's timeline,
-    the placed warms), kept for the last plan checked."""
+    """What the rules of one check work out once and share (each layer kind's timeline
+    and L2 peak, the placed warms), kept for the last plan checked."""
     global _last
     if _last is None or _last[0] is not plan:
         _last = (plan, {})

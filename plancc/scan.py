@@ -69,12 +69,13 @@ def scan(text: str) -> Tree | None:
 class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.values: list[tuple[PathT, Where]] = []
-        self.keys: list[tuple[PathT, Where]] = []
+        self.values: dict[PathT, Where] = {}  # every path is new: a duplicate key gives up
+        self.keys: dict[PathT, Where] = {}
         self.ends: dict[Where, Where] = {}
         self.tags: dict[str, tuple[str, Any]] = {}  # plain text -> (tag, value), once each
         self.name = ""  # the key a flow mapping's next value goes under
         self.key_path: PathT = ()  # and its path
+        self.names: set[str] = set()  # flow mapping keys known to be name-like
 
     def run(self) -> Tree:
         lines = self.text.split("\n")
@@ -103,14 +104,14 @@ class _Scanner:
                     path = (*parent.path, name)
                     block = _Block(col, data, path, here, indentless=col == parent.col)
                     parent.data[name] = block.data
-                    values.append((block.path, here))
+                    values[block.path] = here
                     self._push(stack, block)
                 else:
                     raise _GiveUp  # an empty value: the composer places its null
             elif not stack:  # the root
                 root = [] if dash is not None else {}
                 stack.append(_Block(col, root, (), here, indentless=False))
-                values.append(((), here))
+                values[()] = here
             else:
                 while stack and (
                     stack[-1].col > col
@@ -129,7 +130,7 @@ class _Scanner:
                 if key is not None:  # `- key: ...`: a block mapping as the item
                     block = _Block(item_col, {}, item_path, item_where, indentless=False)
                     top.data.append(block.data)
-                    values.append((item_path, item_where))
+                    values[item_path] = item_where
                     self._push(stack, block)
                     top = block
                     col = item_col
@@ -144,7 +145,7 @@ class _Scanner:
             if key in top.data:
                 raise _GiveUp  # a duplicate key: the composer words it
             key_path = (*top.path, key)
-            keys.append((key_path, here))
+            keys[key_path] = here
             ends[here] = line_no << 32 | (col + len(key))
             if rest_at == len(line) or line[rest_at] == "#":
                 pending = (top, key)
@@ -160,7 +161,7 @@ class _Scanner:
         stop = _stream_end(lines)
         while stack:
             self._close(stack.pop(), stop)
-        return root, dict(values), dict(keys), ends
+        return root, values, keys, ends
 
     @staticmethod
     def _push(stack: list[_Block], block: _Block) -> None:
@@ -184,7 +185,7 @@ class _Scanner:
         if ": " in text or text.endswith(":"):
             raise _GiveUp
         where = line_no << 32 | (at + 1)
-        self.values.append((path, where))
+        self.values[path] = where
         self.ends.setdefault(where, line_no << 32 | (at + 1 + len(text)))
         known = self.tags.get(text)
         if known is None:
@@ -221,7 +222,7 @@ class _Scanner:
                 ):
                     raise _GiveUp
                 where = line_at | (i + 1)
-                self.values.append((item_path, where))
+                self.values[item_path] = where
                 new: Any = [] if punct == "[" else {}
                 if data is None:
                     out = new
@@ -278,11 +279,13 @@ class _Scanner:
         key = key[lead:]
         if not colon or not rest.startswith(" ") or key in data:
             raise _GiveUp  # no key, `a:b` (one scalar to YAML 1.2), or a duplicate
-        if key not in _NAMES and not _KEY.match(key):
-            raise _GiveUp  # an unusual key: the composer judges it
+        if key not in self.names:
+            if not _KEY.match(key):
+                raise _GiveUp  # an unusual key: the composer judges it
+            self.names.add(key)
         where = line_at | (i + lead + 1)
         key_path = self.key_path = (*path, key)
-        self.keys.append((key_path, where))
+        self.keys[key_path] = where
         self.ends[where] = where + len(key)
         self.name = key
         text = rest.strip(" ")
@@ -306,7 +309,7 @@ class _Scanner:
             ):
                 raise _GiveUp
             known = self.tags[text] = _typed(text)
-        self.values.append((path, where))
+        self.values[path] = where
         self.ends.setdefault(where, where + len(text))
         return known[1]
 
@@ -316,7 +319,6 @@ class _Scanner:
 _SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
 _FLOW_SPLIT = re.compile(r"([\[\]{},])")
 _KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-_NAMES = frozenset(("name", "after", "tensors", "shape", "dtype", "reads", "task"))
 
 
 def _typed(text: str) -> tuple[str, Any]:

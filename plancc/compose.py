@@ -109,12 +109,12 @@ class Composer:
     ``next_event`` is a parser's ``get_event`` (or an event generator's
     ``__next__``); whatever it raises (a YAML error) passes through."""
 
-    def __init__(self, next_event: Callable[[], Any]) -> None:
+    def __init__(self, next_event: Callable[[], Any], *, ranges: bool = True) -> None:
         self.next_event = next_event
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
         # Where each node starts -> just past its end (the innermost of nodes starting together).
-        self.ends: dict[Where, Where] = {}
+        self.ends: dict[Where, Where] = {} if ranges else _Discarded()
         self.anchors: dict[str, _Node] = {}
         self.anchored_open = 0  # anchored collections open: depths are tracked
         self.nodes = 0  # node events so far (an alias is one)
@@ -400,6 +400,16 @@ class Composer:
             parent.data[path[-1]] = data
         else:
             parent.data.append(data)
+
+
+class _Discarded(dict[Where, Where]):
+    """``ends`` when no editor asks for ranges: whatever is written is dropped."""
+
+    def __setitem__(self, key: Where, value: Where) -> None:
+        pass
+
+    def setdefault(self, key: Where, default: Where | None = None) -> Where | None:  # type: ignore[override]
+        return default
 
 
 def _copy(value: Any) -> Any:

@@ -134,12 +134,23 @@ class Positions(Mapping[PathT, Pos]):
 
 
 class _Ends(Mapping[Pos, Pos]):
-    """Start -> end of each node, made ``Pos`` only when asked for."""
+    """Start -> end of each node, made ``Pos`` only when asked for. Only an editor asks
+    (a diagnostic's whole range): unless ``load`` was told to keep them, they are
+    worked out on the first question, by reading the text again."""
 
-    __slots__ = ("_where",)
+    __slots__ = ("_make", "_where_or_none")
 
-    def __init__(self, where: dict[Where, Where]) -> None:
-        self._where = where
+    def __init__(
+        self, where: dict[Where, Where] | None, make: Callable[[], dict[Where, Where]]
+    ) -> None:
+        self._where_or_none = where
+        self._make = make
+
+    @property
+    def _where(self) -> dict[Where, Where]:
+        if self._where_or_none is None:
+            self._where_or_none = self._make()
+        return self._where_or_none
 
     def __getitem__(self, start: Pos) -> Pos:
         return pos_of(self._where[where_of(start.line, start.col)])
@@ -231,10 +242,16 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> Co
     return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
-def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
+def load(
+    file: str, raw: bytes, *, pure: bool = False, ranges: bool = False
+) -> Document | Diagnostic:
     """Parse one plan; a PC001 diagnostic when it is not a readable YAML document.
 
-    ``pure`` skips the C parser: the tests run every case through both."""
+    ``pure`` skips the line scanner and the C parser: the tests run every case
+    through both paths. ``ranges`` keeps where each node ends as the plan is read
+    (an editor asks for every diagnostic's); otherwise ``Document.ends`` reads the
+    text again on its first question, and a plan that is only checked skips a
+    third of the loader's objects."""
     if len(raw) > MAX_BYTES:
         return _error(
             file, Pos(1, 1), f"file is larger than 4 MiB ({MAX_BYTES:,} bytes), the limit"
@@ -253,7 +270,7 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            data, values, keys, ends = _compose(text, pure)
+            data, values, keys, ends = _compose(text, pure, ranges)
     except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
@@ -266,11 +283,19 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    return Document(file, raw, data, Positions(values), Positions(keys), _Ends(ends))
+    ranges_of = _Ends(ends if ranges else None, lambda: _ends_of(text, pure))
+    return Document(file, raw, data, Positions(values), Positions(keys), ranges_of)
+
+
+def _ends_of(text: str, pure: bool) -> dict[Where, Where]:
+    """Where each node of ``text`` (read once already, without a problem) ends."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _compose(text, pure, ranges=True)[3]
 
 
 def _compose(
-    text: str, pure: bool
+    text: str, pure: bool, ranges: bool
 ) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
     """The tree and its positions, from the C parser's events where it is installed
     and the text is one it reads as the pure parser does; from the pure parser when
@@ -281,16 +306,16 @@ def _compose(
     if pure or _pure_only(text):
         c_parser = None
     else:
-        scanned = scan(text)  # the part of YAML plans are written in, without events
+        scanned = scan(text, ranges=ranges)  # the part of YAML plans are written in
         if scanned is not None:
             return scanned
         c_parser = _c_parser()
     if c_parser is not None:
         try:
-            return Composer(c_parser(text).get_event).compose()
+            return Composer(c_parser(text).get_event, ranges=ranges).compose()
         except YAMLError:
             pass
-    return Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose()
+    return Composer(YAML(typ="safe", pure=True).parse(text).__next__, ranges=ranges).compose()
 
 
 @cache

@@ -55,20 +55,22 @@ class _Block:
         self.indentless = indentless
 
 
-def scan(text: str) -> Tree | None:
+def scan(text: str, *, ranges: bool = True) -> Tree | None:
     """``(data, values, keys, ends)`` as ``Composer.compose`` gives them, or None when
-    the text is outside the part of YAML read here."""
+    the text is outside the part of YAML read here. Without ``ranges``, ``ends`` is
+    left empty: only an editor asks where a node ends."""
     if "\r" in text or "\t" in text:
         return None
     try:
-        return _Scanner(text).run()
+        return _Scanner(text, ranges).run()
     except _GiveUp:
         return None
 
 
 class _Scanner:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, ranges: bool) -> None:
         self.text = text
+        self.ranges = ranges
         self.values: dict[PathT, Where] = {}  # every path is new: a duplicate key gives up
         self.keys: dict[PathT, Where] = {}
         self.ends: dict[Where, Where] = {}
@@ -80,7 +82,7 @@ class _Scanner:
     def run(self) -> Tree:
         lines = self.text.split("\n")
         stack: list[_Block] = []
-        values, keys, ends = self.values, self.keys, self.ends
+        values, keys, ends, ranges = self.values, self.keys, self.ends, self.ranges
         pending: tuple[_Block, str] | None = None  # a key whose value starts on a later line
         root: Any = None
         line_no = 0
@@ -146,7 +148,8 @@ class _Scanner:
                 raise _GiveUp  # a duplicate key: the composer words it
             key_path = (*top.path, key)
             keys[key_path] = here
-            ends[here] = line_no << 32 | (col + len(key))
+            if ranges:
+                ends[here] = line_no << 32 | (col + len(key))
             if rest_at == len(line) or line[rest_at] == "#":
                 pending = (top, key)
                 top.data[key] = None  # placed when its value starts
@@ -170,7 +173,8 @@ class _Scanner:
         stack.append(block)
 
     def _close(self, block: _Block, stop: Where) -> None:
-        self.ends.setdefault(block.where, stop)
+        if self.ranges:
+            self.ends.setdefault(block.where, stop)
 
     def _value(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
         """The value starting at ``line[at]`` (a plain scalar or a flow collection),
@@ -186,7 +190,8 @@ class _Scanner:
             raise _GiveUp
         where = line_no << 32 | (at + 1)
         self.values[path] = where
-        self.ends.setdefault(where, line_no << 32 | (at + 1 + len(text)))
+        if self.ranges:
+            self.ends.setdefault(where, line_no << 32 | (at + 1 + len(text)))
         known = self.tags.get(text)
         if known is None:
             known = self.tags[text] = _typed(text)
@@ -247,7 +252,9 @@ class _Scanner:
                     or (state is _EMPTY_MAP and punct == "}")
                 ):
                     raise _GiveUp
-                self.ends.setdefault(stack.pop()[2], line_at | (i + 2))
+                start = stack.pop()[2]
+                if self.ranges:
+                    self.ends.setdefault(start, line_at | (i + 2))
                 if not stack:
                     tail = "".join(pieces[k + 1 :])  # a comment may have brackets and commas
                     rest = tail.lstrip(" ")
@@ -286,7 +293,8 @@ class _Scanner:
         where = line_at | (i + lead + 1)
         key_path = self.key_path = (*path, key)
         self.keys[key_path] = where
-        self.ends[where] = where + len(key)
+        if self.ranges:
+            self.ends[where] = where + len(key)
         self.name = key
         text = rest.strip(" ")
         if not text:
@@ -310,7 +318,8 @@ class _Scanner:
                 raise _GiveUp
             known = self.tags[text] = _typed(text)
         self.values[path] = where
-        self.ends.setdefault(where, where + len(text))
+        if self.ranges:
+            self.ends.setdefault(where, where + len(text))
         return known[1]
 
 

@@ -101,12 +101,12 @@ class _Events:
         self.read = 0
         init = compose.Composer.__init__
 
-        def counting(this: compose.Composer, next_event: Any) -> None:
+        def counting(this: compose.Composer, next_event: Any, **options: Any) -> None:
             def counted() -> Any:
                 self.read += 1
                 return next_event()
 
-            init(this, counted)
+            init(this, counted, **options)
 
         monkeypatch.setattr(compose.Composer, "__init__", counting)
 

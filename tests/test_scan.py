@@ -170,3 +170,54 @@ def test_a_mutated_plan_the_scanner_reads_is_read_as_the_composer_reads_it(text:
     scanned = None if loader._pure_only(text) else scan(text)
     if scanned is not None:
         _same(scanned, _composed(text))  # the composer raising here is a bug too
+
+
+def test_without_ranges_the_scanner_writes_no_ends_and_the_same_rest() -> None:
+    text = (ROOT / "plans" / "deepseek_v4_flash.yaml").read_text()
+    full, bare = scan(text), scan(text, ranges=False)
+    assert full is not None
+    assert bare is not None
+    assert bare[3] == {}
+    assert full[3]  # every node's end
+    assert (repr(bare[0]), bare[1], bare[2]) == (repr(full[0]), full[1], full[2])
+
+
+class _Reads:
+    """Counts how often the loader reads a text through."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ranges: list[bool] = []
+        real = loader._compose
+
+        def counted(text: str, pure: bool, ranges: bool) -> Any:
+            self.ranges.append(ranges)
+            return real(text, pure, ranges)
+
+        monkeypatch.setattr(loader, "_compose", counted)
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_ends_are_read_on_the_first_question_unless_kept(
+    monkeypatch: pytest.MonkeyPatch, pure: bool
+) -> None:
+    raw = (ROOT / "plans" / "deepseek_v4_pro.yaml").read_bytes()  # not scanned: composed
+    kept = load("p.yaml", raw, pure=pure, ranges=True)
+    reads = _Reads(monkeypatch)
+    doc = load("p.yaml", raw, pure=pure)
+    assert isinstance(doc, Document)
+    assert isinstance(kept, Document)
+    assert reads.ranges == [False]  # checking a plan needs no ranges
+    assert dict(doc.ends) == dict(kept.ends)  # the first question reads them...
+    assert doc.ends.get(doc.at(("model",))) == kept.ends.get(kept.at(("model",)))
+    assert reads.ranges == [False, True]  # ... once
+
+
+def test_the_language_server_keeps_ranges_as_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from plancc.lsp.adapter import check_text
+
+    reads = _Reads(monkeypatch)
+    plan = ROOT / "plans" / "deepseek_v4_flash.yaml"
+    result = check_text(plan, plan.read_text(), {})
+    assert result.doc is not None
+    assert len(result.doc.ends) > 100
+    assert reads.ranges == [True]

@@ -331,7 +331,10 @@ _KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 
 
 def _typed(text: str) -> tuple[str, Any]:
-    """A plain scalar's tag and value; gives up on one with no value (the composer words why)."""
+    """A plain scalar's tag and value; gives up on one with no value (the composer words
+    why): ``<<`` (a merge, also as a value) or a number past 64 bits."""
+    if text == "<<":
+        raise _GiveUp
     tag = core_tag(text)
     if tag is STR:
         return tag, text

@@ -108,6 +108,9 @@ def test_load_takes_the_scanned_tree_without_the_c_parser(monkeypatch: pytest.Mo
         "a: [b: c]\n",  # a pair in a sequence
         "a: b: c\n",
         "<<: {a: 1}\n",  # a merge key
+        "a: <<\n",  # `<<` is a merge also as a value: not plain data (found by mutation)
+        "a: [<<]\n",
+        "a: {b: <<}\n",
         "a: 1\r\nb: 2\r\n",  # CR
         "a:\t1\n",  # a tab
         "  a: 1\nb: 2\n",  # a second root

@@ -114,7 +114,8 @@ class Composer:
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
         # Where each node starts -> just past its end (the innermost of nodes starting together).
-        self.ends: dict[Where, Where] = {} if ranges else _Discarded()
+        self.ends: dict[Where, Where] = {}
+        self.ranges = ranges  # whether to hand ends over (worked out anyway: the rarer path)
         self.anchors: dict[str, _Node] = {}
         self.anchored_open = 0  # anchored collections open: depths are tracked
         self.nodes = 0  # node events so far (an alias is one)
@@ -147,7 +148,7 @@ class Composer:
         if error is not None:
             raise error
         assert self.building, "building stops only at a problem"
-        return data, dict(self.values), dict(self.keys), self.ends
+        return data, dict(self.values), dict(self.keys), self.ends if self.ranges else {}
 
     def _graph_problem(self, where: Where, message: str) -> None:
         if self.graph_error is None:
@@ -400,16 +401,6 @@ class Composer:
             parent.data[path[-1]] = data
         else:
             parent.data.append(data)
-
-
-class _Discarded(dict[Where, Where]):
-    """``ends`` when no editor asks for ranges: whatever is written is dropped."""
-
-    def __setitem__(self, key: Where, value: Where) -> None:
-        pass
-
-    def setdefault(self, key: Where, default: Where | None = None) -> Where | None:  # type: ignore[override]
-        return default
 
 
 def _copy(value: Any) -> Any:

@@ -8,8 +8,8 @@ positions and ends as ``compose.Composer``.
 
 Anything outside that part, however harmless, makes ``scan`` give up (None):
 quotes, anchors, aliases, tags, block scalars, a scalar over two lines, a flow
-collection over two lines, an empty value, a duplicate or unusual key, an
-unexpected indentation, a document marker, a CR, a limit reached. The loader
+collection over two lines, an empty value, a duplicate, unusual or very long
+key, `<<`, an unexpected indentation, a document marker, a CR, a limit reached. The loader
 then composes the text from the parser's events, which also words every error,
 so a plan gets the same result and the same diagnostics either way; the tests
 hold both to that over the corpus and generated plans.
@@ -32,6 +32,9 @@ _LINE = re.compile(r"( *)(- +)?(?:([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +|\Z))?")
 # quotes, and `-`, `?`, `:` (taken only before a safe character: that case is
 # checked apart). A `[` or `{` starts a flow collection instead.
 _NOT_PLAIN_START = frozenset("?:,]}#&*!|>'\"%@`")
+# YAML takes an implicit key of 1,024 characters at most; past it, `key: value` is
+# an error. Well under it here: the scanner need not know the exact edge.
+_LONGEST_KEY = 1_000
 
 Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]
 
@@ -144,8 +147,8 @@ class _Scanner:
                     continue
             # A key of ``top``, at ``here``.
             assert key is not None
-            if key in top.data:
-                raise _GiveUp  # a duplicate key: the composer words it
+            if key in top.data or len(key) > _LONGEST_KEY:
+                raise _GiveUp  # a duplicate key, or one too long: the composer words it
             key_path = (*top.path, key)
             keys[key_path] = here
             if ranges:
@@ -284,8 +287,8 @@ class _Scanner:
         key, colon, rest = piece.partition(":")
         lead = len(key) - len(key.lstrip(" "))
         key = key[lead:]
-        if not colon or not rest.startswith(" ") or key in data:
-            raise _GiveUp  # no key, `a:b` (one scalar to YAML 1.2), or a duplicate
+        if not colon or not rest.startswith(" ") or key in data or len(key) > _LONGEST_KEY:
+            raise _GiveUp  # no key, `a:b` (one scalar to YAML 1.2), a duplicate, too long
         if key not in self.names:
             if not _KEY.match(key):
                 raise _GiveUp  # an unusual key: the composer judges it

@@ -111,6 +111,9 @@ def test_load_takes_the_scanned_tree_without_the_c_parser(monkeypatch: pytest.Mo
         "a: <<\n",  # `<<` is a merge also as a value: not plain data (found by mutation)
         "a: [<<]\n",
         "a: {b: <<}\n",
+        "a" * 1025 + ": b\n",  # a key past YAML's 1,024 characters (found by review)
+        "- " + "a" * 1025 + ": b\n",
+        "x: {y: z, " + "a" * 1025 + ": b}\n",
         "a: 1\r\nb: 2\r\n",  # CR
         "a:\t1\n",  # a tab
         "  a: 1\nb: 2\n",  # a second root

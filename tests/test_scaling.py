@@ -9,11 +9,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from plancc.api import validate_paths
 from plancc.rules.timeline import bisect_exact, decimal
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_did_you_mean_is_offered_for_the_first_hundred_unknown_names(
@@ -92,3 +95,28 @@ def test_a_callers_frozen_objects_stay_frozen(write_plan: Callable[..., Path]) -
         assert _generation_of(result.doc.data) is not None  # collected as usual
     finally:
         gc.unfreeze()
+
+
+def test_the_rules_of_one_check_work_out_each_shared_index_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from plancc.rules import budget, placement, timeline
+
+    made: list[str] = []
+
+    def counted(module: Any, name: str) -> None:
+        real = getattr(module, name)
+
+        def spy(*args: Any) -> Any:
+            made.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(module, name, spy)
+
+    counted(timeline, "Timeline")
+    counted(budget, "layer_peak")
+    counted(placement, "_each_placed")
+    report = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")])
+    assert report.errors == 0
+    # Three layer kinds: one timeline and one L2 peak each, the placed warms once.
+    assert sorted(made) == ["Timeline"] * 3 + ["_each_placed"] + ["layer_peak"] * 3

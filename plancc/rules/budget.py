@@ -10,7 +10,7 @@ from plancc.codes import Severity
 from plancc.liveness import Peak, layer_peak
 from plancc.platforms import PLATFORMS
 from plancc.rules import Finding, rule
-from plancc.rules.timeline import plan_cache
+from plancc.rules.timeline import once_per_plan
 from plancc.text import fmt_bytes, fmt_fraction, plural
 
 
@@ -41,11 +41,7 @@ def _at_peak(
 
 def _peak(plan: ir.Plan, layer: ir.Layer) -> Peak:
     """The layer kind's peak, worked out once for PC030 and PC032."""
-    cache = plan_cache(plan)
-    found: tuple[ir.Layer, Peak] | None = cache.get(("peak", layer.name))
-    if found is None or found[0] is not layer:
-        found = cache[("peak", layer.name)] = (layer, layer_peak(layer))
-    return found[1]
+    return once_per_plan(plan, ("peak", layer.name), layer, lambda: layer_peak(layer))
 
 
 @rule("PC030", "l2-overflow", Severity.ERROR)

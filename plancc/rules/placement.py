@@ -26,7 +26,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import Timeline, plan_cache, timeline, within
+from plancc.rules.timeline import Timeline, once_per_plan, timeline, within
 from plancc.text import fmt_share, fmt_size
 
 
@@ -74,11 +74,10 @@ class _Placed:
 def _placed(plan: ir.Plan) -> list[_Placed]:
     """Each anchored warm with its first consumers, worked out once per plan: the six
     rules below read the same list."""
-    cache = plan_cache(plan)
-    found: list[_Placed] | None = cache.get("placed")
-    if found is not None:
-        return found
-    out = []
+    return once_per_plan(plan, "placed", plan, lambda: list(_each_placed(plan)))
+
+
+def _each_placed(plan: ir.Plan) -> Iterator[_Placed]:
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
         line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
@@ -87,9 +86,7 @@ def _placed(plan: ir.Plan) -> list[_Placed]:
             c = line.consumer(e.tensor.name, at)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
-        out.append(_Placed(plan, layer, warm, at, entries, consumers))
-    cache["placed"] = out
-    return out
+        yield _Placed(plan, layer, warm, at, entries, consumers)
 
 
 _Members = tuple[list[int], list[ir.Stage]]

@@ -10,10 +10,10 @@ prefix sums, sorted index lists and jump pointers built once per layer kind.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from plancc import ir
 
@@ -199,22 +199,26 @@ def _prefix(values: Sequence[int]) -> list[int]:
     return out
 
 
-_last: tuple[ir.Plan, dict[object, Any]] | None = None
+T = TypeVar("T")
+_last: tuple[ir.Plan, dict[object, tuple[object, Any]]] | None = None
 
 
-def plan_cache(plan: ir.Plan) -> dict[object, Any]:
-    """What the rules of one check work out once and share (each layer kind's timeline
-    and L2 peak, the placed warms), kept for the last plan checked."""
+def once_per_plan(plan: ir.Plan, key: object, source: object, make: Callable[[], T]) -> T:
+    """``make()``, worked out once per plan for ``key`` while ``source`` (what it is
+    worked out from) stays the same object: what the rules of one check share (each
+    layer kind's timeline and L2 peak, the placed warms), for the last plan checked."""
     global _last
     if _last is None or _last[0] is not plan:
         _last = (plan, {})
-    return _last[1]
+    found = _last[1].get(key)
+    if found is None or found[0] is not source:
+        found = _last[1][key] = (source, make())
+    value: T = found[1]
+    return value
 
 
 def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
     """The layer kind's timeline, built once per plan (the rules of one check share it)."""
-    cache = plan_cache(plan)
-    found: Timeline | None = cache.get(("timeline", layer.name))
-    if found is None or found.stages is not layer.stages:
-        found = cache[("timeline", layer.name)] = Timeline(plan, layer)
-    return found
+    return once_per_plan(
+        plan, ("timeline", layer.name), layer.stages, lambda: Timeline(plan, layer)
+    )

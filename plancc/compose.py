@@ -109,13 +109,12 @@ class Composer:
     ``next_event`` is a parser's ``get_event`` (or an event generator's
     ``__next__``); whatever it raises (a YAML error) passes through."""
 
-    def __init__(self, next_event: Callable[[], Any], *, ranges: bool = True) -> None:
+    def __init__(self, next_event: Callable[[], Any]) -> None:
         self.next_event = next_event
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
         # Where each node starts -> just past its end (the innermost of nodes starting together).
         self.ends: dict[Where, Where] = {}
-        self.ranges = ranges  # whether to hand ends over (worked out anyway: the rarer path)
         self.anchors: dict[str, _Node] = {}
         self.anchored_open = 0  # anchored collections open: depths are tracked
         self.nodes = 0  # node events so far (an alias is one)
@@ -148,7 +147,7 @@ class Composer:
         if error is not None:
             raise error
         assert self.building, "building stops only at a problem"
-        return data, dict(self.values), dict(self.keys), self.ends if self.ranges else {}
+        return data, dict(self.values), dict(self.keys), self.ends
 
     def _graph_problem(self, where: Where, message: str) -> None:
         if self.graph_error is None:

@@ -135,8 +135,8 @@ class Positions(Mapping[PathT, Pos]):
 
 class _Ends(Mapping[Pos, Pos]):
     """Start -> end of each node, made ``Pos`` only when asked for. Only an editor asks
-    (a diagnostic's whole range): unless ``load`` was told to keep them, they are
-    worked out on the first question, by reading the text again."""
+    (a diagnostic's whole range): when the loader did not work them out (None), they
+    are on the first question, by reading the text again."""
 
     __slots__ = ("_make", "_where_or_none")
 
@@ -248,10 +248,10 @@ def load(
     """Parse one plan; a PC001 diagnostic when it is not a readable YAML document.
 
     ``pure`` skips the line scanner and the C parser: the tests run every case
-    through both paths. ``ranges`` keeps where each node ends as the plan is read
-    (an editor asks for every diagnostic's); otherwise ``Document.ends`` reads the
-    text again on its first question, and a plan that is only checked skips a
-    third of the loader's objects."""
+    through both paths. ``ranges`` has the line scanner keep where each node ends as
+    it reads (an editor asks for every diagnostic's); otherwise a scanned plan's
+    ``Document.ends`` reads the text again on its first question, and a plan that
+    is only checked skips a third of the loader's objects."""
     if len(raw) > MAX_BYTES:
         return _error(
             file, Pos(1, 1), f"file is larger than 4 MiB ({MAX_BYTES:,} bytes), the limit"
@@ -283,7 +283,7 @@ def load(
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    ranges_of = _Ends(ends if ranges else None, lambda: _ends_of(text, pure))
+    ranges_of = _Ends(ends, lambda: _ends_of(text, pure))
     return Document(file, raw, data, Positions(values), Positions(keys), ranges_of)
 
 
@@ -291,15 +291,19 @@ def _ends_of(text: str, pure: bool) -> dict[Where, Where]:
     """Where each node of ``text`` (read once already, without a problem) ends."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _compose(text, pure, ranges=True)[3]
+        ends = _compose(text, pure, ranges=True)[3]
+    assert ends is not None, "asked for"
+    return ends
 
 
 def _compose(
     text: str, pure: bool, ranges: bool
-) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
-    """The tree and its positions, from the C parser's events where it is installed
-    and the text is one it reads as the pure parser does; from the pure parser when
-    the C parser finds a YAML error, so every YAML error reads as the pure one words it."""
+) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None]:
+    """The tree and its positions: from the line scanner where it reads the text (the
+    node ends only if ``ranges``, else None); else from the C parser's events where it
+    is installed and the text is one it reads as the pure parser does; from the pure
+    parser when the C parser finds a YAML error, so every YAML error reads as the pure
+    one words it. The composer works out the ends on its way anyway."""
     from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
@@ -312,10 +316,10 @@ def _compose(
         c_parser = _c_parser()
     if c_parser is not None:
         try:
-            return Composer(c_parser(text).get_event, ranges=ranges).compose()
+            return Composer(c_parser(text).get_event).compose()
         except YAMLError:
             pass
-    return Composer(YAML(typ="safe", pure=True).parse(text).__next__, ranges=ranges).compose()
+    return Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose()
 
 
 @cache

@@ -27,7 +27,8 @@ from plancc.scalars import STR, core_tag, scalar
 
 # A block line: its indent, a sequence entry's dash, a key (a name-like plain
 # scalar followed by `:` and a space or the end), and the rest of the line.
-_LINE = re.compile(r"( *)(- +)?(?:([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +|\Z))?")
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # the keys read here: a name-like plain scalar
+_LINE = re.compile(rf"( *)(- +)?(?:({_NAME}):(?: +|\Z))?")
 # First characters a block plain scalar may not start with here: indicators,
 # quotes, and `-`, `?`, `:` (taken only before a safe character: that case is
 # checked apart). A `[` or `{` starts a flow collection instead.
@@ -36,7 +37,8 @@ _NOT_PLAIN_START = frozenset("?:,]}#&*!|>'\"%@`")
 # an error. Well under it here: the scanner need not know the exact edge.
 _LONGEST_KEY = 1_000
 
-Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]
+# ``ends`` is None when not worked out (see ``scan``).
+Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None]
 
 
 class _GiveUp(Exception):
@@ -61,7 +63,7 @@ class _Block:
 def scan(text: str, *, ranges: bool = True) -> Tree | None:
     """``(data, values, keys, ends)`` as ``Composer.compose`` gives them, or None when
     the text is outside the part of YAML read here. Without ``ranges``, ``ends`` is
-    left empty: only an editor asks where a node ends."""
+    None, not worked out: only an editor asks where a node ends."""
     if "\r" in text or "\t" in text:
         return None
     try:
@@ -167,7 +169,7 @@ class _Scanner:
         stop = _stream_end(lines)
         while stack:
             self._close(stack.pop(), stop)
-        return root, values, keys, ends
+        return root, values, keys, ends if ranges else None
 
     @staticmethod
     def _push(stack: list[_Block], block: _Block) -> None:
@@ -185,20 +187,9 @@ class _Scanner:
         first = line[at]
         if first in "[{":
             return self._flow(line, at, line_no, path, depth)
-        if first in _NOT_PLAIN_START or (first == "-" and line[at + 1 : at + 2] in ("", " ")):
-            raise _GiveUp
         hash_at = line.find(" #", at)
         text = (line if hash_at < 0 else line[:hash_at]).rstrip(" ")[at:]
-        if ": " in text or text.endswith(":"):
-            raise _GiveUp
-        where = line_no << 32 | (at + 1)
-        self.values[path] = where
-        if self.ranges:
-            self.ends.setdefault(where, line_no << 32 | (at + 1 + len(text)))
-        known = self.tags.get(text)
-        if known is None:
-            known = self.tags[text] = _typed(text)
-        return known[1]
+        return self._plain(text, line_no << 32 | (at + 1), path)
 
     def _flow(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
         """The flow collection at ``line[at]``, which must end the line but for a comment.
@@ -308,7 +299,10 @@ class _Scanner:
         return _SEP
 
     def _plain(self, text: str, where: Where, path: PathT) -> Any:
-        """A plain scalar in a flow collection: its value, recorded at ``where``."""
+        """A plain scalar (a block value, or in a flow collection, cut at its commas and
+        brackets): its value, recorded at ``where``. One starting with an indicator, or
+        with a `:` or `#` anywhere, is left to the composer: a key or comment inside a
+        value, or a character both contexts read apart."""
         known = self.tags.get(text)
         if known is None:
             first = text[0]
@@ -330,7 +324,7 @@ class _Scanner:
 # end of an empty sequence, the end of an empty mapping, a comma or the end.
 _SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
 _FLOW_SPLIT = re.compile(r"([\[\]{},])")
-_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+_KEY = re.compile(rf"{_NAME}\Z")
 
 
 def _typed(text: str) -> tuple[str, Any]:

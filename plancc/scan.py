@@ -8,8 +8,9 @@ positions and ends as ``compose.Composer``.
 
 Anything outside that part, however harmless, makes ``scan`` give up (None):
 quotes, anchors, aliases, tags, block scalars, a scalar over two lines, a flow
-collection over two lines, an empty value, a duplicate, unusual or very long
-key, `<<`, an unexpected indentation, a document marker, a CR, a limit reached. The loader
+collection over two lines, an empty value, a `:` or `#` inside a value, a
+duplicate, unusual or very long key, `<<`, an unexpected indentation, a
+document marker, a CR, a limit reached. The loader
 then composes the text from the parser's events, which also words every error,
 so a plan gets the same result and the same diagnostics either way; the tests
 hold both to that over the corpus and generated plans.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from plancc.codes import Code, Severity
 
 
-@dataclass(frozen=True)
-class Pos:
-    """A 1-based line and column in a plan file."""
+class Pos(NamedTuple):
+    """A 1-based line and column in a plan file. A named tuple, not a frozen dataclass:
+    resolve makes one per name (150,000 for 10,000 warms), at a third of the cost."""
 
     line: int
     col: int

@@ -88,7 +88,7 @@ class Document:
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
-        if isinstance(self.values, Positions):  # the loader's: one dict lookup per level
+        if type(self.values) is Positions:  # the loader's: one dict lookup per level
             return self.values.nearest(path)
         while path not in self.values and path:
             path = path[:-1]
@@ -120,10 +120,11 @@ class Positions(Mapping[PathT, Pos]):
 
     def nearest(self, path: PathT) -> Pos:
         """The position at ``path``, or at its nearest ancestor that has one."""
-        where = self._where.get(path)
+        get = self._where.get
+        where = get(path)
         while where is None and path:
             path = path[:-1]
-            where = self._where.get(path)
+            where = get(path)
         return Pos(1, 1) if where is None else pos_of(where)
 
     def __iter__(self) -> Iterator[PathT]:

@@ -54,10 +54,10 @@ class Validated:
         return tuple(out)
 
     def at(self, *path: str | int) -> Pos:
-        return self.doc.at(self.doc_path(path))
+        return self.doc.at(self.doc_path(path) if self.kept else path)
 
     def key_at(self, *path: str | int) -> Pos:
-        return self.doc.key_at(self.doc_path(path))
+        return self.doc.key_at(self.doc_path(path) if self.kept else path)
 
 
 @cache

@@ -7,16 +7,7 @@ from collections.abc import Iterator
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
-
-
-def readers(layer: ir.Layer) -> dict[str, list[ir.Stage]]:
-    """Tensor -> the stages of ``layer`` that read it, in order: one pass per layer kind,
-    not one per warmed tensor."""
-    out: dict[str, list[ir.Stage]] = {}
-    for s in layer.stages:
-        for name in dict.fromkeys(s.reads):
-            out.setdefault(name, []).append(s)
-    return out
+from plancc.rules.timeline import timeline
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
@@ -30,20 +21,19 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage before the tensor's first reader, or
     drop the tensor from the warm.
     """
-    indexed: dict[str, dict[str, list[ir.Stage]]] = {}
     for layer, warm, at in anchored(plan):
-        anchor = layer.stages[at].name
-        read_by = indexed.get(layer.name) or indexed.setdefault(layer.name, readers(layer))
+        read_by = timeline(plan, layer).readers  # shared with the other rules of the check
         for entry in warm.entries:
             if not entry.tensor.static:
                 continue
-            early = [s for s in read_by.get(entry.tensor.name, ())[:1] if s.index <= at]
-            if early:
+            first = read_by.get(entry.tensor.name, (at + 1,))[0]
+            if first <= at:
                 yield Finding(
                     entry.pos,
-                    f"tensor '{entry.tensor.name}' is read by '{early[0].name}', at or before "
-                    f"anchor '{anchor}': the warm would start after its consumer",
-                    stages=(early[0].index,),
+                    f"tensor '{entry.tensor.name}' is read by '{layer.stages[first].name}', at "
+                    f"or before anchor '{layer.stages[at].name}': the warm would start after "
+                    "its consumer",
+                    stages=(first,),
                 )
 
 
@@ -57,8 +47,10 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     Fix: add the reading stage's `reads`, or drop the tensor.
     """
     for layer in plan.layers.values():
-        read_by = readers(layer)
-        for warm in layer.warms if layer.complete else ():
+        if not layer.complete:
+            continue
+        read_by = timeline(plan, layer).readers
+        for warm in layer.warms:
             for entry in warm.entries:
                 if entry.tensor.static and entry.tensor.name not in read_by:
                     yield Finding(

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 
 from plancc import ir
 from plancc.codes import Severity
@@ -45,19 +46,19 @@ class _Placed:
     def anchor(self) -> ir.Stage:
         return self.layer.stages[self.at]
 
-    @property
+    @cached_property
     def first(self) -> ir.Stage | None:
         return min(self.consumers.values(), key=lambda s: s.index, default=None)
 
-    @property
+    @cached_property
     def last(self) -> ir.Stage | None:
         return max(self.consumers.values(), key=lambda s: s.index, default=None)
 
-    @property
+    @cached_property
     def groups(self) -> set[tuple[str, str]]:
         return {s.consumer_group for s in self.consumers.values()}
 
-    @property
+    @cached_property
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 

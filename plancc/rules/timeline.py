@@ -127,6 +127,8 @@ class Timeline:
         if bound < 0 or rate is None or warm_bytes == 0:
             return bound
         unmeasured = self.last_unmeasured[first - 1]  # anchors before it: not estimated
+        if unmeasured > bound:  # the stage before the consumer has no duration: no estimate
+            return bound
         need = Fraction(warm_bytes * 1_000_000, 4 * rate)  # the window that lands a quarter
         # Anchored at c (c >= unmeasured), the window is before[first] - before[c + 1].
         target = self.duration_before[first] - need

@@ -7,14 +7,17 @@ import gc
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from plancc import ir
 from plancc.api import validate_paths
-from plancc.rules.timeline import bisect_exact, decimal
+from plancc.platforms import PLATFORMS
+from plancc.rules.timeline import Timeline, bisect_exact, decimal
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,6 +69,25 @@ def test_the_timeline_bisects_durations_exactly(durations: list[Any], target: Fr
     floats = [float(x) for x in exact]
     for t in (target, *exact, *(x + Fraction(1, 10**30) for x in exact)):
         assert bisect_exact(exact, floats, t) == bisect.bisect_right(exact, t)
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 36.8, 100.0])), max_size=12),
+    st.integers(1, 10**8),
+)
+def test_the_latest_landing_anchor_is_the_last_stage_pc107_lets_land(
+    durations: list[float | None], warm_bytes: int
+) -> None:
+    # PC104 and PC107's hint bisect for it, with shortcuts (no estimate when the stage
+    # before the consumer has no duration): each answer must be the brute-force one.
+    stages = tuple(
+        ir.Stage(f"s{i}", i, None, (), 0, False, None, d) for i, d in enumerate(durations)
+    )
+    plan = SimpleNamespace(tensors={}, platform=PLATFORMS["a2a3"])
+    line = Timeline(plan, ir.Layer("k", stages, ()))  # type: ignore[arg-type]
+    for first in range(1, len(stages) + 1):  # a consumer comes after an anchor
+        lands = [c for c in range(first - 1) if not line.landing(c, first, warm_bytes).fires]
+        assert line.latest_landing(first, warm_bytes) == max(lands, default=-1)
 
 
 def _generation_of(obj: object) -> int | None:

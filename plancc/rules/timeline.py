@@ -136,7 +136,7 @@ class Timeline:
         best = min(k - 1, bound)
         if best >= max(unmeasured, 0):
             return best
-        return min(unmeasured - 1, bound)
+        return max(min(unmeasured - 1, bound), -1)
 
     def last_candidate(self, after: int, upto: int, groups: set[Group]) -> int | None:
         """The last candidate anchor in (``after``, ``upto``] outside ``groups``."""

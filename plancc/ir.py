@@ -4,7 +4,8 @@ Every number here is exact (integers of bytes and elements); every name has
 passed the identifier checks; every position points into the plan file. The IR is
 read-only: frozen dataclasses, tuples, and mappings typed ``Mapping`` (built as
 ``MappingProxyType``). Values derived from a frozen field (a tensor's bytes, a
-stage's consumer group) are ``cached_property``: the rules ask for them per warm.
+stage's consumer group) are ``lazy`` (a lock-free ``cached_property``): the rules ask
+for them per warm.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
+from plancc.lazy import lazy
 from plancc.platforms import Platform
 
 
@@ -35,7 +36,7 @@ class FlatView:
     pos: Pos
     declared: bool
 
-    @cached_property
+    @lazy
     def elements(self) -> int | None:
         n = 1
         for v in self.values:
@@ -44,7 +45,7 @@ class FlatView:
             n *= v
         return n
 
-    @cached_property
+    @lazy
     def is_flat(self) -> bool:
         return len(self.values) <= 3 and all(v == 1 for v in self.values[:-1])
 
@@ -58,11 +59,11 @@ class Tensor:
     names: frozenset[str]  # dims and config keys the shape uses
     flat: FlatView | None  # None for a tensor with a dynamic dim
 
-    @cached_property
+    @lazy
     def static(self) -> bool:
         return all(d is not None for d in self.shape)
 
-    @cached_property
+    @lazy
     def elements(self) -> int | None:
         n = 1
         for d in self.shape:
@@ -71,7 +72,7 @@ class Tensor:
             n *= d
         return n
 
-    @cached_property
+    @lazy
     def bytes(self) -> int | None:
         n = self.elements
         return None if n is None else -(-n * self.dtype.bits // 8)
@@ -90,7 +91,7 @@ class Stage:
     kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
     pos: Pos | None = None  # where its entry starts: `plancc report` places diagnostics by it
 
-    @cached_property
+    @lazy
     def consumer_group(self) -> tuple[str, str]:
         """Stages sharing a declared group consume together; any other stage is its own group."""
         return ("group", self.group) if self.group is not None else ("stage", self.name)
@@ -122,7 +123,7 @@ class Warm:
     after_pos: Pos
     tensors_pos: Pos
 
-    @cached_property
+    @lazy
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 

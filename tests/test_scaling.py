@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from plancc import ir
 from plancc.api import validate_paths
+from plancc.lazy import lazy
 from plancc.platforms import PLATFORMS
 from plancc.rules.timeline import Timeline, bisect_exact, decimal
 
@@ -142,3 +143,24 @@ def test_the_rules_of_one_check_work_out_each_shared_index_once(
     assert report.errors == 0
     # Three layer kinds: one timeline and one L2 peak each, the placed warms once.
     assert sorted(made) == ["Timeline"] * 3 + ["_each_placed"] + ["layer_peak"] * 3
+
+
+def test_lazy_works_a_value_out_once_and_keeps_it_on_the_instance() -> None:
+    calls: list[int] = []
+
+    class Box:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        @lazy
+        def double(self) -> int:
+            """Twice n."""
+            calls.append(self.n)
+            return 2 * self.n
+
+    a, b = Box(1), Box(2)
+    assert (a.double, a.double, b.double) == (2, 2, 4)
+    assert calls == [1, 2]  # once per instance
+    assert vars(a)["double"] == 2  # later reads are plain attribute reads
+    assert isinstance(Box.__dict__["double"], lazy)
+    assert Box.double.__doc__ == "Twice n."

@@ -21,10 +21,10 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import cached_property
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.lazy import lazy
 from plancc.liveness import layer_peak
 from plancc.rules import Finding, anchored, rule
 from plancc.rules.timeline import Timeline, once_per_plan, timeline, within
@@ -46,30 +46,25 @@ class _Placed:
     def anchor(self) -> ir.Stage:
         return self.layer.stages[self.at]
 
-    @cached_property
+    @lazy
     def first(self) -> ir.Stage | None:
         return min(self.consumers.values(), key=lambda s: s.index, default=None)
 
-    @cached_property
+    @lazy
     def last(self) -> ir.Stage | None:
         return max(self.consumers.values(), key=lambda s: s.index, default=None)
 
-    @cached_property
+    @lazy
     def groups(self) -> set[tuple[str, str]]:
         return {s.consumer_group for s in self.consumers.values()}
 
-    @cached_property
+    @lazy
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
         return self.layer.stages[self.at + 1 : end]
-
-    def weights(self, stage: ir.Stage) -> list[ir.Tensor]:
-        """The static tensors a stage reads, each once, in `reads` order."""
-        tensors = (self.plan.tensors.get(name) for name in dict.fromkeys(stage.reads))
-        return [t for t in tensors if t is not None and t.static]
 
 
 def _placed(plan: ir.Plan) -> list[_Placed]:
@@ -213,10 +208,11 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
         read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
         # Each layer kind's groups are listed once, not rescanned per warm.
         groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.layer))
+        weights = timeline(plan, p.layer).weights  # the static tensors each stage reads
         for group in dict.fromkeys(s.consumer_group for s in by_first):
             indices, of_group = groups[group]
             stages = of_group[bisect.bisect_right(indices, p.at) :]
-            needed = {t.name: t for s in stages for t in p.weights(s)}
+            needed = {t.name: t for s in stages for t in weights[s.index]}
             read.update(needed)
             missing = [t for t in needed if t not in warmed]
             if missing:

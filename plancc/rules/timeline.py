@@ -39,55 +39,79 @@ class Timeline:
 
     def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
         self.plan = plan
-        self.stages = layer.stages
-        n = len(self.stages)
+        self.stages = stages = layer.stages
+        tensors = plan.tensors
+        # One pass over the stages fills every per-stage index (a layer kind of 10,000
+        # stages is built in each check, so the passes are not one per index).
         self.readers: dict[str, list[int]] = {}  # tensor -> the stages reading it, in order
         self.weights: list[list[ir.Tensor]] = []  # per stage: the static tensors it reads
-        for s in self.stages:
-            names = dict.fromkeys(s.reads)
-            for name in names:
-                self.readers.setdefault(name, []).append(s.index)
-            tensors = (plan.tensors.get(name) for name in names)
-            self.weights.append([t for t in tensors if t is not None and t.static])
-        self.weight_bytes = [sum(t.bytes or 0 for t in ws) for ws in self.weights]
-        # Prefix sums: weight bytes and streaming stages over stages [0, i).
-        self.bytes_before = _prefix(self.weight_bytes)
-        self.streaming = [i for i in range(n) if self.weights[i]]
+        self.streaming: list[int] = []  # the stages that read weights
+        self.sdma: list[int] = []  # the `sdma: true` stages (PC105)
+        self.streams_at: list[int] = []  # the stages with `streams` (PC106)
+        # Prefix sums over stages [0, i): weight bytes, `streams` bytes and durations.
+        # The duration sums stay int 0 until a duration is met: Fraction additions of 0
+        # cost more than the rest of the timeline on a plan without durations.
+        self.bytes_before = [0]
+        self.streamed_before = [0]
+        self.duration_before: list[Fraction | int] = [0]
+        # For each stage, the last stage at or before it lacking a duration, with a
+        # task, and pushing other bytes through L2 or using SDMA; -1 when none.
+        self.last_unmeasured: list[int] = []
+        self.last_task: list[int] = []
+        self.last_busy: list[int] = []
+        weighed = 0
+        streamed = 0
+        total: Fraction | int = 0
+        unmeasured = task = busy = -1
+        for i, s in enumerate(stages):
+            weights: list[ir.Tensor] = []
+            if s.reads:
+                for name in dict.fromkeys(s.reads):
+                    self.readers.setdefault(name, []).append(i)
+                    t = tensors.get(name)
+                    if t is not None and t.static:
+                        weights.append(t)
+                        weighed += t.bytes or 0
+                if weights:
+                    self.streaming.append(i)
+            self.weights.append(weights)
+            self.bytes_before.append(weighed)
+            if s.sdma:
+                self.sdma.append(i)
+            if s.streams:
+                self.streams_at.append(i)
+                streamed += s.streams
+            self.streamed_before.append(streamed)
+            if s.duration_us is None:
+                unmeasured = i
+            else:
+                total += decimal(s.duration_us)
+            self.duration_before.append(total)
+            self.last_unmeasured.append(unmeasured)
+            if s.task is not None:
+                task = i
+            self.last_task.append(task)
+            if s.streams or s.sdma:
+                busy = i
+            self.last_busy.append(busy)
+        # The duration sums as floats, to bisect without Fraction's slow comparisons
+        # (then exact).
+        self.duration_floats = [float(d) for d in self.duration_before]
         # Per consumer group: its streaming stages and their prefix bytes.
         self.group_streaming: dict[Group, list[int]] = {}
         for i in self.streaming:
-            self.group_streaming.setdefault(self.stages[i].consumer_group, []).append(i)
-        # For PC105/PC106: the `sdma: true` stages, the stages with `streams`, and the
-        # `streams` bytes over stages [0, i).
-        self.sdma = [s.index for s in self.stages if s.sdma]
-        self.streams_at = [s.index for s in self.stages if s.streams]
-        self.streamed_before = _prefix([s.streams for s in self.stages])
+            self.group_streaming.setdefault(stages[i].consumer_group, []).append(i)
         self.group_bytes = {
-            g: _prefix([self.weight_bytes[i] for i in idx])
+            g: _prefix([self.bytes_before[i + 1] - self.bytes_before[i] for i in idx])
             for g, idx in self.group_streaming.items()
         }
         # Candidate anchors: stages that stream weights and have a task.
-        self.candidates = [i for i in self.streaming if self.stages[i].task is not None]
+        self.candidates = [i for i in self.streaming if stages[i].task is not None]
         # For each candidate (by position), the position of the last earlier candidate in
         # another consumer group: skipping a touched group is one jump per run of it.
         self.other_before: list[int] = []
         for k in range(len(self.candidates)):
             self.other_before.append(self._other_before(k))
-        # Durations: prefix sums, and the last stage at or before i that lacks one. The
-        # sums stay int 0 until a duration is met: Fraction additions of 0 cost more
-        # than the rest of the timeline on a plan without durations.
-        total: Fraction | int = 0
-        self.duration_before: list[Fraction | int] = [total]
-        for s in self.stages:
-            if s.duration_us is not None:
-                total += decimal(s.duration_us)
-            self.duration_before.append(total)
-        # The same as floats, to bisect without Fraction's slow comparisons (then exact).
-        self.duration_floats = [float(d) for d in self.duration_before]
-        self.last_unmeasured = _last_where([s.duration_us is None for s in self.stages])
-        self.last_task = _last_where([s.task is not None for s in self.stages])
-        # Stages that push other bytes through L2 (PC106) or use SDMA (PC105).
-        self.last_busy = _last_where([bool(s.streams or s.sdma) for s in self.stages])
 
     def _other_before(self, k: int) -> int:
         group = self.stages[self.candidates[k]].consumer_group
@@ -178,15 +202,6 @@ def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], targe
     lo = bisect.bisect_left(floats, near)
     hi = bisect.bisect_right(floats, near)
     return bisect.bisect_right(exact, target, lo, hi)
-
-
-def _last_where(flags: Sequence[bool]) -> list[int]:
-    """For each index, the last index at or before it whose flag is set; -1 when none."""
-    out, last = [], -1
-    for i, flag in enumerate(flags):
-        last = i if flag else last
-        out.append(last)
-    return out
 
 
 def within(indices: list[int], start: int, end: int) -> list[int]:

@@ -8,7 +8,7 @@ namespace) are functions of a context.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -60,10 +60,17 @@ class Context:
         return suggest(name, candidates) if self.suggestions_left >= 0 else None
 
     def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
+        return self.name_check_at(name, lambda: pos, what, reserved=reserved)
+
+    def name_check_at(
+        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool
+    ) -> bool:
+        """``name_check``, with the position worked out only for a report: a plan of
+        10,000 warms names 40,000 things, and each position costs a lookup."""
         problem = identifier_problem(name, reserved=reserved)
         if problem:
             self.report(
-                pos, codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
+                pos(), codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
             )
         return problem is None
 

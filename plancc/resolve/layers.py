@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, Decimal, localcontext
+from functools import partial
 from types import MappingProxyType
 
 from plancc import codes, ir, model
@@ -31,17 +32,19 @@ def parse_size(text: str | int) -> int:
 
 
 def _unique_task(
-    ctx: Context, kind: str, stage: str, task: str, *, pos: Pos, tasks: dict[str, tuple[str, Pos]]
+    ctx: Context, kind: str, stage: tuple[str, int], task: str, *, tasks: dict[str, tuple[str, int]]
 ) -> None:
-    """One TaskId gates one stage: two warms gated by it would be PC101's split scope."""
+    """One TaskId gates one stage: two warms gated by it would be PC101's split scope.
+    ``stage`` and ``tasks`` hold a stage's name and index."""
     if task not in tasks:
-        tasks[task] = (stage, pos)
+        tasks[task] = stage
         return
-    other, at = tasks[task]
+    other, index = tasks[task]
+    at = ctx.v.at("layers", kind, "stages", index, "task")
     ctx.report(
-        pos,
+        ctx.v.at("layers", kind, "stages", stage[1], "task"),
         codes.DUPLICATE_NAME,
-        f"task '{clip(task)}' of stage '{stage}' is also the task of stage '{other}' "
+        f"task '{clip(task)}' of stage '{stage[0]}' is also the task of stage '{other}' "
         f"(at {at.line}:{at.col}) in layer kind '{kind}'",
         "each stage's `task` names the variable holding its own TaskId",
     )
@@ -52,33 +55,34 @@ def resolve_layer(
 ) -> ir.Layer:
     ctx.name_check(kind, ctx.v.key_at("layers", kind), "layer kind", reserved=False)
     stages: list[ir.Stage] = []
-    seen: dict[str, Pos] = {}
-    tasks: dict[str, tuple[str, Pos]] = {}  # task -> the first stage with it
+    seen: dict[str, int] = {}  # stage name -> the first stage's index
+    tasks: dict[str, tuple[str, int]] = {}  # task -> the first stage with it, and its index
+    at = ctx.v.at
+    standins = ctx.v.broken.standin_stages
+    # Positions are looked up only for a report, but for the stage's own (the IR's).
     for i, s in enumerate(layer.stages):
         path = ("layers", kind, "stages", i)
-        name_pos = ctx.v.at(*path, "name")
-        if (kind, i) in ctx.v.broken.standin_stages:
+        if (kind, i) in standins:
             stages.append(ir.Stage(s.name, i, None, (), 0, False, None, None))
             continue  # it keeps its index; its own problems are reported already
-        ctx.name_check(s.name, name_pos, "stage", reserved=False)
+        ctx.name_check_at(s.name, partial(at, *path, "name"), "stage", reserved=False)
         if s.task is not None:
-            task_pos = ctx.v.at(*path, "task")
-            ctx.name_check(s.task, task_pos, "task", reserved=False)
-            _unique_task(ctx, kind, s.name, s.task, pos=task_pos, tasks=tasks)
+            ctx.name_check_at(s.task, partial(at, *path, "task"), "task", reserved=False)
+            _unique_task(ctx, kind, (s.name, i), s.task, tasks=tasks)
         if s.kernel is not None:
-            ctx.name_check(s.kernel, ctx.v.at(*path, "kernel"), "kernel", reserved=False)
+            ctx.name_check(s.kernel, at(*path, "kernel"), "kernel", reserved=False)
         if s.name in seen:
-            first = seen[s.name]
+            first = at("layers", kind, "stages", seen[s.name], "name")
             ctx.report(
-                name_pos,
+                at(*path, "name"),
                 codes.DUPLICATE_NAME,
                 f"stage '{s.name}' is defined twice in layer kind '{kind}' "
                 f"(first at {first.line}:{first.col})",
             )
-        seen.setdefault(s.name, name_pos)
+        seen.setdefault(s.name, i)
         reads = []
         for j, t in enumerate(s.reads):
-            if tensor_ref(ctx, t, ctx.v.at(*path, "reads", j), tensors) is not None:
+            if t in tensors or tensor_ref(ctx, t, at(*path, "reads", j), tensors) is not None:
                 reads.append(t)
         stages.append(
             ir.Stage(

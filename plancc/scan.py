@@ -186,6 +186,10 @@ class _Scanner:
         """The value starting at ``line[at]`` (a plain scalar or a flow collection),
         which must end the line, but for a comment."""
         first = line[at]
+        if first == "{" and not self.ranges and depth + 2 < compose.MAX_DEPTH:
+            simple = _SIMPLE_MAP.match(line, at)
+            if simple is not None:
+                return self._simple_map(line, at, simple.end(1), line_no << 32, path)
         if first in "[{":
             return self._flow(line, at, line_no, path, depth)
         hash_at = line.find(" #", at)
@@ -263,6 +267,39 @@ class _Scanner:
             i += 1 + len(piece)
         raise _GiveUp  # not closed on this line
 
+    def _simple_map(self, line: str, at: int, end: int, line_at: int, path: PathT) -> Any:
+        """The flow mapping at ``line[at:end]``, which ``_SIMPLE_MAP`` matched: every value
+        a plain scalar or a sequence of them. The common case, read from the regular
+        expression's matches rather than cut piece by piece; the same result as
+        ``_flow``'s (the tests hold both to the composer's)."""
+        values, keys, tags = self.values, self.keys, self.tags
+        values[path] = line_at | (at + 1)
+        data: dict[str, Any] = {}
+        for entry in _SIMPLE_ENTRY.finditer(line, at + 1, end):
+            key, text = entry.group(1, 2)
+            if key in data or len(key) > _LONGEST_KEY:
+                raise _GiveUp  # a duplicate or a very long key: the composer words it
+            key_path = (*path, key)
+            keys[key_path] = line_at | (entry.start(1) + 1)
+            if text is not None:
+                known = tags.get(text)
+                if known is None:
+                    known = tags[text] = _typed(text)
+                values[key_path] = line_at | (entry.start(2) + 1)
+                data[key] = known[1]
+                continue
+            values[key_path] = line_at | (entry.start(3) + 1)
+            items: list[Any] = []
+            for item in _SIMPLE_ITEM.finditer(line, entry.start(3) + 1, entry.end(3)):
+                text = item.group()
+                known = tags.get(text)
+                if known is None:
+                    known = tags[text] = _typed(text)
+                values[(*key_path, len(items))] = line_at | (item.start() + 1)
+                items.append(known[1])
+            data[key] = items
+        return data
+
     def _item(
         self, piece: str, i: int, line_at: int, path: PathT, data: list[Any], *, blank: object
     ) -> object:
@@ -325,6 +362,15 @@ class _Scanner:
 # end of an empty sequence, the end of an empty mapping, a comma or the end.
 _SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
 _FLOW_SPLIT = re.compile(r"([\[\]{},])")
+# A flow mapping of name-like keys whose values are plain scalars, or flat sequences
+# of them (most lines of a plan), then at most a comment: see ``_simple_map``. A plain
+# scalar here starts as ``_plain`` lets one start, and holds no `:` or `#`.
+_PLAIN_IN_FLOW = r"(?:[^ \[\]{},:#?&*!|>'\"%@`-]|-(?=[^ \[\]{},:#]))(?:[^\[\]{},:#]*[^ \[\]{},:#])?"
+_SEQ_IN_FLOW = rf"\[ *(?:{_PLAIN_IN_FLOW}(?: *, *{_PLAIN_IN_FLOW})*)? *\]"
+_ENTRY_IN_FLOW = rf"{_NAME}: +(?:{_PLAIN_IN_FLOW}|{_SEQ_IN_FLOW}) *"
+_SIMPLE_MAP = re.compile(rf"(\{{ *{_ENTRY_IN_FLOW}(?:, *{_ENTRY_IN_FLOW})*\}})(?: *| +#.*)\Z")
+_SIMPLE_ENTRY = re.compile(rf"({_NAME}): +(?:({_PLAIN_IN_FLOW})|({_SEQ_IN_FLOW}))")
+_SIMPLE_ITEM = re.compile(_PLAIN_IN_FLOW)
 _KEY = re.compile(rf"{_NAME}\Z")
 
 

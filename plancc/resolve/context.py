@@ -42,6 +42,9 @@ class Context:
     silences: list[tuple[str, Pos, str]] = field(default_factory=list)
     reported: set[Diagnostic] = field(default_factory=set)
     suggestions_left: int = 100
+    # The names that passed name_check, indexed by its ``reserved``: a bad name is
+    # reported at each use, a good one is checked once.
+    good_names: tuple[set[str], set[str]] = field(default_factory=lambda: (set(), set()))
 
     @property
     def file(self) -> str:
@@ -67,8 +70,12 @@ class Context:
     ) -> bool:
         """``name_check``, with the position worked out only for a report: a plan of
         10,000 warms names 40,000 things, and each position costs a lookup."""
+        if name in self.good_names[reserved]:
+            return True  # stage and task names repeat in every layer kind
         problem = identifier_problem(name, reserved=reserved)
-        if problem:
+        if problem is None:
+            self.good_names[reserved].add(name)
+        else:
             self.report(
                 pos(), codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
             )

@@ -22,6 +22,10 @@ from plancc.names import identifier_problem, suggest
 from plancc.text import clip
 from plancc.validate import Validated
 
+# Dim expressions, resolved: their source as rendered, values (None: dynamic), the
+# names they use, and the parsed expressions.
+Exprs = tuple[tuple[str, ...], tuple[int | None, ...], frozenset[str], list[ex.Expr]]
+
 
 class Unresolved(Exception):
     """A name in an expression is already known to be broken: stay silent."""
@@ -140,9 +144,7 @@ class Context:
             raise Unresolved
         return parsed, value
 
-    def exprs(
-        self, sources: list[int | str], path: PathT, what: str
-    ) -> tuple[tuple[str, ...], tuple[int | None, ...], frozenset[str], list[ex.Expr]] | None:
+    def exprs(self, sources: list[int | str], path: PathT, what: str) -> Exprs | None:
         texts: list[str] = []
         values: list[int | None] = []
         names: set[str] = set()
@@ -150,15 +152,17 @@ class Context:
         ok = True
         for i, source in enumerate(sources):
             if type(source) is int and 1 <= source <= ex.MAX_VALUE:
-                # A literal that parses and evaluates to itself: no position is needed.
-                e: ex.Expr = ex.Num(source)
-                value: int | None = source
-            else:
-                try:
-                    e, value = self.evaluate(source, self.v.at(*path, i), what)
-                except Unresolved:
-                    ok = False
-                    continue
+                # A literal that parses, evaluates and renders as itself, and names nothing:
+                # no position is needed.
+                texts.append(str(source))
+                values.append(source)
+                parsed.append(ex.Num(source))
+                continue
+            try:
+                e, value = self.evaluate(source, self.v.at(*path, i), what)
+            except Unresolved:
+                ok = False
+                continue
             texts.append(ex.render(e))
             values.append(value)
             names.update(ex.names(e))

@@ -8,7 +8,7 @@ from plancc.diagnostics import Pos
 from plancc.dtypes import DTYPES
 from plancc.load import PathT
 from plancc.names import dtype_hint
-from plancc.resolve.context import Context, Unresolved, too_many
+from plancc.resolve.context import Context, Exprs, Unresolved, too_many
 from plancc.text import clip
 
 
@@ -33,7 +33,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
         if dtype is None or shape is None:
             ctx.broken_tensors.add(name)
             continue
-        texts, values, names, parsed = shape
+        texts, values, names, _ = shape
         if too_many(values):
             ctx.report(
                 ctx.v.at("tensors", name, "shape"),
@@ -43,7 +43,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
             ctx.broken_tensors.add(name)
             continue
         if flat is None and all(v is not None for v in values):
-            flat = default_flat(parsed, values, pos)
+            flat = default_flat(shape, pos)
         out[name] = ir.Tensor(name, dtype, texts, values, names, flat)
     return out
 
@@ -68,13 +68,16 @@ def flat_view(
     return ir.FlatView(texts, values, names, ctx.v.at(*path), declared=True)
 
 
-def default_flat(parsed: list[ex.Expr], values: tuple[int | None, ...], pos: Pos) -> ir.FlatView:
-    # The product of the shape's entries, each compound entry in parentheses.
-    text = " * ".join(f"({ex.render(e)})" if ex.is_compound(e) else ex.render(e) for e in parsed)
+def default_flat(shape: Exprs, pos: Pos) -> ir.FlatView:
+    """The product of the shape's entries (``Context.exprs``), each compound entry in
+    parentheses."""
+    texts, values, names, parsed = shape
+    text = " * ".join(
+        f"({t})" if ex.is_compound(e) else t for t, e in zip(texts, parsed, strict=True)
+    )
     total = 1
     for value in values:
         total *= value or 1
-    names = frozenset(n for e in parsed for n in ex.names(e))
     return ir.FlatView((text,), (total,), names, pos, declared=False)
 
 

@@ -105,7 +105,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                                 except Invalid: pass
                             if not data__forward_item_any_of_count3:
                                 try:
-                                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardentry(data__forward_item, custom_formats, (name_prefix or "data") + ".forward[{data__forward_x}]".format(**locals()))
+                                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardentry(data__forward_item)
                                     data__forward_item_any_of_count3 += 1
                                 except Invalid: pass
                             if not data__forward_item_any_of_count3:
@@ -133,7 +133,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                 for data__layers_key in data__layers_keys:
                     if data__layers_key not in []:
                         data__layers_value = data__layers.get(data__layers_key)
-                        validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_layer(data__layers_value, custom_formats, (name_prefix or "data") + ".layers.{data__layers_key}".format(**locals()))
+                        validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_layer(data__layers_value)
                 if data__layers_len != 0:
                     data__layers_property_names = True
                     for data__layers_key in data__layers:
@@ -182,7 +182,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                 for data__tensors_key in data__tensors_keys:
                     if data__tensors_key not in []:
                         data__tensors_value = data__tensors.get(data__tensors_key)
-                        validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data__tensors_value, custom_formats, (name_prefix or "data") + ".tensors.{data__tensors_key}".format(**locals()))
+                        validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data__tensors_value)
                 data__tensors_len = len(data__tensors)
                 if data__tensors_len != 0:
                     data__tensors_property_names = True
@@ -312,7 +312,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_layer(data,
                 if data__stages_len < 1:
                     raise Invalid
                 for data__stages_x, data__stages_item in enumerate(data__stages):
-                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data__stages_item, custom_formats, (name_prefix or "data") + ".stages[{data__stages_x}]".format(**locals()))
+                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data__stages_item)
         if "warms" in data_keys:
             data_keys.remove("warms")
             data__warms = data["warms"]
@@ -322,7 +322,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_layer(data,
             if data__warms_is_list:
                 data__warms_len = len(data__warms)
                 for data__warms_x, data__warms_item in enumerate(data__warms):
-                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data__warms_item, custom_formats, (name_prefix or "data") + ".warms[{data__warms_x}]".format(**locals()))
+                    validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data__warms_item)
         if data_keys:
             raise Invalid
     return data
@@ -403,7 +403,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                         except Invalid: pass
                     if not data__tensors_item_any_of_count6:
                         try:
-                            validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(data__tensors_item, custom_formats, (name_prefix or "data") + ".tensors[{data__tensors_x}]".format(**locals()))
+                            validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(data__tensors_item)
                             data__tensors_item_any_of_count6 += 1
                         except Invalid: pass
                     if not data__tensors_item_any_of_count6:

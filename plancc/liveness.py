@@ -48,7 +48,7 @@ def layer_peak(layer: ir.Layer) -> Peak:
         start, end = warm.live
         if start <= end:
             events += [(start, 1, i), (end + 1, -1, i)]
-    events.sort(key=lambda e: (e[0], e[1]))  # ends before starts at the same stage
+    events.sort()  # by stage, ends (-1) before starts at the same stage, then plan order
     held: dict[str, int] = {}  # tensor -> number of alive warms holding it
     total = 0
     best = Peak(0, None, ())

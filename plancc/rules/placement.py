@@ -202,6 +202,8 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     """
     members: dict[str, dict[tuple[str, str], _Members]] = {}
     for p in _placed(plan):
+        if not p.consumers:
+            continue  # it touches no group
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
         found = []
@@ -217,6 +219,8 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
             missing = [t for t in needed if t not in warmed]
             if missing:
                 found.append((group, stages, [t for t in needed if t in warmed], missing))
+        if not found:
+            continue
         left_out = sum(t.bytes or 0 for name, t in read.items() if name not in warmed)
         if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
             continue  # under 1 %: a scale vector beside its matrix is not worth a finding

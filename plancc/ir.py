@@ -2,10 +2,11 @@
 
 Every number here is exact (integers of bytes and elements); every name has
 passed the identifier checks; every position points into the plan file. The IR is
-read-only: frozen dataclasses, tuples, and mappings typed ``Mapping`` (built as
+read-only: frozen dataclasses (built by ``fast_init``'s constructor: a plan of
+10,000 warms has 70,000 of them), tuples, and mappings typed ``Mapping`` (built as
 ``MappingProxyType``). Values derived from a frozen field (a tensor's bytes, a
 stage's consumer group) are ``lazy`` (a lock-free ``cached_property``): the rules ask
-for them per warm.
+for them per warm. See ``plancc.records``.
 """
 
 from __future__ import annotations
@@ -16,16 +17,18 @@ from fractions import Fraction
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
-from plancc.lazy import lazy
 from plancc.platforms import Platform
+from plancc.records import fast_init, lazy
 
 
+@fast_init
 @dataclass(frozen=True)
 class Dim:
     name: str
     value: int | None  # None: dynamic
 
 
+@fast_init
 @dataclass(frozen=True)
 class FlatView:
     """A flat view: its entries as Python source, their values, and the names they use."""
@@ -50,6 +53,7 @@ class FlatView:
         return len(self.values) <= 3 and all(v == 1 for v in self.values[:-1])
 
 
+@fast_init
 @dataclass(frozen=True)
 class Tensor:
     name: str
@@ -78,6 +82,7 @@ class Tensor:
         return None if n is None else -(-n * self.dtype.bits // 8)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Stage:
     name: str
@@ -97,6 +102,7 @@ class Stage:
         return ("group", self.group) if self.group is not None else ("stage", self.name)
 
 
+@fast_init
 @dataclass(frozen=True)
 class WarmEntry:
     tensor: Tensor
@@ -109,6 +115,7 @@ def allow_scope(warm: str) -> str:
     return f"allow on warm '{warm}'"
 
 
+@fast_init
 @dataclass(frozen=True)
 class Warm:
     name: str
@@ -131,6 +138,7 @@ class Warm:
         return self.live[0] <= stage <= self.live[1]
 
 
+@fast_init
 @dataclass(frozen=True)
 class Layer:
     name: str
@@ -141,11 +149,13 @@ class Layer:
     complete: bool = True
 
 
+@fast_init
 @dataclass(frozen=True)
 class Forward:
     kinds: tuple[str, ...]  # the layer kind of each layer, in order
 
 
+@fast_init
 @dataclass(frozen=True)
 class Plan:
     file: str

@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
         "plancc.fmt_layout",
         "plancc.scalars",
         "plancc.schema_gate",
-        "plancc.lazy",
+        "plancc.records",
     },
     {"plancc.codes", "plancc.expr", "plancc.graph"},
     {"plancc.diagnostics"},

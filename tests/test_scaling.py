@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import gc
 from collections.abc import Callable
+from dataclasses import FrozenInstanceError, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,8 +17,8 @@ from hypothesis import strategies as st
 
 from plancc import ir
 from plancc.api import validate_paths
-from plancc.lazy import lazy
 from plancc.platforms import PLATFORMS
+from plancc.records import fast_init, lazy
 from plancc.rules.timeline import Timeline, bisect_exact, decimal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,3 +165,22 @@ def test_lazy_works_a_value_out_once_and_keeps_it_on_the_instance() -> None:
     assert vars(a)["double"] == 2  # later reads are plain attribute reads
     assert isinstance(Box.__dict__["double"], lazy)
     assert Box.double.__doc__ == "Twice n."
+
+
+def test_fast_init_keeps_a_frozen_dataclass_but_for_its_constructor() -> None:
+    @fast_init
+    @dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 2
+
+    # Each field is written to __dict__, not set through object.__setattr__ (4x slower).
+    assert "__setattr__" not in Point.__init__.__code__.co_names
+    assert "__setattr__" not in ir.Stage.__init__.__code__.co_names
+    p = Point(1)
+    assert (p, Point(x=1, y=3), replace(p, y=5)) == (Point(1, 2), Point(1, 3), Point(1, 5))
+    assert hash(p) == hash(Point(1, 2))
+    with pytest.raises(FrozenInstanceError):
+        p.x = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Point()  # type: ignore[call-arg]

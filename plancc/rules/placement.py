@@ -24,13 +24,14 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.lazy import lazy
 from plancc.liveness import layer_peak
+from plancc.records import fast_init, lazy
 from plancc.rules import Finding, anchored, rule
 from plancc.rules.timeline import Timeline, once_per_plan, timeline, within
 from plancc.text import fmt_share, fmt_size
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Placed:
     """One warm seen against its layer kind: its static tensors and their consumers."""

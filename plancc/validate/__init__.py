@@ -27,9 +27,9 @@ from typing import Any
 
 from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of
-from plancc.lazy import lazy
 from plancc.load import Document, PathT, Positions
 from plancc.model import Plan, plan_from_tree
+from plancc.records import lazy
 from plancc.resources import read_text
 from plancc.validate.explain import Spoils, explain, kind_of
 from plancc.validate.recover import Broken, drop_spoiled, spoil

@@ -187,9 +187,9 @@ class _Scanner:
         which must end the line, but for a comment."""
         first = line[at]
         if first == "{" and not self.ranges and depth + 2 < compose.MAX_DEPTH:
-            simple = _SIMPLE_MAP.match(line, at)
+            simple = self._simple_map(line, at, line_no << 32, path)
             if simple is not None:
-                return self._simple_map(line, at, simple.end(1), line_no << 32, path)
+                return simple
         if first in "[{":
             return self._flow(line, at, line_no, path, depth)
         hash_at = line.find(" #", at)
@@ -267,18 +267,32 @@ class _Scanner:
             i += 1 + len(piece)
         raise _GiveUp  # not closed on this line
 
-    def _simple_map(self, line: str, at: int, end: int, line_at: int, path: PathT) -> Any:
-        """The flow mapping at ``line[at:end]``, which ``_SIMPLE_MAP`` matched: every value
-        a plain scalar or a sequence of them. The common case, read from the regular
-        expression's matches rather than cut piece by piece; the same result as
-        ``_flow``'s (the tests hold both to the composer's)."""
+    def _simple_map(self, line: str, at: int, line_at: int, path: PathT) -> Any:
+        """The flow mapping at ``line[at]`` when every value in it is a plain scalar or a
+        flat sequence of them, and only a comment follows (most lines of a plan); else
+        None, with nothing recorded, for ``_flow``. Each entry is one match of a regular
+        expression, not cut piece by piece; the result is ``_flow``'s (the tests hold
+        both to the composer's)."""
+        entries = []
+        match = _SIMPLE_ENTRY.match
+        pos = at + 1
+        while True:
+            entry = match(line, pos)
+            if entry is None:
+                return None
+            entries.append(entry)
+            pos = entry.end()
+            if line[pos - 1] == "}":
+                break
+        if not _SIMPLE_TAIL.match(line, pos):
+            return None
         values, keys, tags = self.values, self.keys, self.tags
         values[path] = line_at | (at + 1)
         data: dict[str, Any] = {}
-        for entry in _SIMPLE_ENTRY.finditer(line, at + 1, end):
+        for entry in entries:
             key, text = entry.group(1, 2)
-            if key in data or len(key) > _LONGEST_KEY:
-                raise _GiveUp  # a duplicate or a very long key: the composer words it
+            if key in data:
+                raise _GiveUp  # a duplicate key: the composer words it
             key_path = (*path, key)
             keys[key_path] = line_at | (entry.start(1) + 1)
             if text is not None:
@@ -288,9 +302,10 @@ class _Scanner:
                 values[key_path] = line_at | (entry.start(2) + 1)
                 data[key] = known[1]
                 continue
-            values[key_path] = line_at | (entry.start(3) + 1)
+            start, end = entry.span(3)
+            values[key_path] = line_at | (start + 1)
             items: list[Any] = []
-            for item in _SIMPLE_ITEM.finditer(line, entry.start(3) + 1, entry.end(3)):
+            for item in _SIMPLE_ITEM.finditer(line, start + 1, end):
                 text = item.group()
                 known = tags.get(text)
                 if known is None:
@@ -364,12 +379,15 @@ _SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
 _FLOW_SPLIT = re.compile(r"([\[\]{},])")
 # A flow mapping of name-like keys whose values are plain scalars, or flat sequences
 # of them (most lines of a plan), then at most a comment: see ``_simple_map``. A plain
-# scalar here starts as ``_plain`` lets one start, and holds no `:` or `#`.
+# scalar here starts as ``_plain`` lets one start, and holds no `:` or `#`. A key is
+# at most _LONGEST_KEY characters: a longer one goes to ``_flow``, which gives up.
 _PLAIN_IN_FLOW = r"(?:[^ \[\]{},:#?&*!|>'\"%@`-]|-(?=[^ \[\]{},:#]))(?:[^\[\]{},:#]*[^ \[\]{},:#])?"
 _SEQ_IN_FLOW = rf"\[ *(?:{_PLAIN_IN_FLOW}(?: *, *{_PLAIN_IN_FLOW})*)? *\]"
-_ENTRY_IN_FLOW = rf"{_NAME}: +(?:{_PLAIN_IN_FLOW}|{_SEQ_IN_FLOW}) *"
-_SIMPLE_MAP = re.compile(rf"(\{{ *{_ENTRY_IN_FLOW}(?:, *{_ENTRY_IN_FLOW})*\}})(?: *| +#.*)\Z")
-_SIMPLE_ENTRY = re.compile(rf"({_NAME}): +(?:({_PLAIN_IN_FLOW})|({_SEQ_IN_FLOW}))")
+_SIMPLE_ENTRY = re.compile(
+    rf" *([A-Za-z0-9_][A-Za-z0-9_.-]{{0,{_LONGEST_KEY - 1}}}): +"
+    rf"(?:({_PLAIN_IN_FLOW})|({_SEQ_IN_FLOW})) *[,}}]"
+)
+_SIMPLE_TAIL = re.compile(r"(?: *| +#.*)\Z")
 _SIMPLE_ITEM = re.compile(_PLAIN_IN_FLOW)
 _KEY = re.compile(rf"{_NAME}\Z")
 

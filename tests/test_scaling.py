@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from plancc import ir
 from plancc.api import validate_paths
+from plancc.dtypes import DTYPES
 from plancc.platforms import PLATFORMS
 from plancc.records import fast_init, lazy
 from plancc.rules.timeline import Timeline, bisect_exact, decimal
@@ -184,3 +185,42 @@ def test_fast_init_keeps_a_frozen_dataclass_but_for_its_constructor() -> None:
         p.x = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
         Point()  # type: ignore[call-arg]
+
+
+_STAGE = st.tuples(
+    st.lists(st.sampled_from(["a", "b", "c", "dyn", "gone"]), max_size=3),  # reads
+    st.booleans(),  # has a task
+    st.sampled_from([None, "g", "h"]),  # group
+)
+
+
+@given(st.lists(_STAGE, max_size=14), st.sets(st.sampled_from(["g", "h", "s1", "s4"])))
+def test_the_timeline_answers_as_a_scan_of_the_stages(
+    shape: list[tuple[list[str], bool, str | None]], touched: set[str]
+) -> None:
+    # PC104 asks the timeline, in O(log n), what a scan of the stages would say.
+    bf16 = DTYPES["bf16"]
+    tensors = {
+        name: ir.Tensor(name, bf16, (), dims, frozenset(), None)
+        for name, dims in (("a", (4,)), ("b", (8, 2)), ("c", (3,)), ("dyn", (None,)))
+    }
+    stages = tuple(
+        ir.Stage(f"s{i}", i, "t" if task else None, tuple(reads), 0, False, group, None)
+        for i, (reads, task, group) in enumerate(shape)
+    )
+    plan = SimpleNamespace(tensors=tensors, platform=PLATFORMS["a2a3"])
+    line = Timeline(plan, ir.Layer("k", stages, ()))  # type: ignore[arg-type]
+    groups = {("group", g) if g in ("g", "h") else ("stage", g) for g in touched}
+
+    def weight(s: ir.Stage) -> int:
+        read = {tensors[n].name: tensors[n] for n in s.reads if n in tensors}
+        return sum(t.bytes or 0 for t in read.values() if t.static)
+
+    outside = [s for s in stages if weight(s) and s.consumer_group not in groups]
+    for after in range(-1, len(stages)):
+        for end in range(after, len(stages) + 1):
+            between = [s.index for s in outside if after < s.index < end]
+            total = sum(weight(stages[i]) for i in between)
+            assert line.streamed(after, end, groups) == (total, len(between), between[:3])
+            last = [s.index for s in outside if after < s.index <= end and s.task is not None]
+            assert line.last_candidate(after, end, groups) == (last[-1] if last else None)

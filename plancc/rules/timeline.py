@@ -97,28 +97,30 @@ class Timeline:
         # The duration sums as floats, to bisect without Fraction's slow comparisons
         # (then exact).
         self.duration_floats = [float(d) for d in self.duration_before]
-        # Per consumer group: its streaming stages and their prefix bytes.
+        # Per consumer group: its streaming stages and the prefix sums of their bytes.
         self.group_streaming: dict[Group, list[int]] = {}
+        self.group_bytes: dict[Group, list[int]] = {}
         for i in self.streaming:
-            self.group_streaming.setdefault(stages[i].consumer_group, []).append(i)
-        self.group_bytes = {
-            g: _prefix([self.bytes_before[i + 1] - self.bytes_before[i] for i in idx])
-            for g, idx in self.group_streaming.items()
-        }
-        # Candidate anchors: stages that stream weights and have a task.
+            group = stages[i].consumer_group
+            weight = self.bytes_before[i + 1] - self.bytes_before[i]
+            members = self.group_streaming.get(group)
+            if members is None:
+                self.group_streaming[group] = [i]
+                self.group_bytes[group] = [0, weight]
+            else:
+                members.append(i)
+                sums = self.group_bytes[group]
+                sums.append(sums[-1] + weight)
+        # Candidate anchors: stages that stream weights and have a task. For each (by
+        # position), the position of the last earlier candidate in another consumer
+        # group: skipping a touched group is one jump per run of it.
         self.candidates = [i for i in self.streaming if stages[i].task is not None]
-        # For each candidate (by position), the position of the last earlier candidate in
-        # another consumer group: skipping a touched group is one jump per run of it.
         self.other_before: list[int] = []
-        for k in range(len(self.candidates)):
-            self.other_before.append(self._other_before(k))
-
-    def _other_before(self, k: int) -> int:
-        group = self.stages[self.candidates[k]].consumer_group
-        j = k - 1
-        if j >= 0 and self.stages[self.candidates[j]].consumer_group == group:
-            return self.other_before[j]  # the same run: its jump is ours
-        return j
+        before = -1  # the last candidate of the run before the current one
+        for k, i in enumerate(self.candidates):
+            if k and stages[self.candidates[k - 1]].consumer_group != stages[i].consumer_group:
+                before = k - 1
+            self.other_before.append(before)
 
     def consumer(self, tensor: str, anchor: int) -> int | None:
         """The first stage after ``anchor`` that reads ``tensor``."""
@@ -180,7 +182,9 @@ class Timeline:
         total = self.bytes_before[hi] - self.bytes_before[lo]
         count = bisect.bisect_left(self.streaming, hi) - bisect.bisect_left(self.streaming, lo)
         for g in groups:
-            idx = self.group_streaming.get(g, [])
+            idx = self.group_streaming.get(g)
+            if idx is None:
+                continue  # a group that streams nothing
             a, b = bisect.bisect_left(idx, lo), bisect.bisect_left(idx, hi)
             total -= self.group_bytes[g][b] - self.group_bytes[g][a]
             count -= b - a
@@ -207,13 +211,6 @@ def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], targe
 def within(indices: list[int], start: int, end: int) -> list[int]:
     """The indices in [start, end], from a sorted list."""
     return indices[bisect.bisect_left(indices, start) : bisect.bisect_right(indices, end)]
-
-
-def _prefix(values: Sequence[int]) -> list[int]:
-    out = [0]
-    for v in values:
-        out.append(out[-1] + v)
-    return out
 
 
 T = TypeVar("T")

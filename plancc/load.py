@@ -111,11 +111,6 @@ class Positions(Mapping[PathT, Pos]):
     def __getitem__(self, path: PathT) -> Pos:
         return pos_of(self._where[path])
 
-    @property
-    def where(self) -> Callable[[PathT], Where | None]:
-        """The packed position at ``path`` exactly, or None."""
-        return self._where.get
-
     def __contains__(self, path: object) -> bool:
         return path in self._where
 

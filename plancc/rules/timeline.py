@@ -232,12 +232,7 @@ def once_per_plan(plan: ir.Plan, key: object, source: object, make: Callable[[],
 
 
 def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
-    """The layer kind's timeline, built once per plan (the rules of one check share it).
-    Asked for once per warm by each of seven rules: the lookup is inlined."""
-    key = ("timeline", layer.name)
-    if _last is not None and _last[0] is plan:
-        found = _last[1].get(key)
-        if found is not None and found[0] is layer.stages:
-            line: Timeline = found[1]
-            return line
-    return once_per_plan(plan, key, layer.stages, lambda: Timeline(plan, layer))
+    """The layer kind's timeline, built once per plan (the rules of one check share it)."""
+    return once_per_plan(
+        plan, ("timeline", layer.name), layer.stages, lambda: Timeline(plan, layer)
+    )

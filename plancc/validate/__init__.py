@@ -20,16 +20,14 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from plancc import codes
-from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of
-from plancc.load import Document, PathT, Positions
+from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.load import Document, PathT
 from plancc.model import Plan, plan_from_tree
-from plancc.records import lazy
 from plancc.resources import read_text
 from plancc.validate.explain import Spoils, explain, kind_of
 from plancc.validate.recover import Broken, drop_spoiled, spoil
@@ -55,21 +53,11 @@ class Validated:
             out.append(kept[part] if kept is not None and isinstance(part, int) else part)
         return tuple(out)
 
-    @lazy
-    def _where(self) -> Callable[[PathT], Where | None] | None:
-        """The loader's own lookup, when a plan path is its document path: resolve asks
-        for 150,000 positions on a plan of 10,000 warms, each a single dict lookup."""
-        values = self.doc.values
-        return values.where if type(values) is Positions and not self.kept else None
-
     def at(self, *path: str | int) -> Pos:
-        where = self._where(path) if self._where is not None else None
-        if where is not None:
-            return pos_of(where)
-        return self.doc.at(self.doc_path(path) if self.kept else path)
+        return self.doc.at(self.doc_path(path))
 
     def key_at(self, *path: str | int) -> Pos:
-        return self.doc.key_at(self.doc_path(path) if self.kept else path)
+        return self.doc.key_at(self.doc_path(path))
 
 
 @cache

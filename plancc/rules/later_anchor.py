@@ -48,8 +48,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
             continue
         first = min(consumers)
         groups = {layer.stages[c].consumer_group for c in consumers}
-        warm_bytes = sum(e.tensor.bytes or 0 for e in warm.entries if e.tensor.static)
-        later = line.last_candidate(at, line.latest_landing(first, warm_bytes), groups)
+        later = line.last_candidate(at, line.latest_landing(first, warm.bytes), groups)
         if later is None:
             continue
         total, count, shown = line.streamed(at, first, groups)

@@ -55,13 +55,10 @@ class _Placed:
     def last(self) -> ir.Stage | None:
         return max(self.consumers.values(), key=lambda s: s.index, default=None)
 
-    @lazy
-    def groups(self) -> set[tuple[str, str]]:
-        return {s.consumer_group for s in self.consumers.values()}
-
-    @lazy
+    @property
     def bytes(self) -> int:
-        return sum(e.tensor.bytes or 0 for e in self.entries)
+        """The static entries' bytes: the warm's (a dynamic tensor counts for none)."""
+        return self.warm.bytes
 
     def between(self, end: int) -> tuple[ir.Stage, ...]:
         """The stages strictly between the anchor and stage index ``end``."""
@@ -203,8 +200,6 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     """
     members: dict[str, dict[tuple[str, str], _Members]] = {}
     for p in _placed(plan):
-        if not p.consumers:
-            continue  # it touches no group
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
         found = []

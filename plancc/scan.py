@@ -286,7 +286,7 @@ class _Scanner:
                 break
         if not _SIMPLE_TAIL.match(line, pos):
             return None
-        values, keys, tags = self.values, self.keys, self.tags
+        values, keys = self.values, self.keys
         values[path] = line_at | (at + 1)
         data: dict[str, Any] = {}
         for entry in entries:
@@ -296,22 +296,15 @@ class _Scanner:
             key_path = (*path, key)
             keys[key_path] = line_at | (entry.start(1) + 1)
             if text is not None:
-                known = tags.get(text)
-                if known is None:
-                    known = tags[text] = _typed(text)
                 values[key_path] = line_at | (entry.start(2) + 1)
-                data[key] = known[1]
+                data[key] = self._value_of(text)
                 continue
             start, end = entry.span(3)
             values[key_path] = line_at | (start + 1)
             items: list[Any] = []
             for item in _SIMPLE_ITEM.finditer(line, start + 1, end):
-                text = item.group()
-                known = tags.get(text)
-                if known is None:
-                    known = tags[text] = _typed(text)
                 values[(*key_path, len(items))] = line_at | (item.start() + 1)
-                items.append(known[1])
+                items.append(self._value_of(item.group()))
             data[key] = items
         return data
 
@@ -356,8 +349,7 @@ class _Scanner:
         brackets): its value, recorded at ``where``. One starting with an indicator, or
         with a `:` or `#` anywhere, is left to the composer: a key or comment inside a
         value, or a character both contexts read apart."""
-        known = self.tags.get(text)
-        if known is None:
+        if text not in self.tags:
             first = text[0]
             if (
                 first in _NOT_PLAIN_START
@@ -366,10 +358,16 @@ class _Scanner:
                 or "#" in text
             ):
                 raise _GiveUp
-            known = self.tags[text] = _typed(text)
         self.values[path] = where
         if self.ranges:
             self.ends.setdefault(where, where + len(text))
+        return self._value_of(text)
+
+    def _value_of(self, text: str) -> Any:
+        """The value of ``text``, a plain scalar here, typed once per distinct text."""
+        known = self.tags.get(text)
+        if known is None:
+            known = self.tags[text] = _typed(text)
         return known[1]
 
 

@@ -7,18 +7,26 @@ read-only: frozen dataclasses (built by ``fast_init``'s constructor: a plan of
 ``MappingProxyType``). Values derived from a frozen field (a tensor's bytes, a
 stage's consumer group) are ``lazy`` (a lock-free ``cached_property``): the rules ask
 for them per warm. See ``plancc.records``.
+
+Positions are ``lazy`` too: a record keeps ``locate``, which looks its node up in
+the document when a diagnostic or the report first asks. A plan of 10,000 warms
+has 80,000 of them, and a check that finds nothing asks for none. ``locate`` is
+not compared: two records of the same values are equal wherever they were written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
 from plancc.platforms import Platform
 from plancc.records import fast_init, lazy
+
+# Where a record's node is (no argument), or a node under it (``locate("name")``).
+Locate = Callable[..., Pos]
 
 
 @fast_init
@@ -36,8 +44,12 @@ class FlatView:
     source: tuple[str, ...]
     values: tuple[int | None, ...]  # None: a dynamic entry (never valid for a warm)
     names: frozenset[str]
-    pos: Pos
+    locate: Locate = field(compare=False, repr=False)
     declared: bool
+
+    @lazy
+    def pos(self) -> Pos:
+        return self.locate()
 
     @lazy
     def elements(self) -> int | None:
@@ -94,7 +106,12 @@ class Stage:
     group: str | None  # the declared consumer group
     duration_us: float | None
     kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
-    pos: Pos | None = None  # where its entry starts: `plancc report` places diagnostics by it
+    locate: Locate | None = field(default=None, compare=False, repr=False)
+
+    @lazy
+    def pos(self) -> Pos | None:
+        """Where its entry starts: `plancc report` places diagnostics by it."""
+        return None if self.locate is None else self.locate()
 
     @lazy
     def consumer_group(self) -> tuple[str, str]:
@@ -107,7 +124,11 @@ class Stage:
 class WarmEntry:
     tensor: Tensor
     flat: FlatView | None  # the view this warm uses (entry override, else the tensor's)
-    pos: Pos
+    locate: Locate = field(compare=False, repr=False)
+
+    @lazy
+    def pos(self) -> Pos:
+        return self.locate()
 
 
 def allow_scope(warm: str) -> str:
@@ -126,9 +147,21 @@ class Warm:
     live: tuple[int, int]  # first and last stage index during which it holds L2
     allow: Mapping[str, Pos]  # rule ids this warm accepts (upper case), where first named
     reason: str | None
-    name_pos: Pos
-    after_pos: Pos
-    tensors_pos: Pos
+    locate: Locate = field(
+        compare=False, repr=False
+    )  # a key of the warm's entry: ``locate("after")``
+
+    @lazy
+    def name_pos(self) -> Pos:
+        return self.locate("name")
+
+    @lazy
+    def after_pos(self) -> Pos:
+        return self.locate("after")
+
+    @lazy
+    def tensors_pos(self) -> Pos:
+        return self.locate("tensors")
 
     @lazy
     def bytes(self) -> int:

@@ -224,3 +224,83 @@ def test_the_timeline_answers_as_a_scan_of_the_stages(
             assert line.streamed(after, end, groups) == (total, len(between), between[:3])
             last = [s.index for s in outside if after < s.index <= end and s.task is not None]
             assert line.last_candidate(after, end, groups) == (last[-1] if last else None)
+
+
+def _spread(warms: int) -> str:
+    """A clean plan of ``warms`` warms, ten per layer kind (as bench/run.py's spread)."""
+    lines = ["plancc: 1", "model: big", "platform: a2a3", "tensors:"]
+    kinds = warms // 10
+    lines += [
+        f"  t{k}_{j}: {{shape: [16, 4], dtype: bf16}}" for k in range(kinds) for j in range(10)
+    ]
+    lines.append("layers:")
+    for k in range(kinds):
+        lines += [f"  k{k}:", "    stages:"]
+        for j in range(10):
+            lines += [
+                f"      - {{name: a{j}, task: a{j}_tid}}",
+                f"      - {{name: g{j}}}",
+                f"      - {{name: c{j}, reads: [t{k}_{j}]}}",
+            ]
+        lines.append("    warms:")
+        lines += [
+            f"      - {{name: w{k}_{j}, after: a{j}, tensors: [t{k}_{j}]}}" for j in range(10)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(
+    write_plan: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 80,000 lookups for a plan of 10,000 warms, of which a check that finds nothing
+    # needs none: the IR keeps where to look, and looks when a diagnostic asks.
+    from plancc import load
+
+    asked: list[object] = []
+    real = load.Positions.nearest
+
+    def spy(self: load.Positions, path: Any) -> Any:
+        asked.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(load.Positions, "nearest", spy)
+    counts = []
+    for warms in (10, 40):
+        asked.clear()
+        report = validate_paths([str(write_plan(_spread(warms), f"p{warms}.yaml"))])
+        assert report.results[0].diagnostics == ()
+        counts.append(len(asked))
+    assert counts[0] == counts[1]  # none per warm, stage or tensor
+
+
+def test_the_irs_positions_are_where_the_document_has_them() -> None:
+    result = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")]).results[0]
+    assert result.plan is not None
+    assert result.doc is not None
+    doc = result.doc
+    checked = 0
+    for kind, layer in result.plan.layers.items():
+        for stage in layer.stages:
+            assert stage.pos == doc.at(("layers", kind, "stages", stage.index))
+        for i, warm in enumerate(layer.warms):
+            path = ("layers", kind, "warms", i)
+            assert warm.name_pos == doc.at((*path, "name"))
+            assert warm.after_pos == doc.at((*path, "after"))
+            assert warm.tensors_pos == doc.at((*path, "tensors"))
+            for j, entry in enumerate(warm.entries):
+                item = doc.data["layers"][kind]["warms"][i]["tensors"][j]
+                at = (
+                    (*path, "tensors", j)
+                    if isinstance(item, str)
+                    else (*path, "tensors", j, "tensor")
+                )
+                assert entry.pos == doc.at(at)
+                checked += 1
+    for name, tensor in result.plan.tensors.items():
+        if tensor.flat is None:
+            continue  # a dynamic dim
+        flat = ("tensors", name, "flat")
+        assert tensor.flat.pos == (
+            doc.at(flat) if tensor.flat.declared else doc.key_at(("tensors", name))
+        )
+    assert checked > 5

@@ -53,7 +53,7 @@ def _unique_task(
 def resolve_layer(
     ctx: Context, kind: str, layer: model.Layer, tensors: dict[str, ir.Tensor]
 ) -> ir.Layer:
-    ctx.name_check(kind, ctx.v.key_at("layers", kind), "layer kind", reserved=False)
+    ctx.name_check_at(kind, partial(ctx.v.key_at, "layers", kind), "layer kind", reserved=False)
     stages: list[ir.Stage] = []
     seen: dict[str, int] = {}  # stage name -> the first stage's index
     tasks: dict[str, tuple[str, int]] = {}  # task -> the first stage with it, and its index
@@ -82,7 +82,7 @@ def resolve_layer(
         seen.setdefault(s.name, i)
         reads = []
         for j, t in enumerate(s.reads):
-            if t in tensors or tensor_ref(ctx, t, at(*path, "reads", j), tensors) is not None:
+            if t in tensors or tensor_ref(ctx, t, partial(at, *path, "reads", j), tensors):
                 reads.append(t)
         stages.append(
             ir.Stage(
@@ -95,7 +95,7 @@ def resolve_layer(
                 group=s.group,
                 duration_us=s.duration_us,
                 kernel=s.kernel,
-                pos=ctx.v.at(*path),
+                locate=partial(at, *path),
             )
         )
     by_name: dict[str, ir.Stage] = {}
@@ -125,29 +125,32 @@ def resolve_warm(
     for k, rid in enumerate(w.allow or ()):
         allow.setdefault(rid.upper(), ctx.v.at(*path, "allow", k))
         ctx.silences.append((rid, ctx.v.at(*path, "allow", k), ir.allow_scope(w.name)))
-    name_pos = ctx.v.at(*path, "name")
-    ctx.name_check(w.name, name_pos, "warm", reserved=True)
+    locate = partial(ctx.v.at, *path)  # the IR's positions, looked up when asked for
+    ctx.name_check_at(w.name, partial(locate, "name"), "warm", reserved=True)
     if w.name_hint is not None:
-        ctx.name_check(w.name_hint, ctx.v.at(*path, "name_hint"), "name_hint", reserved=False)
-    after_pos = ctx.v.at(*path, "after")
+        ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     anchor = by_name.get(w.after)
     if anchor is None and (kind, w.after) not in ctx.v.broken.stages:
         ctx.report(
-            after_pos,
+            locate("after"),
             codes.UNKNOWN_NAME,
             f"unknown stage '{clip(w.after)}' in layer kind '{kind}'",
             ctx.suggest(w.after, by_name),
         )
     entries: list[ir.WarmEntry] = []
-    seen: dict[str, Pos] = {}
+    seen: dict[str, ir.Locate] = {}
     for j, item in enumerate(w.tensors):
         item_path = (*path, "tensors", j)
         name = item if isinstance(item, str) else item.tensor
-        pos = ctx.v.at(*item_path) if isinstance(item, str) else ctx.v.at(*item_path, "tensor")
+        pos = (
+            partial(ctx.v.at, *item_path)
+            if isinstance(item, str)
+            else partial(ctx.v.at, *item_path, "tensor")
+        )
         if name in seen:
-            first = seen[name]
+            first = seen[name]()
             ctx.report(
-                pos,
+                pos(),
                 codes.DUPLICATE_NAME,
                 f"tensor '{name}' is listed twice in warm '{w.name}' "
                 f"(first at {first.line}:{first.col})",
@@ -178,7 +181,5 @@ def resolve_warm(
         live=live,
         allow=MappingProxyType(allow),
         reason=w.reason,
-        name_pos=name_pos,
-        after_pos=after_pos,
-        tensors_pos=ctx.v.at(*path, "tensors"),
+        locate=locate,
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from plancc import codes, ir
 from plancc import expr as ex
 from plancc.diagnostics import Pos
@@ -15,8 +18,8 @@ from plancc.text import clip
 def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
     out: dict[str, ir.Tensor] = {}
     for name, t in ctx.plan.tensors.items():
-        pos = ctx.v.key_at("tensors", name)
-        ctx.name_check(name, pos, "tensor", reserved=True)
+        locate = partial(ctx.v.key_at, "tensors", name)
+        ctx.name_check_at(name, locate, "tensor", reserved=True)
         dtype = DTYPES.get(t.dtype)
         if dtype is None:
             ctx.report(
@@ -43,7 +46,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
             ctx.broken_tensors.add(name)
             continue
         if flat is None and all(v is not None for v in values):
-            flat = default_flat(shape, pos)
+            flat = default_flat(shape, locate)
         out[name] = ir.Tensor(name, dtype, texts, values, names, flat)
     return out
 
@@ -65,10 +68,10 @@ def flat_view(
             f"flat view of '{tensor}' has more than 2**63 - 1 elements",
         )
         raise Unresolved
-    return ir.FlatView(texts, values, names, ctx.v.at(*path), declared=True)
+    return ir.FlatView(texts, values, names, partial(ctx.v.at, *path), declared=True)
 
 
-def default_flat(shape: Exprs, pos: Pos) -> ir.FlatView:
+def default_flat(shape: Exprs, locate: ir.Locate) -> ir.FlatView:
     """The product of the shape's entries (``Context.exprs``), each compound entry in
     parentheses."""
     texts, values, names, parsed = shape
@@ -78,19 +81,20 @@ def default_flat(shape: Exprs, pos: Pos) -> ir.FlatView:
     total = 1
     for value in values:
         total *= value or 1
-    return ir.FlatView((text,), (total,), names, pos, declared=False)
+    return ir.FlatView((text,), (total,), names, locate, declared=False)
 
 
 def tensor_ref(
-    ctx: Context, name: str, pos: Pos, tensors: dict[str, ir.Tensor]
+    ctx: Context, name: str, pos: Callable[[], Pos], tensors: dict[str, ir.Tensor]
 ) -> ir.Tensor | None:
+    """The tensor ``name`` refers to; None after reporting it unknown at ``pos()``."""
     if name in tensors:
         return tensors[name]
     broken = ctx.v.broken
     if name in broken.tensors or name in ctx.broken_tensors or broken.all_tensors:
         return None
     ctx.report(
-        pos,
+        pos(),
         codes.UNKNOWN_NAME,
         f"unknown tensor '{clip(name)}'",
         ctx.suggest(name, ctx.plan.tensors),

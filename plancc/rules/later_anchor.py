@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import timeline
+from plancc.rules import Finding, rule
+from plancc.rules.placement import placed
 from plancc.text import fmt_size
 
 
@@ -37,17 +37,11 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
     not a verdict.
     """
-    for layer, warm, at in anchored(plan):
-        line = timeline(plan, layer)
-        consumers = [
-            c
-            for e in warm.entries
-            if e.tensor.static and (c := line.consumer(e.tensor.name, at)) is not None
-        ]
-        if not consumers:
+    for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
+        if p.first is None:
             continue
-        first = min(consumers)
-        groups = {layer.stages[c].consumer_group for c in consumers}
+        layer, warm, at, line, first = p.layer, p.warm, p.at, p.line, p.first.index
+        groups = {s.consumer_group for s in p.consumers.values()}
         later = line.last_candidate(at, line.latest_landing(first, warm.bytes), groups)
         if later is None:
             continue

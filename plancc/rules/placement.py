@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import partial
 
 from plancc import ir
 from plancc.codes import Severity
@@ -40,6 +41,7 @@ class _Placed:
     layer: ir.Layer
     warm: ir.Warm
     at: int  # the anchor's index
+    line: Timeline  # its layer kind's, shared by every rule of the check
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
 
@@ -65,9 +67,9 @@ class _Placed:
         return self.layer.stages[self.at + 1 : end]
 
 
-def _placed(plan: ir.Plan) -> list[_Placed]:
-    """Each anchored warm with its first consumers, worked out once per plan: the six
-    rules below read the same list."""
+def placed(plan: ir.Plan) -> list[_Placed]:
+    """Each anchored warm with its first consumers, worked out once per plan: the
+    rules below and PC104 read the same list."""
     return once_per_plan(plan, "placed", plan, lambda: list(_each_placed(plan)))
 
 
@@ -80,7 +82,7 @@ def _each_placed(plan: ir.Plan) -> Iterator[_Placed]:
             c = line.consumer(e.tensor.name, at)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
-        yield _Placed(plan, layer, warm, at, entries, consumers)
+        yield _Placed(plan, layer, warm, at, line, entries, consumers)
 
 
 _Members = tuple[list[int], list[ir.Stage]]
@@ -124,7 +126,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
     first: dict[tuple[str, int], ir.Warm] = {}
-    for p in _placed(plan):
+    for p in placed(plan):
         if not p.entries:
             continue  # only dynamic tensors: nothing is issued (PC020)
         warm = p.warm
@@ -157,7 +159,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
 
     Fix: list the tensors in the order their consumers run.
     """
-    for p in _placed(plan):
+    for p in placed(plan):
         issued = [e for e in p.entries if e.tensor.name in p.consumers]
         for i, early in enumerate(issued):
             at = p.consumers[early.tensor.name].index
@@ -199,14 +201,14 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     the finding with an `allow` and its reason.
     """
     members: dict[str, dict[tuple[str, str], _Members]] = {}
-    for p in _placed(plan):
+    for p in placed(plan):
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: s.index)
         found = []
         read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
         # Each layer kind's groups are listed once, not rescanned per warm.
         groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.layer))
-        weights = timeline(plan, p.layer).weights  # the static tensors each stage reads
+        weights = p.line.weights  # the static tensors each stage reads
         for group in dict.fromkeys(s.consumer_group for s in by_first):
             indices, of_group = groups[group]
             stages = of_group[bisect.bisect_right(indices, p.at) :]
@@ -250,11 +252,11 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     Fix: end the warm before the SDMA stage (warm only tensors consumed
     before it), or anchor it after that stage.
     """
-    for p in _placed(plan):
+    for p in placed(plan):
         if not p.entries:
             continue
         start, end = p.at + 1, p.warm.live[1]
-        line = timeline(plan, p.layer)
+        line = p.line
         sdma = within(line.sdma, start, end)
         busy = [p.layer.stages[i].name for i in sdma]
         if busy:
@@ -289,11 +291,11 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     l2 = plan.platform.l2_bytes
-    for p in _placed(plan):
+    for p in placed(plan):
         last = p.last
         if last is None:
             continue
-        line = timeline(plan, p.layer)
+        line = p.line
         streamed = line.streamed_before[last.index] - line.streamed_before[p.at + 1]
         if streamed + p.bytes <= l2:
             continue
@@ -353,11 +355,11 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     `duration_us` to the stages in between for an estimate.
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
-    for p in _placed(plan):
+    for p in placed(plan):
         first = p.first
         if first is None or p.bytes == 0:
             continue
-        line = timeline(plan, p.layer)
+        line = p.line
         landing = line.landing(p.at, first.index, p.bytes)
         if not landing.fires:
             continue
@@ -399,8 +401,8 @@ def _complete_hint(p: _Placed, missing: list[ir.Tensor]) -> str:
     l2 = p.plan.platform.l2_bytes if p.plan.platform is not None else None
     if l2 is None:
         return f"add {names} to the warm, in consumer order"
-    line = timeline(p.plan, p.layer)
-    extra = tuple(ir.WarmEntry(t, t.flat, p.warm.tensors_pos) for t in missing)
+    line = p.line
+    extra = tuple(ir.WarmEntry(t, t.flat, partial(p.warm.locate, "tensors")) for t in missing)
     reads = [line.consumer(t.name, p.at) for t in missing]
     end = max([p.warm.live[1], *(r for r in reads if r is not None)])
     grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))

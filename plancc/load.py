@@ -26,7 +26,8 @@ from typing import Any
 from plancc import codes, yaml_messages
 from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
-from plancc.scan import scan
+from plancc.flowmap import Folds
+from plancc.scan import Tree, scan
 from plancc.text import clip
 
 __all__ = [
@@ -101,37 +102,55 @@ class Document:
 
 class Positions(Mapping[PathT, Pos]):
     """Path -> position, made a ``Pos`` only when asked for: a plan of 10,000 warms has
-    300,000 nodes, and a diagnostic needs a handful of them."""
+    300,000 nodes, and a diagnostic needs a handful of them. Those inside a flow
+    mapping the scanner kept folded are recorded on the first question about one
+    (``scan.Folds``, shared by a document's values and keys)."""
 
-    __slots__ = ("_where",)
+    __slots__ = ("_folds", "_where")
 
-    def __init__(self, where: dict[PathT, Where]) -> None:
+    def __init__(self, where: dict[PathT, Where], folds: Folds | None = None) -> None:
         self._where = where
+        self._folds = folds
+
+    def _find(self, path: PathT) -> Where | None:
+        where = self._where.get(path)
+        if where is None and self._folds is not None and self._folds.unfold_around(path):
+            where = self._where.get(path)
+        return where
 
     def __getitem__(self, path: PathT) -> Pos:
-        return pos_of(self._where[path])
+        where = self._find(path)
+        if where is None:
+            raise KeyError(path)
+        return pos_of(where)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._where
+        return type(path) is tuple and self._find(path) is not None
 
     def get(self, path: PathT, default: Any = None) -> Any:  # Mapping's, without a raise
-        where = self._where.get(path)
+        where = self._find(path)
         return default if where is None else pos_of(where)
 
     def nearest(self, path: PathT) -> Pos:
         """The position at ``path``, or at its nearest ancestor that has one."""
+        where = self._find(path)  # unfolds the mapping holding it: its ancestors are known
         get = self._where.get
-        where = get(path)
         while where is None and path:
             path = path[:-1]
             where = get(path)
         return Pos(1, 1) if where is None else pos_of(where)
 
+    def _unfolded(self) -> dict[PathT, Where]:
+        if self._folds is not None:
+            self._folds.unfold_all()
+            self._folds = None
+        return self._where
+
     def __iter__(self) -> Iterator[PathT]:
-        return iter(self._where)
+        return iter(self._unfolded())
 
     def __len__(self) -> int:
-        return len(self._where)
+        return len(self._unfolded())
 
 
 class _Ends(Mapping[Pos, Pos]):
@@ -271,7 +290,7 @@ def load(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            data, values, keys, ends = _compose(text, pure, ranges)
+            data, values, keys, ends, folds = _compose(text, pure, ranges)
     except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
@@ -285,7 +304,7 @@ def load(
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
     ranges_of = _Ends(ends, lambda: _ends_of(text, pure))
-    return Document(file, raw, data, Positions(values), Positions(keys), ranges_of)
+    return Document(file, raw, data, Positions(values, folds), Positions(keys, folds), ranges_of)
 
 
 def _ends_of(text: str, pure: bool) -> dict[Where, Where]:
@@ -297,9 +316,7 @@ def _ends_of(text: str, pure: bool) -> dict[Where, Where]:
     return ends
 
 
-def _compose(
-    text: str, pure: bool, ranges: bool
-) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None]:
+def _compose(text: str, pure: bool, ranges: bool) -> Tree:
     """The tree and its positions: from the line scanner where it reads the text (the
     node ends only if ``ranges``, else None); else from the C parser's events where it
     is installed and the text is one it reads as the pure parser does; from the pure
@@ -317,10 +334,10 @@ def _compose(
         c_parser = _c_parser()
     if c_parser is not None:
         try:
-            return Composer(c_parser(text).get_event).compose()
+            return (*Composer(c_parser(text).get_event).compose(), None)
         except YAMLError:
             pass
-    return Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose()
+    return (*Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose(), None)
 
 
 @cache

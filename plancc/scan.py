@@ -24,6 +24,7 @@ from typing import Any
 from plancc import compose
 from plancc.compose import PathT
 from plancc.diagnostics import Where
+from plancc.flowmap import LONGEST_KEY, SIMPLE_ITEM, Folds, simple_entries
 from plancc.scalars import STR, core_tag, scalar
 
 # A block line: its indent, a sequence entry's dash, a key (a name-like plain
@@ -34,12 +35,9 @@ _LINE = re.compile(rf"( *)(- +)?(?:({_NAME}):(?: +|\Z))?")
 # quotes, and `-`, `?`, `:` (taken only before a safe character: that case is
 # checked apart). A `[` or `{` starts a flow collection instead.
 _NOT_PLAIN_START = frozenset("?:,]}#&*!|>'\"%@`")
-# YAML takes an implicit key of 1,024 characters at most; past it, `key: value` is
-# an error. Well under it here: the scanner need not know the exact edge.
-_LONGEST_KEY = 1_000
 
-# ``ends`` is None when not worked out (see ``scan``).
-Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None]
+# ``ends`` is None when not worked out, ``folds`` when there are none (see ``scan``).
+Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None, "Folds | None"]
 
 
 class _GiveUp(Exception):
@@ -62,9 +60,12 @@ class _Block:
 
 
 def scan(text: str, *, ranges: bool = True) -> Tree | None:
-    """``(data, values, keys, ends)`` as ``Composer.compose`` gives them, or None when
-    the text is outside the part of YAML read here. Without ``ranges``, ``ends`` is
-    None, not worked out: only an editor asks where a node ends."""
+    """``(data, values, keys, ends, folds)``, the first four as ``Composer.compose``
+    gives them, or None when the text is outside the part of YAML read here.
+
+    Without ``ranges``, ``ends`` is None, not worked out: only an editor asks where a
+    node ends. Then the positions inside most one-line flow mappings are not recorded
+    either, but kept folded (``folds``: see ``Folds``): a check asks for a handful."""
     if "\r" in text or "\t" in text:
         return None
     try:
@@ -84,6 +85,8 @@ class _Scanner:
         self.name = ""  # the key a flow mapping's next value goes under
         self.key_path: PathT = ()  # and its path
         self.names: set[str] = set()  # flow mapping keys known to be name-like
+        self.folds = Folds(self.values, self.keys)
+        self.folded_nodes = 0  # the nodes inside them, which have no position recorded
 
     def run(self) -> Tree:
         lines = self.text.split("\n")
@@ -150,7 +153,7 @@ class _Scanner:
                     continue
             # A key of ``top``, at ``here``.
             assert key is not None
-            if key in top.data or len(key) > _LONGEST_KEY:
+            if key in top.data or len(key) > LONGEST_KEY:
                 raise _GiveUp  # a duplicate key, or one too long: the composer words it
             key_path = (*top.path, key)
             keys[key_path] = here
@@ -165,12 +168,18 @@ class _Scanner:
             raise _GiveUp  # an empty value at the end
         if root is None:
             raise _GiveUp  # no node: an empty document or only comments
-        if len(values) + len(keys) > compose.MAX_NODES:
+        if len(values) + len(keys) + self.folded_nodes > compose.MAX_NODES:
             raise _GiveUp  # every node is one entry of either: the composer says where
         stop = _stream_end(lines)
         while stack:
             self._close(stack.pop(), stop)
-        return root, values, keys, ends if ranges else None
+        return (
+            root,
+            values,
+            keys,
+            ends if ranges else None,
+            self.folds if self.folds.lines else None,
+        )
 
     @staticmethod
     def _push(stack: list[_Block], block: _Block) -> None:
@@ -272,40 +281,28 @@ class _Scanner:
         flat sequence of them, and only a comment follows (most lines of a plan); else
         None, with nothing recorded, for ``_flow``. Each entry is one match of a regular
         expression, not cut piece by piece; the result is ``_flow``'s (the tests hold
-        both to the composer's)."""
-        entries = []
-        match = _SIMPLE_ENTRY.match
-        pos = at + 1
-        while True:
-            entry = match(line, pos)
-            if entry is None:
-                return None
-            entries.append(entry)
-            pos = entry.end()
-            if line[pos - 1] == "}":
-                break
-        if not _SIMPLE_TAIL.match(line, pos):
+        both to the composer's). Only the mapping's own start is recorded: where its
+        entries are is worked out from the line when first asked (``Folds``)."""
+        entries = simple_entries(line, at)
+        if entries is None:
             return None
-        values, keys = self.values, self.keys
-        values[path] = line_at | (at + 1)
+        self.values[path] = line_at | (at + 1)
+        self.folds.lines[path] = line
         data: dict[str, Any] = {}
+        nodes = 0
         for entry in entries:
             key, text = entry.group(1, 2)
             if key in data:
                 raise _GiveUp  # a duplicate key: the composer words it
-            key_path = (*path, key)
-            keys[key_path] = line_at | (entry.start(1) + 1)
             if text is not None:
-                values[key_path] = line_at | (entry.start(2) + 1)
                 data[key] = self._value_of(text)
+                nodes += 2
                 continue
             start, end = entry.span(3)
-            values[key_path] = line_at | (start + 1)
-            items: list[Any] = []
-            for item in _SIMPLE_ITEM.finditer(line, start + 1, end):
-                values[(*key_path, len(items))] = line_at | (item.start() + 1)
-                items.append(self._value_of(item.group()))
+            items = [self._value_of(item) for item in SIMPLE_ITEM.findall(line, start + 1, end)]
             data[key] = items
+            nodes += 2 + len(items)  # its key, the sequence, its items
+        self.folded_nodes += nodes
         return data
 
     def _item(
@@ -324,7 +321,7 @@ class _Scanner:
         key, colon, rest = piece.partition(":")
         lead = len(key) - len(key.lstrip(" "))
         key = key[lead:]
-        if not colon or not rest.startswith(" ") or key in data or len(key) > _LONGEST_KEY:
+        if not colon or not rest.startswith(" ") or key in data or len(key) > LONGEST_KEY:
             raise _GiveUp  # no key, `a:b` (one scalar to YAML 1.2), a duplicate, too long
         if key not in self.names:
             if not _KEY.match(key):
@@ -375,18 +372,6 @@ class _Scanner:
 # end of an empty sequence, the end of an empty mapping, a comma or the end.
 _SLOT, _SLOT_OR_CLOSE, _EMPTY_MAP, _SEP = (object() for _ in range(4))
 _FLOW_SPLIT = re.compile(r"([\[\]{},])")
-# A flow mapping of name-like keys whose values are plain scalars, or flat sequences
-# of them (most lines of a plan), then at most a comment: see ``_simple_map``. A plain
-# scalar here starts as ``_plain`` lets one start, and holds no `:` or `#`. A key is
-# at most _LONGEST_KEY characters: a longer one goes to ``_flow``, which gives up.
-_PLAIN_IN_FLOW = r"(?:[^ \[\]{},:#?&*!|>'\"%@`-]|-(?=[^ \[\]{},:#]))(?:[^\[\]{},:#]*[^ \[\]{},:#])?"
-_SEQ_IN_FLOW = rf"\[ *(?:{_PLAIN_IN_FLOW}(?: *, *{_PLAIN_IN_FLOW})*)? *\]"
-_SIMPLE_ENTRY = re.compile(
-    rf" *([A-Za-z0-9_][A-Za-z0-9_.-]{{0,{_LONGEST_KEY - 1}}}): +"
-    rf"(?:({_PLAIN_IN_FLOW})|({_SEQ_IN_FLOW})) *[,}}]"
-)
-_SIMPLE_TAIL = re.compile(r"(?: *| +#.*)\Z")
-_SIMPLE_ITEM = re.compile(_PLAIN_IN_FLOW)
 _KEY = re.compile(rf"{_NAME}\Z")
 
 

@@ -33,7 +33,15 @@ LAYERS: list[set[str]] = [
     {"plancc.codes", "plancc.expr", "plancc.graph"},
     {"plancc.diagnostics"},
     {"plancc.names", "plancc.yaml_messages"},
-    {"plancc.ir", "plancc.compose", "plancc.scan", "plancc.load", "plancc.model", "plancc.inputs"},
+    {
+        "plancc.ir",
+        "plancc.compose",
+        "plancc.flowmap",
+        "plancc.scan",
+        "plancc.load",
+        "plancc.model",
+        "plancc.inputs",
+    },
     {"plancc.liveness", "plancc.validate", "plancc.schema_model"},
     {"plancc.metrics", "plancc.resolve", "plancc.rules"},
     {

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from plancc import load as loader
 from plancc.compose import Composer
+from plancc.diagnostics import pos_of
 from plancc.load import Document, load
 from plancc.scan import scan
 
@@ -46,19 +47,30 @@ def _composed(text: str) -> Any:
         return Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose()
 
 
+def _unfolded(bare: Any) -> tuple[str, list[Any], list[Any]]:
+    """A scan without ranges, every folded position recorded: its tree and positions,
+    in order."""
+    folds = bare[4]
+    if folds is not None:
+        folds.unfold_all()
+    return repr(bare[0]), list(bare[1].items()), list(bare[2].items())
+
+
 def _scan(text: str) -> Any:
     """``scan(text)``, held to the scan without ranges (which reads most flow mappings
-    by a faster path): both read the text or neither, to the same tree and positions."""
+    by a faster path, and keeps their positions folded): both read the text or
+    neither, to the same tree and positions."""
     full, bare = scan(text), scan(text, ranges=False)
     assert (full is None) == (bare is None)
     if full is not None:
+        assert full[4] is None  # with ranges, every position is recorded as read
         assert bare[3] is None
-        assert (repr(bare[0]), bare[1], bare[2]) == (repr(full[0]), full[1], full[2])
+        assert _unfolded(bare) == (repr(full[0]), list(full[1].items()), list(full[2].items()))
     return full
 
 
 def _same(scanned: Any, composed: Any) -> None:
-    data, values, keys, ends = scanned
+    data, values, keys, ends, _ = scanned
     assert repr(data) == repr(composed[0])  # repr: nan == nan
     assert (values, keys, ends) == composed[1:]
 
@@ -161,6 +173,9 @@ def test_the_scanner_gives_up_at_the_limits(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(compose, "MAX_NODES", 10)
     assert scan("a: [" + "0, " * 6 + "0]\n") is not None  # 10 nodes
     assert scan("a: [" + "0, " * 7 + "0]\n") is None  # 11
+    for ranges in (True, False):  # a folded mapping's nodes count, positions or not
+        assert scan("a: {b: [" + "0, " * 4 + "0]}\n", ranges=ranges) is not None  # 10 nodes
+        assert scan("a: {b: [" + "0, " * 5 + "0]}\n", ranges=ranges) is None  # 11
 
 
 _PIECES = [
@@ -204,7 +219,46 @@ def test_without_ranges_the_scanner_writes_no_ends_and_the_same_rest() -> None:
     assert bare is not None
     assert bare[3] is None  # not worked out
     assert full[3]  # every node's end
-    assert (repr(bare[0]), bare[1], bare[2]) == (repr(full[0]), full[1], full[2])
+    assert bare[4] is not None  # most flow mappings kept folded
+    assert _unfolded(bare) == (repr(full[0]), list(full[1].items()), list(full[2].items()))
+
+
+@pytest.mark.parametrize("source", ["flash", "spread"])
+def test_positions_kept_folded_are_found_as_the_composer_places_them(source: str) -> None:
+    # Each question asked of a fresh document: the first about a folded mapping
+    # records its entries, by each way a position is asked for.
+    if source == "flash":
+        text = (ROOT / "plans" / "deepseek_v4_flash.yaml").read_text()
+    else:
+        text = _bench().spread(100)
+    _, values, keys, _ = _composed(text)
+    want = {
+        "values": {p: pos_of(w) for p, w in values.items()},
+        "keys": {p: pos_of(w) for p, w in keys.items()},
+    }
+
+    def fresh() -> Document:
+        doc = load("p.yaml", text.encode())
+        assert isinstance(doc, Document)
+        assert doc.values._folds is not None  # type: ignore[attr-defined]
+        return doc
+
+    for table in ("values", "keys"):
+        doc = fresh()
+        asked = getattr(doc, table)
+        for path in reversed(want[table]):  # a mapping's last entry first
+            assert path in asked
+            assert asked.get(path) == want[table][path]
+            assert asked[path] == want[table][path]
+            assert (*path, "nope") not in asked
+        assert getattr(fresh(), table) == want[table]  # every item, whole
+        assert len(getattr(fresh(), table)) == len(want[table])
+    doc = fresh()
+    for path in want["values"]:  # a missing child: placed at the node
+        assert doc.at((*path, "nope")) == want["values"][path]
+    doc = fresh()
+    for path in want["keys"]:
+        assert doc.key_at(path) == want["keys"][path]
 
 
 class _Reads:

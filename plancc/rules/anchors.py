@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import timeline
+from plancc.rules.timeline import Timeline, timeline
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
@@ -21,8 +21,11 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage before the tensor's first reader, or
     drop the tensor from the warm.
     """
+    line: Timeline | None = None
     for layer, warm, at in anchored(plan):
-        read_by = timeline(plan, layer).readers  # shared with the other rules of the check
+        if line is None or line.stages is not layer.stages:  # the next layer kind's
+            line = timeline(plan, layer)  # shared with the other rules of the check
+        read_by = line.readers
         for entry in warm.entries:
             if not entry.tensor.static:
                 continue

@@ -74,9 +74,11 @@ def placed(plan: ir.Plan) -> list[_Placed]:
 
 
 def _each_placed(plan: ir.Plan) -> Iterator[_Placed]:
+    line: Timeline | None = None
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
-        line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
+        if line is None or line.stages is not layer.stages:  # the next layer kind's
+            line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
             c = line.consumer(e.tensor.name, at)

@@ -29,12 +29,13 @@ class Folds:
     its entries' positions, as ``scan`` with ranges would have, into ``values`` and
     ``keys`` (the scanner's own dicts)."""
 
-    __slots__ = ("keys", "lines", "values")
+    __slots__ = ("in_order", "keys", "lines", "values")
 
     def __init__(self, values: dict[PathT, Where], keys: dict[PathT, Where]) -> None:
         self.lines: dict[PathT, str] = {}
         self.values = values
         self.keys = keys
+        self.in_order = True  # no entry recorded out of document order yet
 
     def unfold_around(self, path: PathT) -> bool:
         """Record the entries of the folded mapping ``path`` is inside, if any: whether
@@ -43,21 +44,23 @@ class Folds:
             line = self.lines.pop(path[:k], None)
             if line is not None:
                 self._record(path[:k], line)
+                self.in_order = False
                 return True
         return False
 
     def unfold_all(self) -> None:
         """Record every folded entry, each dict in document order (as ``scan`` with
         ranges records them): for what reads all positions, an editor or a test."""
-        if not self.lines:
+        if not self.lines and self.in_order:
             return  # unfolded already (the values' and the keys' share one Folds)
         for host, line in self.lines.items():
             self._record(host, line)
         self.lines.clear()
-        for table in (self.values, self.keys):
+        for table in (self.values, self.keys):  # each unfolded entry went in last
             ordered = sorted(table.items(), key=lambda item: item[1])
             table.clear()
             table.update(ordered)
+        self.in_order = True
 
     def _record(self, host: PathT, line: str) -> None:
         start = self.values[host]  # the `{`, as ``scan`` recorded it

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
@@ -213,6 +214,13 @@ class Plan:
     # The `config` file as read (its path from the working directory, the SHA-256 of its
     # bytes), for the manifest's source.config; None without a readable config.
     config_file: tuple[str, str] | None = None
+
+    @lazy
+    def derived(self) -> dict[object, tuple[object, Any]]:
+        """What the rules work out once per plan and share (``rules.timeline.once_per_plan``):
+        kept with the plan and gone with it (nothing in it refers back to the plan). Not a
+        field: not compared, not copied by ``replace``."""
+        return {}
 
     @property
     def warms(self) -> tuple[Warm, ...]:

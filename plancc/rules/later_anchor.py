@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, rule
-from plancc.rules.placement import placed
+from plancc.rules.placed import placed
 from plancc.text import fmt_size
 
 

@@ -19,73 +19,17 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 
 from plancc import ir
 from plancc.codes import Severity
 from plancc.liveness import layer_peak
-from plancc.records import fast_init, lazy
-from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import Timeline, once_per_plan, timeline, within
+from plancc.rules import Finding, rule
+from plancc.rules.placed import Placed, placed
+from plancc.rules.timeline import Timeline, within
 from plancc.text import fmt_share, fmt_size
-
-
-@fast_init
-@dataclass(frozen=True)
-class _Placed:
-    """One warm seen against its layer kind: its static tensors and their consumers."""
-
-    plan: ir.Plan
-    layer: ir.Layer
-    warm: ir.Warm
-    at: int  # the anchor's index
-    line: Timeline  # its layer kind's, shared by every rule of the check
-    entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
-    consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
-
-    @property
-    def anchor(self) -> ir.Stage:
-        return self.layer.stages[self.at]
-
-    @lazy
-    def first(self) -> ir.Stage | None:
-        return min(self.consumers.values(), key=lambda s: s.index, default=None)
-
-    @lazy
-    def last(self) -> ir.Stage | None:
-        return max(self.consumers.values(), key=lambda s: s.index, default=None)
-
-    @property
-    def bytes(self) -> int:
-        """The static entries' bytes: the warm's (a dynamic tensor counts for none)."""
-        return self.warm.bytes
-
-    def between(self, end: int) -> tuple[ir.Stage, ...]:
-        """The stages strictly between the anchor and stage index ``end``."""
-        return self.layer.stages[self.at + 1 : end]
-
-
-def placed(plan: ir.Plan) -> list[_Placed]:
-    """Each anchored warm with its first consumers, worked out once per plan: the
-    rules below and PC104 read the same list."""
-    return once_per_plan(plan, "placed", plan, lambda: list(_each_placed(plan)))
-
-
-def _each_placed(plan: ir.Plan) -> Iterator[_Placed]:
-    line: Timeline | None = None
-    for layer, warm, at in anchored(plan):
-        entries = tuple(e for e in warm.entries if e.tensor.static)
-        if line is None or line.stages is not layer.stages:  # the next layer kind's
-            line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
-        consumers: dict[str, ir.Stage] = {}
-        for e in entries:
-            c = line.consumer(e.tensor.name, at)
-            if c is not None:
-                consumers[e.tensor.name] = layer.stages[c]
-        yield _Placed(plan, layer, warm, at, line, entries, consumers)
-
 
 _Members = tuple[list[int], list[ir.Stage]]
 
@@ -231,7 +175,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
             yield Finding(
                 p.warm.tensors_pos,
                 f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of {where}",
-                _complete_hint(p, [read[t] for t in missing]),
+                _complete_hint(plan, p, [read[t] for t in missing]),
                 warm=p.warm,
             )
 
@@ -382,7 +326,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         )
 
 
-def _earlier_anchor_hint(p: _Placed, line: Timeline, first: int) -> str:
+def _earlier_anchor_hint(p: Placed, line: Timeline, first: int) -> str:
     """The latest earlier anchor with a task from which the warm lands, and which no
     other rule would send back later: after every read of its tensors (PC040) and
     every stage that streams or uses SDMA up to the anchor (PC105, PC106), and with
@@ -396,11 +340,11 @@ def _earlier_anchor_hint(p: _Placed, line: Timeline, first: int) -> str:
     return "warm only weights consumed later in the layer"
 
 
-def _complete_hint(p: _Placed, missing: list[ir.Tensor]) -> str:
+def _complete_hint(plan: ir.Plan, p: Placed, missing: list[ir.Tensor]) -> str:
     """Add the missing tensors, unless that would exceed the L2 budget (PC032 would
     then tell the plan to warm less: a circle)."""
     names = _names([t.name for t in missing])
-    l2 = p.plan.platform.l2_bytes if p.plan.platform is not None else None
+    l2 = plan.platform.l2_bytes if plan.platform is not None else None
     if l2 is None:
         return f"add {names} to the warm, in consumer order"
     line = p.line
@@ -409,6 +353,6 @@ def _complete_hint(p: _Placed, missing: list[ir.Tensor]) -> str:
     end = max([p.warm.live[1], *(r for r in reads if r is not None)])
     grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
     layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
-    if Fraction(layer_peak(layer).bytes, l2) > p.plan.l2_fraction:
+    if Fraction(layer_peak(layer).bytes, l2) > plan.l2_fraction:
         return f"adding {names} would exceed the L2 budget: split the group, or allow PC103"
     return f"add {names} to the warm, in consumer order"

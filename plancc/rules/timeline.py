@@ -13,7 +13,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from plancc import ir
 
@@ -38,7 +38,9 @@ class Timeline:
     """One complete layer kind, indexed for the anchor rules."""
 
     def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
-        self.plan = plan
+        # The SDMA rate, not the plan: what ``once_per_plan`` keeps on the plan never
+        # refers back to it, so a plan dropped is freed at once.
+        self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
         self.stages = stages = layer.stages
         tensors = plan.tensors
         # One pass over the stages fills every per-stage index (a layer kind of 10,000
@@ -136,7 +138,7 @@ class Timeline:
 
     def landing(self, anchor: int, first: int, warm_bytes: int) -> Landing:
         """PC107's arithmetic for a warm of ``warm_bytes`` anchored at ``anchor``."""
-        rate = self.plan.platform.sdma_bytes_per_s if self.plan.platform is not None else None
+        rate = self.rate
         measured = first > anchor + 1 and self.last_unmeasured[first - 1] <= anchor
         if measured and rate is not None:
             window = Fraction(self.duration_before[first] - self.duration_before[anchor + 1])
@@ -149,7 +151,7 @@ class Timeline:
         lands in time (PC107 would not fire); -1 when none. Landing is monotone: an
         earlier anchor has a longer window, or an unmeasured stage in it."""
         bound = first - 2  # the stage right before the consumer never leaves a window
-        rate = self.plan.platform.sdma_bytes_per_s if self.plan.platform is not None else None
+        rate = self.rate
         if bound < 0 or rate is None or warm_bytes == 0:
             return bound
         unmeasured = self.last_unmeasured[first - 1]  # anchors before it: not estimated
@@ -214,19 +216,16 @@ def within(indices: list[int], start: int, end: int) -> list[int]:
 
 
 T = TypeVar("T")
-_last: tuple[ir.Plan, dict[object, tuple[object, Any]]] | None = None
 
 
 def once_per_plan(plan: ir.Plan, key: object, source: object, make: Callable[[], T]) -> T:
     """``make()``, worked out once per plan for ``key`` while ``source`` (what it is
     worked out from) stays the same object: what the rules of one check share (each
-    layer kind's timeline and L2 peak, the placed warms), for the last plan checked."""
-    global _last
-    if _last is None or _last[0] is not plan:
-        _last = (plan, {})
-    found = _last[1].get(key)
+    layer kind's timeline and L2 peak, the placed warms). Kept in ``plan.derived``,
+    so it lives as long as the plan; ``make()`` must not refer to the plan itself."""
+    found = plan.derived.get(key)
     if found is None or found[0] is not source:
-        found = _last[1][key] = (source, make())
+        found = plan.derived[key] = (source, make())
     value: T = found[1]
     return value
 

@@ -27,7 +27,9 @@ class Folds:
     are (a plan of 10,000 warms has 50,000; a check that finds nothing asks where none
     of them is): each mapping's path -> its line. Looking up a path inside one records
     its entries' positions, as ``scan`` with ranges would have, into ``values`` and
-    ``keys`` (the scanner's own dicts)."""
+    ``keys`` (the scanner's own dicts). A lookup may thus write: a folded document is
+    for one thread (the language server, which reads across threads, keeps ranges and
+    so folds nothing)."""
 
     __slots__ = ("in_order", "keys", "lines", "values")
 

@@ -21,6 +21,7 @@ from plancc.dtypes import DTYPES
 from plancc.platforms import PLATFORMS
 from plancc.records import fast_init, lazy
 from plancc.rules.timeline import Timeline, bisect_exact, decimal
+from tests import bench_plans
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -226,29 +227,6 @@ def test_the_timeline_answers_as_a_scan_of_the_stages(
             assert line.last_candidate(after, end, groups) == (last[-1] if last else None)
 
 
-def _spread(warms: int) -> str:
-    """A clean plan of ``warms`` warms, ten per layer kind (as bench/run.py's spread)."""
-    lines = ["plancc: 1", "model: big", "platform: a2a3", "tensors:"]
-    kinds = warms // 10
-    lines += [
-        f"  t{k}_{j}: {{shape: [16, 4], dtype: bf16}}" for k in range(kinds) for j in range(10)
-    ]
-    lines.append("layers:")
-    for k in range(kinds):
-        lines += [f"  k{k}:", "    stages:"]
-        for j in range(10):
-            lines += [
-                f"      - {{name: a{j}, task: a{j}_tid}}",
-                f"      - {{name: g{j}}}",
-                f"      - {{name: c{j}, reads: [t{k}_{j}]}}",
-            ]
-        lines.append("    warms:")
-        lines += [
-            f"      - {{name: w{k}_{j}, after: a{j}, tensors: [t{k}_{j}]}}" for j in range(10)
-        ]
-    return "\n".join(lines) + "\n"
-
-
 def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(
     write_plan: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,7 +245,7 @@ def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(
     counts = []
     for warms in (10, 40):
         asked.clear()
-        report = validate_paths([str(write_plan(_spread(warms), f"p{warms}.yaml"))])
+        report = validate_paths([str(write_plan(bench_plans.spread(warms), f"p{warms}.yaml"))])
         assert report.results[0].diagnostics == ()
         counts.append(len(asked))
     assert counts[0] == counts[1]  # none per warm, stage or tensor

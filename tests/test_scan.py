@@ -4,7 +4,6 @@ tree, positions and ranges. Outside that part it gives up (None), never guesses.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,20 +17,12 @@ from plancc.compose import Composer
 from plancc.diagnostics import pos_of
 from plancc.load import Document, load
 from plancc.scan import scan
+from tests import bench_plans
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "cases").rglob("*.yaml")) + sorted(
     (ROOT / "plans").glob("*.yaml")
 )
-
-
-def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _text(path: Path) -> str:
@@ -94,7 +85,7 @@ def test_the_scanner_reads_most_of_the_corpus() -> None:
 
 @pytest.mark.parametrize("shape", ["spread", "anchored"])
 def test_the_bench_plans_are_scanned_exactly(shape: str) -> None:
-    text = getattr(_bench(), shape)(100)
+    text = getattr(bench_plans, shape)(100)
     scanned = _scan(text)
     assert scanned is not None
     _same(scanned, _composed(text))
@@ -230,7 +221,7 @@ def test_positions_kept_folded_are_found_as_the_composer_places_them(source: str
     if source == "flash":
         text = (ROOT / "plans" / "deepseek_v4_flash.yaml").read_text()
     else:
-        text = _bench().spread(100)
+        text = bench_plans.spread(100)
     _, values, keys, _ = _composed(text)
     want = {
         "values": {p: pos_of(w) for p, w in values.items()},

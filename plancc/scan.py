@@ -4,7 +4,8 @@ Plans use a small part of YAML: block mappings and sequences, one-line flow
 collections, plain scalars and comments. ``scan`` reads exactly that part with
 a few regular expressions, several times faster than composing the parser's
 events (no event, mark or node object per node), and gives the same tree,
-positions and ends as ``compose.Composer``.
+positions and ends as ``compose.Composer`` (without ranges, the positions inside
+most one-line flow mappings on the first question about them: ``flowmap``).
 
 Anything outside that part, however harmless, makes ``scan`` give up (None):
 quotes, anchors, aliases, tags, block scalars, a scalar over two lines, a flow

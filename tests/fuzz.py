@@ -131,13 +131,19 @@ class Figures:
 
 
 def check(raw: bytes, tmp: Path) -> None:
-    """One input through the loader (both parsers) and the whole front end."""
+    """One input through the loader (both parsers, and the fast one's positions each
+    looked up alone) and the whole front end."""
     from plancc import api, load
     from plancc.inputs import PlanInput
 
     start = time.perf_counter()
     fast, pure = load.load("p.yaml", raw), load.load("p.yaml", raw, pure=True)
     assert _seen(fast) == _seen(pure), raw
+    if isinstance(pure, load.Document):
+        for table in ("values", "keys"):  # each lookup of a fresh document, last first:
+            asked = getattr(load.load("p.yaml", raw), table)  # folded positions unfold
+            for path, pos in reversed(list(getattr(pure, table).items())):
+                assert asked.get(path) == pos, (raw, path)
     path = tmp / "p.yaml"
     path.write_bytes(raw)
     result = api.diagnose_plan(PlanInput("p.yaml", path), raw)

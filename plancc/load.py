@@ -334,10 +334,27 @@ def _compose(text: str, pure: bool, ranges: bool) -> Tree:
         c_parser = _c_parser()
     if c_parser is not None:
         try:
-            return (*Composer(c_parser(text).get_event).compose(), None)
+            data, values, keys, ends = Composer(c_parser(text).get_event).compose()
         except YAMLError:
             pass
+        else:
+            return data, values, keys, _within(text, ends), None
     return (*Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose(), None)
+
+
+def _within(text: str, ends: dict[Where, Where]) -> dict[Where, Where]:
+    """``ends`` from the C parser's events, none past the end of ``text``. A block
+    collection that the end of a text without a final line break closes, after an
+    empty value (``- a\n-``), ends on the line after the last in libyaml's marks,
+    which is not in the text; the pure parser (and the scanner) end it where the
+    text ends."""
+    if not text or text.endswith(("\n", "\r")):
+        return ends  # the text ends at the start of a line: no mark is past it
+    stop = where_of(*_text_pos(text, len(text)))
+    for start, end in ends.items():
+        if end > stop:
+            ends[start] = stop
+    return ends
 
 
 @cache

@@ -94,6 +94,23 @@ def test_errors_read_the_same_from_either_parser(raw: bytes) -> None:
     assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
 
 
+@needs_c
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # A block sequence closed by the end of a text without a final line break, after
+        # an empty value: libyaml ends it on a line past the text (found by make fuzz).
+        b'- "a"\n-',
+        b'a: ["x"]\nb:\n  -',
+        b'a:\n  - name: "s1"\n    reads:',
+        b'a:\n  - name: "s1"\n    reads:\n',
+        b'a: ["x"]\nb:\n  -\r',
+    ],
+)
+def test_a_text_ending_without_a_line_break_ends_its_nodes_alike(raw: bytes) -> None:
+    assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
+
+
 class _Events:
     """Counts the events the composer reads."""
 

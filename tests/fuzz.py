@@ -50,8 +50,10 @@ def mutated(draw: st.DrawFn) -> bytes:
     data = bytearray(draw(st.sampled_from(SEEDS)))
     for _ in range(draw(st.integers(1, 8))):
         at = draw(st.integers(0, len(data)))
-        op = draw(st.integers(0, 3))
-        if op == 0:
+        op = draw(st.integers(0, 4))
+        if op == 4:
+            del data[at:]  # cut short, as a buffer is while typing: often no final line break
+        elif op == 0:
             del data[at : at + draw(st.integers(1, 16))]
         elif op == 1:
             data[at:at] = draw(st.sampled_from(PIECES))

@@ -104,7 +104,7 @@ class Positions(Mapping[PathT, Pos]):
     """Path -> position, made a ``Pos`` only when asked for: a plan of 10,000 warms has
     300,000 nodes, and a diagnostic needs a handful of them. Those inside a flow
     mapping the scanner kept folded are recorded on the first question about one
-    (``scan.Folds``, shared by a document's values and keys)."""
+    (``flowmap.Folds``, shared by a document's values and keys)."""
 
     __slots__ = ("_folds", "_where")
 
@@ -345,7 +345,7 @@ def _compose(text: str, pure: bool, ranges: bool) -> Tree:
 def _within(text: str, ends: dict[Where, Where]) -> dict[Where, Where]:
     """``ends`` from the C parser's events, none past the end of ``text``. A block
     collection that the end of a text without a final line break closes, after an
-    empty value (``- a\n-``), ends on the line after the last in libyaml's marks,
+    empty value (a last line ``-``), ends on the line after the last in libyaml's marks,
     which is not in the text; the pure parser (and the scanner) end it where the
     text ends."""
     if not text or text.endswith(("\n", "\r")):

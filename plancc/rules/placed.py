@@ -54,7 +54,7 @@ class Placed:
 def placed(plan: ir.Plan) -> list[Placed]:
     """Each anchored warm with its first consumers, worked out once per plan: PC101 to
     PC107 read the same list."""
-    return once_per_plan(plan, "placed", plan, lambda: list(_each_placed(plan)))
+    return once_per_plan(plan, "placed", plan.layers, lambda: list(_each_placed(plan)))
 
 
 def _each_placed(plan: ir.Plan) -> Iterator[Placed]:

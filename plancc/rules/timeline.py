@@ -222,7 +222,8 @@ def once_per_plan(plan: ir.Plan, key: object, source: object, make: Callable[[],
     """``make()``, worked out once per plan for ``key`` while ``source`` (what it is
     worked out from) stays the same object: what the rules of one check share (each
     layer kind's timeline and L2 peak, the placed warms). Kept in ``plan.derived``,
-    so it lives as long as the plan; ``make()`` must not refer to the plan itself."""
+    so it lives as long as the plan; neither ``source`` nor ``make()`` may refer to the
+    plan itself, or a dropped plan would wait for the cycle collector."""
     found = plan.derived.get(key)
     if found is None or found[0] is not source:
         found = plan.derived[key] = (source, make())

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
-from plancc.rules.timeline import Timeline, timeline
+from plancc.rules.placed import placed
+from plancc.rules.timeline import timeline
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
@@ -21,14 +22,9 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage before the tensor's first reader, or
     drop the tensor from the warm.
     """
-    line: Timeline | None = None
-    for layer, warm, at in anchored(plan):
-        if line is None or line.stages is not layer.stages:  # the next layer kind's
-            line = timeline(plan, layer)  # shared with the other rules of the check
-        read_by = line.readers
-        for entry in warm.entries:
-            if not entry.tensor.static:
-                continue
+    for p in placed(plan):  # each anchored warm's static entries, shared with PC101-PC107
+        layer, at, read_by = p.layer, p.at, p.line.readers
+        for entry in p.entries:
             first = read_by.get(entry.tensor.name, (at + 1,))[0]
             if first <= at:
                 yield Finding(

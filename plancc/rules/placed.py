@@ -1,7 +1,8 @@
 """Each anchored warm seen against its layer kind: what the placement rules read.
 
-PC101-PC107 (``placement``, ``later_anchor``) each walk every warm with its static
-entries and each one's consumer, the first stage after the anchor that reads it.
+PC040 and PC101-PC107 (``anchors``, ``placement``, ``later_anchor``) each walk every
+anchored warm with its static entries and each one's consumer, the first stage after
+the anchor that reads it.
 ``placed`` works that list out once per plan. It defines no rule: the rules keep
 the order of their own modules.
 """
@@ -52,8 +53,8 @@ class Placed:
 
 
 def placed(plan: ir.Plan) -> list[Placed]:
-    """Each anchored warm with its first consumers, worked out once per plan: PC101 to
-    PC107 read the same list."""
+    """Each anchored warm with its first consumers, worked out once per plan: PC040 and
+    PC101 to PC107 read the same list."""
     return once_per_plan(plan, "placed", plan.layers, lambda: list(_each_placed(plan)))
 
 

@@ -20,7 +20,7 @@ class Pos(NamedTuple):
 # every node's: a plan of 10,000 warms has 600,000 positions, and as tuples they
 # would be as many more objects for the cycle collector to walk.
 Where = int
-_COLUMN = (1 << 32) - 1
+COLUMN = (1 << 32) - 1  # a Where's column bits
 
 
 def where_of(line: int, col: int) -> Where:
@@ -28,7 +28,7 @@ def where_of(line: int, col: int) -> Where:
 
 
 def pos_of(where: Where) -> Pos:
-    return Pos(where >> 32, where & _COLUMN)
+    return Pos(where >> 32, where & COLUMN)
 
 
 @dataclass(frozen=True)

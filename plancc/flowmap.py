@@ -14,12 +14,11 @@ from __future__ import annotations
 import re
 
 from plancc.compose import PathT
-from plancc.diagnostics import Where
+from plancc.diagnostics import COLUMN, Where
 
 # YAML takes an implicit key of 1,024 characters at most; past it, `key: value` is
 # an error. Well under it here: the scanner need not know the exact edge.
 LONGEST_KEY = 1_000
-COLUMN = (1 << 32) - 1  # a Where's column bits
 
 
 class Folds:

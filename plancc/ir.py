@@ -148,9 +148,8 @@ class Warm:
     live: tuple[int, int]  # first and last stage index during which it holds L2
     allow: Mapping[str, Pos]  # rule ids this warm accepts (upper case), where first named
     reason: str | None
-    locate: Locate = field(
-        compare=False, repr=False
-    )  # a key of the warm's entry: ``locate("after")``
+    # A key of the warm's entry: ``locate("after")``.
+    locate: Locate = field(compare=False, repr=False)
 
     @lazy
     def name_pos(self) -> Pos:

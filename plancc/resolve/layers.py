@@ -142,11 +142,8 @@ def resolve_warm(
     for j, item in enumerate(w.tensors):
         item_path = (*path, "tensors", j)
         name = item if isinstance(item, str) else item.tensor
-        pos = (
-            partial(ctx.v.at, *item_path)
-            if isinstance(item, str)
-            else partial(ctx.v.at, *item_path, "tensor")
-        )
+        under = ("tensors", j) if isinstance(item, str) else ("tensors", j, "tensor")
+        pos = partial(locate, *under)
         if name in seen:
             first = seen[name]()
             ctx.report(

@@ -88,16 +88,6 @@ def test_text_libyaml_reads_otherwise_goes_to_the_pure_parser(
         b"a: 1\na: 2\n",
         b"x: &r [*r]\n",
         b"a: !!int 1_000\n",
-    ],
-)
-def test_errors_read_the_same_from_either_parser(raw: bytes) -> None:
-    assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
-
-
-@needs_c
-@pytest.mark.parametrize(
-    "raw",
-    [
         # A block sequence closed by the end of a text without a final line break, after
         # an empty value: libyaml ends it on a line past the text (found by make fuzz).
         b'- "a"\n-',
@@ -107,7 +97,7 @@ def test_errors_read_the_same_from_either_parser(raw: bytes) -> None:
         b'a: ["x"]\nb:\n  -\r',
     ],
 )
-def test_a_text_ending_without_a_line_break_ends_its_nodes_alike(raw: bytes) -> None:
+def test_errors_and_ends_read_the_same_from_either_parser(raw: bytes) -> None:
     assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
 
 

@@ -255,6 +255,7 @@ def test_positions_kept_folded_are_found_as_the_composer_places_them(source: str
 def test_a_folded_document_iterates_in_document_order_after_lookups() -> None:
     doc = load("p.yaml", b"a: {x: 1}\nb: 2\nc: {z: 3, y: [4, 5]}\n")
     assert isinstance(doc, Document)
+    assert doc.keys._folds is not None  # type: ignore[attr-defined]  # both mappings folded
     assert doc.keys.get(("c", "z")) == (3, 5)  # unfolds c, then a: each goes in last
     assert doc.keys.get(("a", "x")) == (1, 5)
     assert list(doc.keys) == [("a",), ("a", "x"), ("b",), ("c",), ("c", "z"), ("c", "y")]

@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
         "plancc.schema_gate",
         "plancc.records",
     },
-    {"plancc.codes", "plancc.expr", "plancc.graph"},
+    {"plancc.codes", "plancc.expr", "plancc.graph", "plancc.schedule"},
     {"plancc.diagnostics"},
     {"plancc.names", "plancc.yaml_messages"},
     {

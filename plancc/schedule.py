@@ -1,0 +1,104 @@
+"""A layer kind's schedule: its stages as a graph of `deps`, pure (no plan, no diagnostics).
+
+The contract ("The schedule" in docs/plan-format.md): a stage starts as soon as all
+its `deps` have finished, each stage takes one step, so a stage's start is the
+longest `deps` path to it counted in stages. A stage without `deps` waits for the
+stage listed just before it, which makes a plan without `deps` its list order.
+X runs before Y when a `deps` path leads from X to Y; stages with no path between
+them run beside each other.
+
+Stages are numbered by their place in the list, and every `deps` entry is an
+earlier stage (PC015 refuses the rest), so the list is a topological order and
+everything here is one pass over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The stages' steps and their order. ``deps[i]`` holds the indices stage i waits for."""
+
+    deps: tuple[tuple[int, ...], ...]
+
+    @cached_property
+    def start(self) -> tuple[int, ...]:
+        """The step each stage starts at: the longest `deps` path to it, in stages."""
+        start: list[int] = []
+        for waits in self.deps:
+            start.append(max((start[d] + 1 for d in waits), default=0))
+        return tuple(start)
+
+    @cached_property
+    def linear(self) -> bool:
+        """Whether each stage waits for just the one listed before it (a plan without `deps`)."""
+        return all(waits == ((i - 1,) if i else ()) for i, waits in enumerate(self.deps))
+
+    @cached_property
+    def _ancestors(self) -> tuple[int, ...]:
+        # Bit d of entry i is set when stage d runs before stage i; ints as bit sets keep
+        # this quadratic only in bits (n²/64 words), linear in Python operations.
+        anc: list[int] = []
+        for waits in self.deps:
+            bits = 0
+            for d in waits:
+                bits |= anc[d] | (1 << d)
+            anc.append(bits)
+        return tuple(anc)
+
+    def __len__(self) -> int:
+        return len(self.deps)
+
+    def finish(self, i: int) -> int:
+        """The step at which stage i has finished (one step after its start)."""
+        return self.start[i] + 1
+
+    def runs_before(self, a: int, b: int) -> bool:
+        """Whether a `deps` path leads from stage a to stage b."""
+        if self.linear:
+            return a < b
+        return bool(self._ancestors[b] >> a & 1)
+
+    def beside(self, a: int, b: int) -> bool:
+        """Whether two different stages have no path between them: they may run at once."""
+        return a != b and not self.runs_before(a, b) and not self.runs_before(b, a)
+
+    def between(self, a: int, c: int) -> list[int]:
+        """The stages whose step overlaps the span from a's finish to c's start, in list order
+        (for a plan without `deps`: the stages strictly between a and c)."""
+        lo, hi = self.finish(a), self.start[c]
+        return [s for s, step in enumerate(self.start) if lo <= step < hi]
+
+    def order(self) -> list[int]:
+        """Every stage by start step, then by its place in the list."""
+        return sorted(range(len(self.deps)), key=lambda i: (self.start[i], i))
+
+    @cached_property
+    def lanes(self) -> tuple[int, ...]:
+        """A lane for each stage so that stages starting at the same step get different
+        lanes (lane 0 first, in list order): how a picture draws stages running beside
+        each other."""
+        taken: dict[int, int] = {}
+        lanes: list[int] = []
+        for step in self.start:
+            lanes.append(taken.get(step, 0))
+            taken[step] = lanes[-1] + 1
+        return tuple(lanes)
+
+
+def schedule(deps: Sequence[Sequence[int] | None]) -> Schedule:
+    """The schedule of stages whose `deps` are given by index, None where a stage has none
+    (it then waits for the stage listed before it). Every index must be an earlier stage."""
+    waits: list[tuple[int, ...]] = []
+    for i, entry in enumerate(deps):
+        if entry is None:
+            waits.append((i - 1,) if i else ())
+        else:
+            if any(not 0 <= d < i for d in entry):
+                raise ValueError(f"stage {i} waits for a stage not listed before it: {list(entry)}")
+            waits.append(tuple(dict.fromkeys(entry)))
+    return Schedule(tuple(waits))

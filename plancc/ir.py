@@ -25,6 +25,7 @@ from plancc.diagnostics import Pos
 from plancc.dtypes import DType
 from plancc.platforms import Platform
 from plancc.records import fast_init, lazy
+from plancc.schedule import Schedule, schedule
 
 # Where a record's node is (no argument), or a node under it (``locate("name")``).
 Locate = Callable[..., Pos]
@@ -108,6 +109,8 @@ class Stage:
     duration_us: float | None
     kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
     locate: Locate | None = field(default=None, compare=False, repr=False)
+    # The indices of the stages it waits for, None without `deps` (it waits for the one before).
+    deps: tuple[int, ...] | None = None
 
     @lazy
     def pos(self) -> Pos | None:
@@ -180,6 +183,11 @@ class Layer:
     # False when a stage was replaced by a stand-in after a schema error: the
     # rules that judge stage order and reads skip the layer kind rather than guess.
     complete: bool = True
+
+    @lazy
+    def schedule(self) -> Schedule:
+        """The stages as a graph of `deps`: every before / after / beside the rules ask."""
+        return schedule([s.deps for s in self.stages])
 
 
 @fast_init

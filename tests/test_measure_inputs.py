@@ -330,3 +330,189 @@ def test_a_log_cut_anywhere_is_read_or_refused_never_guessed(tmp_path: Path) -> 
             assert all(r.logged in (None, (33404.4, 33424.2, 33424.2, 33444.0)) for r in log.ranks)
             continue
         assert message.startswith(str(path))
+
+
+# -- runs that cannot be compared: inconclusive, exit 1, the mismatch named -----------------
+
+TWO = ({41237: fx.spread(34423.7), 41238: fx.spread(34461.3)},)
+TWO_WARM = {41301: fx.spread(33424.2), 41302: fx.spread(33452.9)}
+
+
+def _verdict(tmp: Path, base: str, warm: str) -> tuple[int, dict[str, object], str]:
+    b, w = tmp / "bench-nowarm.log", tmp / "bench-warm.log"
+    b.write_text(base, encoding="utf-8")
+    w.write_text(warm, encoding="utf-8")
+    args = ["measure", "--manifest", str(FLASH), "--baseline", str(b), "--warm", str(w)]
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    text = CliRunner().invoke(app, args).stdout
+    return result.exit_code, data["verdict"], text
+
+
+def _cut_after_first_rank(log: str) -> str:
+    """The log as a run killed after the first rank's raw line: whole lines, no more."""
+    lines = log.splitlines(keepends=True)
+    return "".join(lines[:4])
+
+
+def test_a_warm_log_cut_off_after_its_first_rank_is_inconclusive(tmp_path: Path) -> None:
+    warm = _cut_after_first_rank(fx.bench_log(TWO_WARM))
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    assert v["decision"] == "inconclusive"
+    assert v["interval_us"] is None
+    w = tmp_path / "bench-warm.log"
+    assert (
+        f"  mismatch: {w}:3: the raw samples header says ranks=2 and 1 rank lists samples "
+        f"(rank 41301 at line 4): the log is cut off or a rank is missing\n"
+    ) in out
+    assert out.startswith("plancc measure")
+    # No headline p90 from half the ranks (it came out below the headline's p50).
+    assert "  headline                     100   33433.1   33452.9   33452.9         -" in out
+
+
+def test_a_one_rank_warm_against_a_two_rank_baseline(tmp_path: Path) -> None:
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), fx.bench_log({41301: fx.spread(33424.2)}))
+    b, w = tmp_path / "bench-nowarm.log", tmp_path / "bench-warm.log"
+    assert v["decision"] == "inconclusive"
+    assert [m["text"] for m in v["mismatches"]] == [
+        f"{w}:3: the baseline ran on 2 ranks ({b}:3), the warm 1 rank: not comparable"
+    ]
+    assert "verdict: inconclusive: the two runs cannot be compared (1 mismatch: " in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            ("raw samples: ranks=2 rounds=100", "raw samples: ranks=3 rounds=100"),
+            ":3: the raw samples header says ranks=3 and 2 ranks list samples",
+        ),
+        (
+            ("raw samples: ranks=2 rounds=100", "raw samples: ranks=2 rounds=90"),
+            ":4: rank 41301 lists 100 raw samples, the raw samples header (line 3) rounds=90",
+        ),
+        (
+            ("l3_resident=1 rounds=100 ranks=2", "l3_resident=1 rounds=100 ranks=4"),
+            ":6: the benchmark line says ranks=4, the raw samples header (line 3) ranks=2",
+        ),
+        (
+            ("l3_resident=1 rounds=100 ranks=2", "l3_resident=1 rounds=120 ranks=2"),
+            ":6: the benchmark line says rounds=120, the raw samples header (line 3) rounds=100",
+        ),
+    ],
+)
+def test_a_header_that_disagrees_with_its_samples(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    warm = fx.bench_log(TWO_WARM).replace(*edit)
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    assert v["decision"] == "inconclusive"
+    assert f"  mismatch: {tmp_path / 'bench-warm.log'}{message}" in out
+
+
+def test_a_warm_log_of_another_kernel(tmp_path: Path) -> None:
+    warm = fx.bench_log(TWO_WARM, kernel="prefill_fwd")
+    _, v, _ = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    b, w = tmp_path / "bench-nowarm.log", tmp_path / "bench-warm.log"
+    assert [m["text"] for m in v["mismatches"]] == [
+        f"{w}:6: the baseline benchmarks kernel=decode_fwd ({b}:6), the warm "
+        "kernel=prefill_fwd: not comparable"
+    ]
+
+
+def test_the_same_file_twice_is_one_run(tmp_path: Path) -> None:
+    log = tmp_path / "bench.log"
+    log.write_text(fx.bench_log(TWO[0]), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(FLASH), "--baseline", str(log), "--warm", str(log)]
+    )
+    assert result.exit_code == 1
+    assert (
+        "verdict: inconclusive: the two runs cannot be compared (1 mismatch: "
+        f"{log}: both sides are one run: --baseline and --warm are the same file)\n"
+    ) in result.stdout
+    copy = tmp_path / "copy.log"
+    copy.write_text(log.read_text("utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(FLASH), "--baseline", str(log), "--warm", str(copy)]
+    )
+    assert result.exit_code == 1
+    assert (
+        f"  mismatch: {copy}:2: both sides are one run: the warm log repeats the baseline's "
+        f"figures ({log}:2) sample for sample\n"
+    ) in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            (
+                "effective_us (100 rounds) min=33433.1 median=33452.9",
+                "effective_us (100 rounds) min=33460.0 median=33452.9",
+            ),
+            ":2: effective_us: min=33460.0 median=33452.9 mean=33452.9 max=33472.7 contradict "
+            "each other (the median and the mean lie between min and max)",
+        ),
+        (
+            (
+                "rank 41301: eff_us min=33404.4 median=33424.2",
+                "rank 41301: eff_us min=33404.4 median=33430.2",
+            ),
+            ":7: rank 41301's summary says median=33430.2, its samples (line 4) give 33424.2: "
+            "the summary contradicts its samples",
+        ),
+        (
+            (
+                "effective_us (100 rounds) min=33433.1 median=33452.9",
+                "effective_us (100 rounds) min=33433.1 median=33440.0",
+            ),
+            ":2: the headline says median=33440.0, its samples (2 raw lines) give 33452.9: "
+            "the summary contradicts its samples",
+        ),
+        (
+            ("eff_us=[33404.4,", "eff_us=[-33404.4,"),
+            ":4: a raw sample of rank 41301: a negative time (-33404.4 µs)",
+        ),
+        (
+            ("eff_us=[33404.4,", "eff_us=[" + "9" * 5000 + ".0,"),
+            ":4: a raw sample of rank 41301: inf µs is not a time a round takes",
+        ),
+        (
+            ("effective_us (100 rounds)", "effective_us (" + "1" * 5000 + " rounds)"),
+            ":2: unreadable benchmark line",
+        ),
+    ],
+)
+def test_summary_lines_that_contradict_their_samples_are_input_errors(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    warm = fx.bench_log(TWO_WARM).replace(*edit)
+    assert warm != fx.bench_log(TWO_WARM)
+    code, err = _run(tmp_path, base=fx.bench_log(TWO[0]), warm=warm)
+    assert (code, err[: len(str(tmp_path / "bench-warm.log"))]) == (
+        2,
+        str(tmp_path / "bench-warm.log"),
+    )
+    assert message in err
+
+
+def test_rounds_without_timing_are_left_out_as_the_runner_does(tmp_path: Path) -> None:
+    from plancc.measure import compare, logs, wall
+
+    path = tmp_path / "w.log"
+    samples = fx.spread(33424.2)
+    samples[10] = 0.0
+    log = fx.bench_log({41301: samples})
+    # The runner's summaries leave the 0.0 out: write them as it does.
+    timed = [x for x in samples if x > 0]
+    lines = log.splitlines(keepends=True)
+    lines[1] = f"[RUN]   effective_us (99 rounds) {fx._figs(timed)}\n"
+    lines[5] = f"[RUN]     rank 41301: eff_us {fx._figs(timed)}\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = logs.read(str(path))
+    assert compare.check(read) == []
+    v = wall.variant(read)
+    assert v.ranks[0].figures.rounds == 99
+    assert "1 of rank 41301's 100 raw samples are 0.0" in v.missing[0]

@@ -390,6 +390,7 @@ def test_old_runtime_slot_names_and_slot_lines_inside_the_log(tmp_path: Path) ->
             "baseline": None,
             "warm": {"min": 354.2, "max": 354.2, "p50": 354.2, "count": 1},
             "standalone_us": None,
+            "note": None,
         }
     ]
 

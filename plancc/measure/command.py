@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from plancc.measure.manifest import Manifest
 from plancc.measure.manifest import load as load_manifest
 
 TRACE_GLOB = "merged_swimlane_*.json"
-_WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d+):(\d+)")
+_WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d{1,2}):(\d{1,2})")
 _SLOTS = re.compile(r"(baseline|warm)=(.+)", re.S)
 
 
@@ -151,19 +150,21 @@ def _pids(variant: dict[str, Any] | None) -> set[str]:
 
 
 def _windows(o: Options, base: set[str], warm: set[str]) -> list[dict[str, Any]]:
+    named = _named_windows(o.windows)
+    pairs = set(named.values()) if named else None
     runs = {"baseline": slots.SlotRun(), "warm": slots.SlotRun()}
     if o.baseline is not None and o.warm is not None:  # stderr captured with stdout (2>&1)
-        slots.read(o.baseline, runs["baseline"])
-        slots.read(o.warm, runs["warm"])
+        slots.read(o.baseline, runs["baseline"], pairs)
+        slots.read(o.warm, runs["warm"], pairs)
     pids = {"baseline": base, "warm": warm}
     for spec in o.slots:
         m = _SLOTS.fullmatch(spec)
         if m and not os.path.exists(spec):
-            if slots.read(m[2], runs[m[1]]) == 0:
+            if slots.read(m[2], runs[m[1]], pairs) == 0:
                 raise InputError(m[2], "no [STRACE] task_slot lines")
             continue
         run = slots.SlotRun()
-        if slots.read(spec, run) == 0:
+        if slots.read(spec, run, pairs) == 0:
             raise InputError(spec, "no [STRACE] task_slot lines")
         which = [name for name, ranks in pids.items() if run.pids & ranks]
         if len(which) != 1:
@@ -177,12 +178,10 @@ def _windows(o: Options, base: set[str], warm: set[str]) -> list[dict[str, Any]]
                 + ("either benchmark log" if not which else "both benchmark logs")
                 + ": name its run, --slots baseline=FILE or --slots warm=FILE",
             )
-        for key, ends in run.ends.items():
-            runs[which[0]].ends[key].update(ends)
-    named = _named_windows(o.windows)
+        runs[which[0]].merge(run)
     if not named:
-        seen = sorted(runs["baseline"].slots() | runs["warm"].slots())
-        named = {f"{a}:{b}": (a, b) for a, b in itertools.pairwise(seen)}
+        seen = sorted(set(runs["baseline"].found) | set(runs["warm"].found))
+        named = {f"{a}:{b}": (a, b) for a, b in seen}
     standalone = _standalone(o.standalone, named)
     return [
         report.window(
@@ -190,10 +189,26 @@ def _windows(o: Options, base: set[str], warm: set[str]) -> list[dict[str, Any]]
             (a, b),
             runs["baseline"].windows(a, b),
             runs["warm"].windows(a, b),
-            standalone.get(name),
+            standalone=standalone.get(name),
+            note=_absent((a, b), runs) if o.windows else None,
         )
         for name, (a, b) in named.items()
     ]
+
+
+def _absent(pair: tuple[int, int], runs: dict[str, slots.SlotRun]) -> str | None:
+    """A note for a named window whose slot never appears: in any slot line, or in those
+    of a run that has some."""
+    notes = []
+    for slot in pair:
+        lacking = [name for name, run in runs.items() if slot not in run.seen]
+        if len(lacking) == len(runs):
+            notes.append(f"slot {slot} appears in no slot line")
+        else:
+            notes += [
+                f"slot {slot} appears in no slot line of the {n}" for n in lacking if runs[n].seen
+            ]
+    return "; ".join(notes) or None
 
 
 def _named_windows(specs: list[str]) -> dict[str, tuple[int, int]]:
@@ -202,6 +217,11 @@ def _named_windows(specs: list[str]) -> dict[str, tuple[int, int]]:
         m = _WINDOW.fullmatch(spec)
         if m is None or int(m[2]) > slots.MAX_SLOT or int(m[3]) > slots.MAX_SLOT:
             raise InputError("--window", f"'{spec}' is not NAME=A:B with slots 0-15")
+        if int(m[2]) >= int(m[3]):
+            raise InputError(
+                "--window",
+                f"'{spec}': a window runs from an earlier slot to a later one (A < B)",
+            )
         out[m[1]] = (int(m[2]), int(m[3]))
     return out
 

@@ -242,7 +242,9 @@ def window(
     slots: tuple[int, int],
     base: list[float],
     warm: list[float],
+    *,
     standalone: float | None,
+    note: str | None,
 ) -> dict[str, Any]:
     return {
         "window": name,
@@ -250,6 +252,7 @@ def window(
         "baseline": _range(base),
         "warm": _range(warm),
         "standalone_us": standalone,
+        "note": note,
     }
 
 

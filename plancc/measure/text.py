@@ -163,4 +163,6 @@ def window_line(w: dict[str, Any]) -> str:
     )
     if w["standalone_us"] is not None:
         text += f", standalone {w['standalone_us']:.1f} µs"
+    if w["note"]:
+        text += f" (note: {w['note']})"
     return text

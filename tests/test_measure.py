@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -453,3 +454,48 @@ def test_bandwidth_is_printed_as_the_seed_prints_it(bytes_per_us: float, shown: 
     from plancc.measure.units import bandwidth
 
     assert bandwidth(bytes_per_us) == shown
+
+
+# -- `plancc report --measure`: only this plan's build ----------------------------------------
+
+
+def test_report_shows_a_measurement_only_of_this_plans_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    build = CliRunner().invoke(
+        app, ["build", "plans/deepseek_v4_flash.yaml", "--out", str(tmp_path / "b")]
+    )
+    assert build.exit_code == 0, build.stderr
+    manifest = tmp_path / "b" / "deepseek_v4_flash_warms.manifest.json"
+    result = tmp_path / "m.json"
+    code, _, err = run(
+        "--manifest", str(manifest), *logs(tmp_path, *EP2), "-f", "json", "-o", str(result)
+    )
+    assert code == 0, err
+
+    def report(plan: str) -> tuple[int, str, str]:
+        out = tmp_path / "r.html"
+        r = CliRunner().invoke(app, ["report", plan, "--measure", str(result), "-o", str(out)])
+        return r.exit_code, r.stderr, out.read_text("utf-8") if r.exit_code != 2 else ""
+
+    code, _, html = report("plans/deepseek_v4_flash.yaml")
+    assert code == 0
+    assert "<strong>Verdict:</strong> ship: bootstrap 95 % interval" in html
+
+    shutil.copytree(ROOT / "plans", tmp_path / "plans")  # the plan beside its config
+    edited = tmp_path / "plans" / "deepseek_v4_flash.yaml"
+    edited.write_text(edited.read_text("utf-8") + "# tuned\n", "utf-8")
+    code, _, html = report(str(edited))
+    assert code == 0
+    assert (
+        "<strong>Verdict:</strong> measured on another build of this plan (plan sha256 "
+    ) in html
+    assert "its figures may not hold for the plan drawn here. Its verdict: ship: " in html
+
+    code, err, _ = report("plans/deepseek_v4_pro.yaml")
+    assert (code, err) == (
+        2,
+        f"plancc: {result}: measures the build of model deepseek_v4_flash, not this plan's "
+        "(deepseek_v4_pro): give the measurement of this plan's build\n",
+    )

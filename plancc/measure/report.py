@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from plancc.measure import scopes as sc
@@ -240,8 +241,8 @@ def split(x: sc.Split, m: Manifest, gbps: dict[str, float | None]) -> dict[str, 
 def window(
     name: str,
     slots: tuple[int, int],
-    base: list[float],
-    warm: list[float],
+    base: Sequence[float],
+    warm: Sequence[float],
     *,
     standalone: float | None,
     note: str | None,
@@ -256,7 +257,9 @@ def window(
     }
 
 
-def _range(xs: list[float]) -> dict[str, Any] | None:
+def _range(xs: Sequence[float]) -> dict[str, Any] | None:
+    """One sorted copy: a window series can hold millions of rounds."""
     if not xs:
         return None
-    return {"min": min(xs), "max": max(xs), "p50": sc.median(xs), "count": len(xs)}
+    ordered = sorted(xs)
+    return {"min": ordered[0], "max": ordered[-1], "p50": sc.median(ordered), "count": len(xs)}

@@ -18,7 +18,7 @@ import itertools
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from plancc.measure.errors import InputError
@@ -49,8 +49,8 @@ class SlotRun:
     def pids(self) -> set[str]:
         return set(self.invocations)
 
-    def windows(self, a: int, b: int) -> list[float]:
-        return list(self.found.get((a, b), ()))
+    def windows(self, a: int, b: int) -> Sequence[float]:
+        return self.found.get((a, b), array("d"))
 
     def merge(self, other: SlotRun) -> None:
         for pid, (file, lo, hi) in other.invocations.items():

@@ -499,3 +499,20 @@ def test_report_shows_a_measurement_only_of_this_plans_build(
         f"plancc: {result}: measures the build of model deepseek_v4_flash, not this plan's "
         "(deepseek_v4_pro): give the measurement of this plan's build\n",
     )
+
+
+def test_report_notes_a_measurement_that_names_no_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    result = tmp_path / "m.json"
+    result.write_text(json.dumps({"verdict": {"decision": "ship", "reason": "by hand"}}), "utf-8")
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(
+        app, ["report", "plans/deepseek_v4_flash.yaml", "--measure", str(result), "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert (
+        "<li>the measurement does not name the build it measured (manifest.model and "
+        "manifest.plan_sha256 of `plancc measure`): make sure it is this plan&#39;s</li>"
+    ) in out.read_text("utf-8")

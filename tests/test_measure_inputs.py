@@ -379,7 +379,7 @@ def test_a_one_rank_warm_against_a_two_rank_baseline(tmp_path: Path) -> None:
     assert [m["text"] for m in v["mismatches"]] == [
         f"{w}:3: the baseline ran on 2 ranks ({b}:3), the warm 1 rank: not comparable"
     ]
-    assert "verdict: inconclusive: the two runs cannot be compared (1 mismatch: " in out
+    assert "verdict: inconclusive: the two runs cannot be compared: 1 mismatch\n" in out
 
 
 @pytest.mark.parametrize(
@@ -430,8 +430,8 @@ def test_the_same_file_twice_is_one_run(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert (
-        "verdict: inconclusive: the two runs cannot be compared (1 mismatch: "
-        f"{log}: both sides are one run: --baseline and --warm are the same file)\n"
+        "verdict: inconclusive: the two runs cannot be compared: 1 mismatch\n"
+        f"  mismatch: {log}: both sides are one run: --baseline and --warm are the same file\n"
     ) in result.stdout
     copy = tmp_path / "copy.log"
     copy.write_text(log.read_text("utf-8"), encoding="utf-8")

@@ -226,7 +226,7 @@ def _ranks(log: BenchLog) -> tuple[str, int | None] | None:
 
 def _kernel(log: BenchLog) -> tuple[str, int | None]:
     if log.benchmark is None:
-        return "no kernel= (no benchmark line: a one-card run)", None
+        return "no kernel= (the log has no benchmark line)", None
     return f"kernel={printable(log.benchmark.kernel)}", log.benchmark.line
 
 

@@ -65,8 +65,7 @@ def decide(
         return Verdict(
             INCONCLUSIVE,
             None,
-            f"the two runs cannot be compared ({n} mismatch{'' if n == 1 else 'es'}: "
-            f"{findings[0]}{'; …' if n > 1 else ''})",
+            f"the two runs cannot be compared: {n} mismatch{'' if n == 1 else 'es'}",
             tail,
         )
     flattened = [v.file for v in (base, warm) if v.flattened]

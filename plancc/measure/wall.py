@@ -66,7 +66,7 @@ def variant(log: BenchLog, comparable: bool = True) -> Variant:
         ]
     head_p90 = _headline_p90(log, ranks) if comparable else None
     if head_p90 is None and any(r.samples for r in ranks):
-        missing.append("headline p90 (the ranks' raw samples do not align by round)")
+        missing.append("headline p90 (needs every rank's raw samples, round for round)")
     mn, med, mean, mx = log.headline
     headline = Figures(log.rounds, mn, med, mean, head_p90, mx)
     fastest = min(ranks, key=lambda r: r.figures.p50 or 0.0) if ranks else None

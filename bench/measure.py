@@ -147,7 +147,7 @@ def slots(root: Path) -> None:
     base.write_text(fx.bench_log({41237: fx.spread(34423.7)}), "utf-8")
     warm.write_text(fx.bench_log({41301: fx.spread(33424.2)}), "utf-8")
     for lines in (100_000, 1_000_000, 3_000_000):
-        path = root / "stderr-warm.log"
+        path = root / "strace-bench.log"  # not the tour's stderr-warm.log
         with path.open("w", encoding="utf-8") as f:
             for inv in range(1, lines // 2 + 1):
                 at = 1_000_000 * inv

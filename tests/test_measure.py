@@ -516,3 +516,27 @@ def test_report_notes_a_measurement_that_names_no_build(
         "<li>the measurement does not name the build it measured (manifest.model and "
         "manifest.plan_sha256 of `plancc measure`): make sure it is this plan&#39;s</li>"
     ) in out.read_text("utf-8")
+
+
+@pytest.mark.parametrize("n", [7, 100, 101])
+def test_the_exact_median_bootstrap_gives_the_classical_interval(n: int) -> None:
+    """Each resample's median drawn from its exact distribution (O(1)) against drawing
+    and sorting every resample: the same interval, within the precision it states."""
+    import math
+    import random
+    import statistics
+
+    from plancc.measure.stats import bootstrap_median_delta
+
+    g = random.Random(n)
+    base = [round(g.gauss(100, 5), 1) for _ in range(n)]
+    warm = [round(g.gauss(98, 5), 1) for _ in range(n)]
+    fast = bootstrap_median_delta(base, warm)
+    rng = random.Random(1)
+    deltas = sorted(
+        statistics.median(rng.choices(warm, k=n)) - statistics.median(rng.choices(base, k=n))
+        for _ in range(4000)
+    )
+    lo, hi = deltas[math.floor(0.025 * 4000)], deltas[math.ceil(0.975 * 4000) - 1]
+    assert abs(fast.lo - lo) <= fast.precision + 0.1
+    assert abs(fast.hi - hi) <= fast.precision + 0.1

@@ -262,4 +262,6 @@ def _range(xs: Sequence[float]) -> dict[str, Any] | None:
     if not xs:
         return None
     ordered = sorted(xs)
-    return {"min": ordered[0], "max": ordered[-1], "p50": sc.median(ordered), "count": len(xs)}
+    n = len(ordered)
+    p50 = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return {"min": ordered[0], "max": ordered[-1], "p50": p50, "count": n}

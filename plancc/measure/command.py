@@ -48,10 +48,14 @@ def measure(o: Options) -> dict[str, Any]:
     if o.baseline is None and not o.traces:
         raise InputError("--manifest", "nothing to measure: give --baseline and --warm, or --trace")
     m = load_manifest(o.manifest)
+    if o.baseline is not None and o.warm is not None:
+        wall_time = _wall(m, o.baseline, o.warm)  # the logs first: quick to read, and to refuse
+    else:
+        wall_time = dict.fromkeys(("baseline", "warm", "delta", "verdict", "warmup"))
     found = _scopes(m, o.traces)
     scope_rows = [report.scope(s, m) for s in found.scopes]
     gbps = {row["warm"]: row["gbps"] for row in scope_rows}
-    result: dict[str, Any] = {
+    return {
         "format": report.FORMAT,
         "manifest": {
             "file": m.file,
@@ -63,21 +67,13 @@ def measure(o: Options) -> dict[str, Any]:
             if m.single_stream_bytes_per_s is None
             else m.single_stream_bytes_per_s / 1e9,
         },
-        "baseline": None,
-        "warm": None,
-        "delta": None,
-        "verdict": None,
-        "warmup": None,
+        **wall_time,
         "traces": _expanded(o.traces),
         "scopes": scope_rows,
         "unattributed": [report.unattributed(u) for u in found.unattributed],
         "splits": [x for x in (report.split(s, m, gbps) for s in found.splits) if x is not None],
-        "stage_windows": [],
+        "stage_windows": _windows(o, _pids(wall_time["baseline"]), _pids(wall_time["warm"])),
     }
-    if o.baseline is not None and o.warm is not None:
-        result |= _wall(m, o.baseline, o.warm)
-    result["stage_windows"] = _windows(o, _pids(result["baseline"]), _pids(result["warm"]))
-    return result
 
 
 def _wall(m: Manifest, baseline: str, warm: str) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def check(log: BenchLog) -> list[Finding]:
     if head is None and raw:
         say(raw[0].raw_line, "raw samples without their 'raw samples:' header")
     if bench is not None:
-        for key, other, where in (
+        for key, other, at in (
             ("ranks", head and head.ranks, head and head.line),
             ("rounds", head and head.rounds, head and head.line),
         ):
@@ -70,7 +70,7 @@ def check(log: BenchLog) -> list[Finding]:
                 say(
                     bench.line,
                     f"the benchmark line says {key}={printable(given)}, the raw samples "
-                    f"header (line {where}) {key}={other}",
+                    f"header (line {at}) {key}={other}",
                 )
         summed = [r for r in log.ranks if r.logged is not None]
         given = bench.fields.get("ranks")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from plancc.measure.compare import where
 from plancc.measure.manifest import Manifest, Warm
 from plancc.measure.trace import Trace
+from plancc.text import plural
 
 LayerKey = Hashable
 
@@ -147,14 +148,14 @@ def _attribute(
         if len(placed) == len(got):
             return placed, None
         return placed, (
-            f"{len(got) - len(placed)} scopes named {name}_<N> with N past the "
+            f"{plural(len(got) - len(placed), 'scope')} named {name}_<N> with N past the "
             f"{len(slots)} the forward issues"
         )
     if len(got) == len(slots):
         return list(zip(slots, got, strict=True)), None
     return [], (
-        f"{len(got)} scopes named {name}, the forward issues {len(slots)}, and their names "
-        "carry no _<N> to place them by"
+        f"{plural(len(got), 'scope')} named {name}, the forward issues {len(slots)}, and "
+        "their names carry no _<N> to place them by"
     )
 
 
@@ -205,8 +206,7 @@ def _place_warms(
     placed: Placed = defaultdict(dict)
     for hint, owners in hints.items():
         got = found.get(hint, [])
-        count = max([len(got), *((i.n or 0) + 1 for i in got)])
-        slots = _slots(m, owners, count)
+        slots = _slots(m, owners, len(got))  # never sized by a name's N: that is input
         names = [n for names in owners.values() for n in names]
         for name in names:
             scope = scopes[name]

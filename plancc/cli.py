@@ -251,8 +251,10 @@ class MeasureFormat(StrEnum):
 def measure(
     *,
     manifest: Annotated[str, typer.Option("--manifest", help="The build's manifest.json.")],
-    baseline: Annotated[str, typer.Option("--baseline", help="Benchmark log without the warm.")],
-    warm: Annotated[str, typer.Option("--warm", help="Benchmark log with the warm.")],
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Benchmark log without the warm.")
+    ] = None,
+    warm: Annotated[str | None, typer.Option("--warm", help="Benchmark log with the warm.")] = None,
     trace: Annotated[
         list[str] | None,
         typer.Option("--trace", help="A swimlane trace, or a directory of them (dfx_outputs/)."),
@@ -277,7 +279,8 @@ def measure(
 ) -> int:
     """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
 
-    Exit 0 ship, 1 no-ship or inconclusive, 2 unreadable input."""
+    Exit 0 ship (or no verdict: a trace without benchmark logs), 1 no-ship or
+    inconclusive, 2 unreadable input."""
     from plancc.api import UsageError  # noqa: PLC0415 (cold start)
     from plancc.measure.command import Options, run  # noqa: PLC0415 (cold start)
     from plancc.measure.errors import InputError  # noqa: PLC0415 (cold start)

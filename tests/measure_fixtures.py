@@ -352,10 +352,12 @@ def forward_tasks(
     missing: Sequence[int] = (),
     fillers: int = 0,
     anchor: bool = True,
+    suffix: bool = True,
 ) -> list[Task]:
     """One decode forward's swimlane: per layer, the SPMD q projection (the anchor), the
     warm on AIV_26, then proj_a_mm and proj_b_mm; kernels repeated across the forward's
-    call sites carry _<layer> suffixes. A ``late`` layer's warm ends after proj_a_mm
+    call sites carry _<layer> suffixes (without ``suffix``, the warm's name carries none,
+    as when each layer is its own function). A ``late`` layer's warm ends after proj_a_mm
     starts; a ``missing`` layer has no warm. ``fillers`` other tasks per layer pad it;
     without ``anchor``, no q projection (and no dependency flows)."""
     tasks: list[Task] = []
@@ -390,7 +392,7 @@ def forward_tasks(
         proj_a_at = t0 + 520.0
         if layer not in missing:
             us = proj_a_at - (t0 + 101.0) + 12.0 if layer in late else warm_us
-            add(f"{hint}_{layer}", (26,), t0 + 101.0, us, after)
+            add(f"{hint}_{layer}" if suffix else hint, (26,), t0 + 101.0, us, after)
         a = add(f"proj_a_mm_{layer}", (0,), proj_a_at, 30.0, after)
         add(f"proj_b_mm_{layer}", (1,), t0 + 560.0, 20.0, (a,))
         for i in range(fillers):

@@ -288,7 +288,8 @@ def test_slot_files_that_name_no_run(tmp_path: Path) -> None:
     code, err = _run(tmp_path, extra=("--slots", f"warm={err_file}"))
     assert (code, err) == (
         2,
-        f"{err_file}:1: unreadable [STRACE] slot line (pid, inv, ts, dur, slot 0-15)",
+        f"{err_file}:1: unreadable [STRACE] slot line (pid, inv, ts and dur: integers of at "
+        "most 19 digits; slot 0-15)",
     )
 
 
@@ -330,3 +331,475 @@ def test_a_log_cut_anywhere_is_read_or_refused_never_guessed(tmp_path: Path) -> 
             assert all(r.logged in (None, (33404.4, 33424.2, 33424.2, 33444.0)) for r in log.ranks)
             continue
         assert message.startswith(str(path))
+
+
+# -- runs that cannot be compared: inconclusive, exit 1, the mismatch named -----------------
+
+TWO = ({41237: fx.spread(34423.7), 41238: fx.spread(34461.3)},)
+TWO_WARM = {41301: fx.spread(33424.2), 41302: fx.spread(33452.9)}
+
+
+def _verdict(tmp: Path, base: str, warm: str) -> tuple[int, dict[str, object], str]:
+    b, w = tmp / "bench-nowarm.log", tmp / "bench-warm.log"
+    b.write_text(base, encoding="utf-8")
+    w.write_text(warm, encoding="utf-8")
+    args = ["measure", "--manifest", str(FLASH), "--baseline", str(b), "--warm", str(w)]
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    data = json.loads(result.stdout)
+    text = CliRunner().invoke(app, args).stdout
+    return result.exit_code, data["verdict"], text
+
+
+def _cut_after_first_rank(log: str) -> str:
+    """The log as a run killed after the first rank's raw line: whole lines, no more."""
+    lines = log.splitlines(keepends=True)
+    return "".join(lines[:4])
+
+
+def test_a_warm_log_cut_off_after_its_first_rank_is_inconclusive(tmp_path: Path) -> None:
+    warm = _cut_after_first_rank(fx.bench_log(TWO_WARM))
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    assert v["decision"] == "inconclusive"
+    assert v["interval_us"] is None
+    w = tmp_path / "bench-warm.log"
+    assert (
+        f"  mismatch: {w}:3: the raw samples header says ranks=2 and 1 rank lists samples "
+        f"(rank 41301 at line 4): the log is cut off or a rank is missing\n"
+    ) in out
+    assert out.startswith("plancc measure")
+    # No headline p90 from half the ranks (it came out below the headline's p50).
+    assert "  headline                     100   33433.1   33452.9   33452.9         -" in out
+
+
+def test_a_one_rank_warm_against_a_two_rank_baseline(tmp_path: Path) -> None:
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), fx.bench_log({41301: fx.spread(33424.2)}))
+    b, w = tmp_path / "bench-nowarm.log", tmp_path / "bench-warm.log"
+    assert v["decision"] == "inconclusive"
+    assert [m["text"] for m in v["mismatches"]] == [
+        f"{w}:3: the baseline ran on 2 ranks ({b}:3), the warm 1 rank: not comparable"
+    ]
+    assert "verdict: inconclusive: the two runs cannot be compared: 1 mismatch\n" in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            ("raw samples: ranks=2 rounds=100", "raw samples: ranks=3 rounds=100"),
+            ":3: the raw samples header says ranks=3 and 2 ranks list samples",
+        ),
+        (
+            ("raw samples: ranks=2 rounds=100", "raw samples: ranks=2 rounds=90"),
+            ":4: rank 41301 lists 100 raw samples, the raw samples header (line 3) rounds=90",
+        ),
+        (
+            ("l3_resident=1 rounds=100 ranks=2", "l3_resident=1 rounds=100 ranks=4"),
+            ":6: the benchmark line says ranks=4, the raw samples header (line 3) ranks=2",
+        ),
+        (
+            ("l3_resident=1 rounds=100 ranks=2", "l3_resident=1 rounds=120 ranks=2"),
+            ":6: the benchmark line says rounds=120, the raw samples header (line 3) rounds=100",
+        ),
+    ],
+)
+def test_a_header_that_disagrees_with_its_samples(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    warm = fx.bench_log(TWO_WARM).replace(*edit)
+    _, v, out = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    assert v["decision"] == "inconclusive"
+    assert f"  mismatch: {tmp_path / 'bench-warm.log'}{message}" in out
+
+
+def test_a_warm_log_of_another_kernel(tmp_path: Path) -> None:
+    warm = fx.bench_log(TWO_WARM, kernel="prefill_fwd")
+    _, v, _ = _verdict(tmp_path, fx.bench_log(TWO[0]), warm)
+    b, w = tmp_path / "bench-nowarm.log", tmp_path / "bench-warm.log"
+    assert [m["text"] for m in v["mismatches"]] == [
+        f"{w}:6: the baseline benchmarks kernel=decode_fwd ({b}:6), the warm "
+        "kernel=prefill_fwd: not comparable"
+    ]
+
+
+def test_the_same_file_twice_is_one_run(tmp_path: Path) -> None:
+    log = tmp_path / "bench.log"
+    log.write_text(fx.bench_log(TWO[0]), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(FLASH), "--baseline", str(log), "--warm", str(log)]
+    )
+    assert result.exit_code == 1
+    assert (
+        "verdict: inconclusive: the two runs cannot be compared: 1 mismatch\n"
+        f"  mismatch: {log}: both sides are one run: --baseline and --warm are the same file\n"
+    ) in result.stdout
+    copy = tmp_path / "copy.log"
+    copy.write_text(log.read_text("utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["measure", "--manifest", str(FLASH), "--baseline", str(log), "--warm", str(copy)]
+    )
+    assert result.exit_code == 1
+    assert (
+        f"  mismatch: {copy}:2: both sides are one run: the warm log repeats the baseline's "
+        f"figures ({log}:2) sample for sample\n"
+    ) in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            (
+                "effective_us (100 rounds) min=33433.1 median=33452.9",
+                "effective_us (100 rounds) min=33460.0 median=33452.9",
+            ),
+            ":2: effective_us: min=33460.0 median=33452.9 mean=33452.9 max=33472.7 contradict "
+            "each other (the median and the mean lie between min and max)",
+        ),
+        (
+            (
+                "rank 41301: eff_us min=33404.4 median=33424.2",
+                "rank 41301: eff_us min=33404.4 median=33430.2",
+            ),
+            ":7: rank 41301's summary says median=33430.2, its samples (line 4) give 33424.2: "
+            "the summary contradicts its samples",
+        ),
+        (
+            (
+                "effective_us (100 rounds) min=33433.1 median=33452.9",
+                "effective_us (100 rounds) min=33433.1 median=33440.0",
+            ),
+            ":2: the headline says median=33440.0, its samples (2 raw lines) give 33452.9: "
+            "the summary contradicts its samples",
+        ),
+        (
+            ("eff_us=[33404.4,", "eff_us=[-33404.4,"),
+            ":4: a raw sample of rank 41301: a negative time (-33404.4 µs)",
+        ),
+        (
+            ("eff_us=[33404.4,", "eff_us=[" + "9" * 5000 + ".0,"),
+            ":4: a raw sample of rank 41301: inf µs is not a time a round takes",
+        ),
+        (
+            ("effective_us (100 rounds)", "effective_us (" + "1" * 5000 + " rounds)"),
+            ":2: unreadable benchmark line",
+        ),
+    ],
+)
+def test_summary_lines_that_contradict_their_samples_are_input_errors(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    warm = fx.bench_log(TWO_WARM).replace(*edit)
+    assert warm != fx.bench_log(TWO_WARM)
+    code, err = _run(tmp_path, base=fx.bench_log(TWO[0]), warm=warm)
+    assert (code, err[: len(str(tmp_path / "bench-warm.log"))]) == (
+        2,
+        str(tmp_path / "bench-warm.log"),
+    )
+    assert message in err
+
+
+def test_rounds_without_timing_are_left_out_as_the_runner_does(tmp_path: Path) -> None:
+    from plancc.measure import compare, logs, wall
+
+    path = tmp_path / "w.log"
+    samples = fx.spread(33424.2)
+    samples[10] = 0.0
+    log = fx.bench_log({41301: samples})
+    # The runner's summaries leave the 0.0 out: write them as it does.
+    timed = [x for x in samples if x > 0]
+    lines = log.splitlines(keepends=True)
+    lines[1] = f"[RUN]   effective_us (99 rounds) {fx._figs(timed)}\n"
+    lines[5] = f"[RUN]     rank 41301: eff_us {fx._figs(timed)}\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = logs.read(str(path))
+    assert compare.check(read) == []
+    v = wall.variant(read)
+    assert v.ranks[0].figures.rounds == 99
+    assert "1 of rank 41301's 100 raw samples are 0.0" in v.missing[0]
+
+
+# -- impossible figures in a trace: flagged with their line, never a crash or a figure ------
+
+
+def _flash_doc() -> dict[str, object]:
+    kinds = json.loads(FLASH.read_text("utf-8"))["forward"]["kinds"]
+    return fx.trace_events(fx.forward_tasks(kinds))
+
+
+def _warm_event(doc: dict[str, object], layer: int) -> dict[str, object]:
+    events = doc["traceEvents"]
+    assert isinstance(events, list)
+    return next(
+        e
+        for e in events
+        if e.get("pid") == 4 and str(e.get("name", "")).startswith(f"prefetch_o_proj_w_{layer}(")
+    )
+
+
+def _line_of(text: str, name: str) -> int:
+    """The line an event starts on (its "{", indented as one element of traceEvents)."""
+    at = text.index(f'"name": "{name}')
+    return text.count("\n", 0, text.rindex("\n    {", 0, at) + 1) + 1
+
+
+def _measure_trace(tmp: Path, doc: dict[str, object] | str, fmt: str = "text") -> tuple[str, Path]:
+    path = tmp / "merged_swimlane_20261203_101500.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=2), encoding="utf-8")
+    base, warm = _write(tmp, "b.log", EP2[0]), _write(tmp, "w.log", EP2[1])
+    result = CliRunner().invoke(
+        app,
+        [
+            "measure",
+            "--manifest",
+            str(FLASH),
+            "--baseline",
+            str(base),
+            "--warm",
+            str(warm),
+            "--trace",
+            str(path),
+            "--format",
+            fmt,
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    return result.stdout, path
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("kernel-duration-us", 0, "kernel-duration-us 0: no duration"),
+        ("kernel-duration-us", -20.0, "a negative kernel-duration-us (-20 µs)"),
+        ("kernel-duration-us", 1e308, "kernel-duration-us 1e+308 µs is not a time a task takes"),
+        ("ts", -5.0, "a negative ts (-5 µs)"),
+        ("ts", 1e300, "ts 1e+300 µs is not a time a task takes"),
+        ("dur", -1.0, "a negative dur (-1 µs)"),
+    ],
+)
+def test_an_impossible_figure_is_flagged_with_its_line_and_gives_no_bandwidth(
+    tmp_path: Path, field: str, value: float, problem: str
+) -> None:
+    doc = _flash_doc()
+    event = _warm_event(doc, 5)
+    target = event if field in ("ts", "dur") else event["args"]
+    assert isinstance(target, dict)
+    target[field] = value
+    out, path = _measure_trace(tmp_path, doc)
+    line = _line_of(path.read_text("utf-8"), "prefetch_o_proj_w_5(")
+    assert (
+        "  prefetch_o_proj_w_hca (hca, name_hint prefetch_o_proj_w), 100,663,296 B: 20 of 20 "
+        "scopes, kernel p50 353.2 µs, mean 353.2 µs -> 285 GB/s\n"
+    ) in out
+    assert (
+        f"    flag: impossible figures in 1 of 20 scopes, left out of every figure: "
+        f"{path}:{line}: {problem}\n"
+    ) in out
+    assert "TB/s" not in out
+    assert "−" not in out.split("warm scopes")[1]
+    data, _ = _measure_trace(tmp_path, doc, "json")
+    json.loads(data, parse_constant=lambda c: pytest.fail(f"non-finite {c} in the JSON"))
+
+
+def test_a_split_aggregate_takes_nothing_from_an_impossible_scope(tmp_path: Path) -> None:
+    doc = fx.manifest(
+        [
+            fx.ManifestWarm("prefetch_wo_a", "csa", {"wo_a": 67_100_000}),
+            fx.ManifestWarm("prefetch_wo_b", "csa", {"wo_b": 33_600_000}),
+        ],
+        kinds=["csa", "csa"],
+    )
+    manifest = fx.write_json(tmp_path / "seed.manifest.json", doc)
+    tasks = []
+    for layer in range(2):
+        t0 = 1000.0 * layer
+        tasks += [
+            fx.Task(
+                f"prefetch_wo_b_{layer}",
+                5 + 2 * layer,
+                21,
+                (24,),
+                t0,
+                t0 + 0.5,
+                t0 + 649.5,
+                t0,
+                t0 + 650,
+            ),
+            fx.Task(
+                f"prefetch_wo_a_{layer}",
+                6 + 2 * layer,
+                20,
+                (26,),
+                t0 + 108.1,
+                t0 + 108.6,
+                t0 + 660.7,
+                t0 + 108,
+                t0 + 661,
+            ),
+        ]
+    trace = fx.trace_events(tasks)
+    for e in trace["traceEvents"]:
+        if e.get("pid") == 4 and e.get("name", "").startswith("prefetch_wo_a_1("):
+            e["args"]["kernel-duration-us"] = -552.1
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace, indent=2), encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        ["measure", "--manifest", str(manifest), "--trace", str(path), "--format", "json"],
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    [split] = data["splits"]
+    assert (split["layers"], split["of"]) == (1, 1)
+    assert round(split["aggregate_gbps"]) == 153
+    a = data["scopes"][0]
+    assert (a["instances"], round(a["gbps"])) == (2, 122)
+    assert [f["flag"] for f in a["flags"]] == ["impossible"]
+
+
+def test_json_output_is_strict_even_where_a_figure_is_huge(tmp_path: Path) -> None:
+    doc = _flash_doc()
+    for layer in range(43):
+        _warm_event(doc, layer)["args"]["kernel-duration-us"] = 1e308  # type: ignore[index]
+    out, _ = _measure_trace(tmp_path, doc, "json")
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-finite {c}"))
+    assert [s["gbps"] for s in data["scopes"]] == [None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"traceEvents": [' + "[" * 2000 + "]" * 2000 + "]}", ":1: a value nested too deeply"),
+        (
+            '{"traceEvents": [{"ph": "X", "name": "prefetch_o_proj_w_3(t1)", "pid": 4, '
+            '"tid": ' + "7" * 5000 + ', "ts": 1, "dur": 2, "args": {"kernel-duration-us": 1}}]}',
+            ":1: event 'prefetch_o_proj_w_3(t1)' lacks a numeric ts, dur, tid",
+        ),
+    ],
+)
+def test_hostile_traces_are_input_errors_with_their_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(text, encoding="utf-8")
+    code, err = _run(tmp_path, extra=("--trace", str(path)))
+    assert code == 2
+    assert err.startswith(f"{path}{message}")
+
+
+def test_a_huge_integer_in_a_trace_is_an_impossible_figure(tmp_path: Path) -> None:
+    doc = _flash_doc()
+    _warm_event(doc, 7)["ts"] = 0
+    text = json.dumps(doc, indent=2).replace(
+        '"ts": 0,', '"ts": ' + "1" * 5000 + ",", 1
+    )  # more digits than int() takes (4,300)
+    out, path = _measure_trace(tmp_path, text)
+    line = _line_of(text, "prefetch_o_proj_w_7(")
+    assert f"{path}:{line}: ts inf µs is not a time a task takes" in out
+
+
+# -- stage windows and slot files -----------------------------------------------------------
+
+
+def test_a_window_from_a_later_slot_to_an_earlier_one_is_a_usage_error(tmp_path: Path) -> None:
+    assert _run(tmp_path, extra=("--window", "csa=4:3")) == (
+        2,
+        "--window: 'csa=4:3': a window runs from an earlier slot to a later one (A < B)",
+    )
+    assert _run(tmp_path, extra=("--window", "csa=3:3"))[0] == 2
+
+
+def test_a_window_whose_slot_never_appears_says_so(tmp_path: Path) -> None:
+    err_file = tmp_path / "warm.err"
+    err_file.write_text(fx.slot_lines(41301, [350.0]), encoding="utf-8")
+    result = CliRunner().invoke(
+        app,
+        [
+            "measure",
+            "--manifest",
+            str(FLASH),
+            "--baseline",
+            str(_write(tmp_path, "b.log", EP2[0])),
+            "--warm",
+            str(_write(tmp_path, "w.log", EP2[1])),
+            "--slots",
+            f"warm={err_file}",
+            "--window",
+            "csa=3:4",
+            "--window",
+            "mla=3:9",
+        ],
+    )
+    assert result.stdout.endswith(
+        "  csa (slots 3→4): with the warm 350 µs, without -\n"
+        "  mla (slots 3→9): with the warm -, without - (note: slot 9 appears in no slot line)\n"
+    )
+
+
+def _write(tmp: Path, name: str, ranks: dict[int, list[float]]) -> Path:
+    path = tmp / name
+    path.write_text(fx.bench_log(ranks), encoding="utf-8")
+    return path
+
+
+def test_a_slot_dur_of_5000_digits_is_an_input_error(tmp_path: Path) -> None:
+    err_file = tmp_path / "warm.err"
+    err_file.write_text(fx.strace(41301, 1, 3, 100, 1).replace("dur=1", "dur=" + "9" * 5000) + "\n")
+    code, err = _run(tmp_path, extra=("--slots", f"warm={err_file}"))
+    assert (code, err) == (
+        2,
+        f"{err_file}:1: unreadable [STRACE] slot line (pid, inv, ts and dur: integers of at "
+        "most 19 digits; slot 0-15)",
+    )
+
+
+def test_slot_lines_given_twice_are_refused_not_counted_twice(tmp_path: Path) -> None:
+    err_file = tmp_path / "warm.err"
+    err_file.write_text(fx.slot_lines(41301, [350.0, 351.0]), encoding="utf-8")
+    code, err = _run(tmp_path, extra=("--slots", f"warm={err_file}", "--slots", f"warm={err_file}"))
+    assert (code, err) == (
+        2,
+        f"{err_file}: the slot lines of pid 41301 (invocations 1-2) are also in {err_file} "
+        "(invocations 1-2): give each file once",
+    )
+
+
+def test_slot_lines_of_one_process_out_of_order(tmp_path: Path) -> None:
+    err_file = tmp_path / "warm.err"
+    lines = fx.slot_lines(41301, [350.0, 351.0]).splitlines(keepends=True)
+    err_file.write_text("".join([lines[2], lines[0], lines[1], lines[3]]), encoding="utf-8")
+    code, err = _run(tmp_path, extra=("--slots", f"warm={err_file}"))
+    assert (code, err) == (
+        2,
+        f"{err_file}:2: a slot line of invocation 1 after invocation 2's (pid 41301): the "
+        "lines of one process are out of order",
+    )
+
+
+# -- a trace alone ---------------------------------------------------------------------------
+
+
+def test_a_trace_alone_reports_scopes_and_flags_without_a_verdict(tmp_path: Path) -> None:
+    kinds = json.loads(FLASH.read_text("utf-8"))["forward"]["kinds"]
+    path = fx.write_trace(tmp_path / "t.json", fx.forward_tasks(kinds, late=[3]))
+    result = CliRunner().invoke(app, ["measure", "--manifest", str(FLASH), "--trace", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(
+        f"plancc measure: deepseek_v4_flash on a2a3 (manifest {FLASH})\n\n"
+        "no benchmark logs: no verdict (give --baseline and --warm for one)\n\n"
+        "warm scopes (1 trace)\n"
+    )
+    assert "flag: late warm: landed before its consumer proj_a_mm in 19 of 20 layers" in (
+        result.stdout
+    )
+    assert "-> 285 GB/s" in result.stdout
+    for args, message in (
+        (
+            ["--trace", str(path), "--warm", str(path)],
+            "--warm: a verdict compares two runs: give --baseline too",
+        ),
+        ([], "--manifest: nothing to measure: give --baseline and --warm, or --trace"),
+    ):
+        result = CliRunner().invoke(app, ["measure", "--manifest", str(FLASH), *args])
+        assert (result.exit_code, result.stderr) == (2, f"plancc: {message}\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -10,21 +9,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plancc.measure import logs, markdown, report, scopes, slots, text, trace, verdict, wall
+from plancc.measure import (
+    compare,
+    logs,
+    markdown,
+    report,
+    scopes,
+    slots,
+    text,
+    trace,
+    verdict,
+    wall,
+)
 from plancc.measure.errors import InputError
 from plancc.measure.manifest import Manifest
 from plancc.measure.manifest import load as load_manifest
 
 TRACE_GLOB = "merged_swimlane_*.json"
-_WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d+):(\d+)")
+_WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d{1,2}):(\d{1,2})")
 _SLOTS = re.compile(r"(baseline|warm)=(.+)", re.S)
 
 
 @dataclass(frozen=True)
 class Options:
     manifest: str
-    baseline: str
-    warm: str
+    baseline: str | None  # no logs: a report of the traces (and slot files), no verdict
+    warm: str | None
     traces: list[str] = field(default_factory=list)
     slots: list[str] = field(default_factory=list)
     standalone: list[str] = field(default_factory=list)  # NAME=µs
@@ -32,13 +42,18 @@ class Options:
 
 
 def measure(o: Options) -> dict[str, Any]:
+    if (o.baseline is None) != (o.warm is None):
+        given, lacking = ("--baseline", "--warm") if o.warm is None else ("--warm", "--baseline")
+        raise InputError(given, f"a verdict compares two runs: give {lacking} too")
+    if o.baseline is None and not o.traces:
+        raise InputError("--manifest", "nothing to measure: give --baseline and --warm, or --trace")
     m = load_manifest(o.manifest)
-    base = wall.variant(logs.read(o.baseline))
-    warm = wall.variant(logs.read(o.warm))
-    fastest = wall.deltas(base.quoted, warm.quoted)
-    v = verdict.decide(base, warm, fastest)
-    found, splits = _scopes(m, o.traces)
-    scope_rows = [report.scope(s, m) for s in found]
+    if o.baseline is not None and o.warm is not None:
+        wall_time = _wall(m, o.baseline, o.warm)  # the logs first: quick to read, and to refuse
+    else:
+        wall_time = dict.fromkeys(("baseline", "warm", "delta", "verdict", "warmup"))
+    found = _scopes(m, o.traces)
+    scope_rows = [report.scope(s, m) for s in found.scopes]
     gbps = {row["warm"]: row["gbps"] for row in scope_rows}
     return {
         "format": report.FORMAT,
@@ -46,27 +61,50 @@ def measure(o: Options) -> dict[str, Any]:
             "file": m.file,
             "model": m.model,
             "platform": m.platform,
+            "plan": m.plan,
+            "plan_sha256": m.plan_sha256,
             "single_stream_gbps": None
             if m.single_stream_bytes_per_s is None
             else m.single_stream_bytes_per_s / 1e9,
         },
-        "baseline": report.variant(base),
-        "warm": report.variant(warm),
-        "delta": {
-            "fastest_rank": report.delta_set(fastest),
-            "headline": report.delta_set(wall.deltas(base.headline, warm.headline)),
-        },
-        "verdict": report.verdict(v),
-        "warmup": report.warmup(m, base, warm),
+        **wall_time,
         "traces": _expanded(o.traces),
         "scopes": scope_rows,
-        "splits": [x for x in (report.split(s, m, gbps) for s in splits) if x is not None],
-        "stage_windows": _windows(o, base, warm),
+        "unattributed": [report.unattributed(u) for u in found.unattributed],
+        "splits": [x for x in (report.split(s, m, gbps) for s in found.splits) if x is not None],
+        "stage_windows": _windows(o, _pids(wall_time["baseline"]), _pids(wall_time["warm"])),
+    }
+
+
+def _wall(m: Manifest, baseline: str, warm: str) -> dict[str, Any]:
+    """The two benchmark logs: their figures, whether they compare, the verdict."""
+    b_log, w_log = logs.read(baseline), logs.read(warm)
+    b_own = compare.check(b_log)
+    if compare.same_file(baseline, warm):
+        w_own, findings = b_own, [compare.one_run(b_log), *b_own]
+    else:
+        w_own = compare.check(w_log)
+        findings = [*b_own, *w_own, *compare.across(b_log, w_log)]
+    base = wall.variant(b_log, not b_own)
+    warm_v = wall.variant(w_log, not w_own)
+    fastest = wall.deltas(base.quoted, warm_v.quoted)
+    v = verdict.decide(base, warm_v, fastest, findings)
+    return {
+        "baseline": report.variant(base),
+        "warm": report.variant(warm_v),
+        "delta": {
+            "fastest_rank": report.delta_set(fastest),
+            "headline": report.delta_set(wall.deltas(base.headline, warm_v.headline)),
+        },
+        "verdict": report.verdict(v, findings),
+        "warmup": report.warmup(m, base, warm_v),
     }
 
 
 def exit_code(result: dict[str, Any]) -> int:
-    return 0 if result["verdict"]["decision"] == verdict.SHIP else 1
+    """0 ship (or a report without a verdict: no benchmark logs), 1 no-ship or inconclusive."""
+    v = result["verdict"]
+    return 0 if v is None or v["decision"] == verdict.SHIP else 1
 
 
 def _expanded(paths: list[str]) -> list[str]:
@@ -82,10 +120,10 @@ def _expanded(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _scopes(m: Manifest, paths: list[str]) -> tuple[list[scopes.Scope], list[scopes.Split]]:
+def _scopes(m: Manifest, paths: list[str]) -> scopes.Analysis:
     files = _expanded(paths)
     if not files:
-        return [], []
+        return scopes.Analysis([], [], [])
     kernels = {w.name_hint for w in m.warms} | {
         k for w in m.warms for k in w.consumer_kernels if k is not None
     }
@@ -103,19 +141,26 @@ def _scopes(m: Manifest, paths: list[str]) -> tuple[list[scopes.Scope], list[sco
     return scopes.analyse(m, traces)
 
 
-def _windows(o: Options, base: wall.Variant, warm: wall.Variant) -> list[dict[str, Any]]:
+def _pids(variant: dict[str, Any] | None) -> set[str]:
+    return set() if variant is None else {r["rank"] for r in variant["ranks"]}
+
+
+def _windows(o: Options, base: set[str], warm: set[str]) -> list[dict[str, Any]]:
+    named = _named_windows(o.windows)
+    pairs = set(named.values()) if named else None
     runs = {"baseline": slots.SlotRun(), "warm": slots.SlotRun()}
-    slots.read(o.baseline, runs["baseline"])  # stderr captured with stdout (2>&1)
-    slots.read(o.warm, runs["warm"])
-    pids = {"baseline": {r.rank for r in base.ranks}, "warm": {r.rank for r in warm.ranks}}
+    if o.baseline is not None and o.warm is not None:  # stderr captured with stdout (2>&1)
+        slots.read(o.baseline, runs["baseline"], pairs)
+        slots.read(o.warm, runs["warm"], pairs)
+    pids = {"baseline": base, "warm": warm}
     for spec in o.slots:
         m = _SLOTS.fullmatch(spec)
         if m and not os.path.exists(spec):
-            if slots.read(m[2], runs[m[1]]) == 0:
+            if slots.read(m[2], runs[m[1]], pairs) == 0:
                 raise InputError(m[2], "no [STRACE] task_slot lines")
             continue
         run = slots.SlotRun()
-        if slots.read(spec, run) == 0:
+        if slots.read(spec, run, pairs) == 0:
             raise InputError(spec, "no [STRACE] task_slot lines")
         which = [name for name, ranks in pids.items() if run.pids & ranks]
         if len(which) != 1:
@@ -129,12 +174,10 @@ def _windows(o: Options, base: wall.Variant, warm: wall.Variant) -> list[dict[st
                 + ("either benchmark log" if not which else "both benchmark logs")
                 + ": name its run, --slots baseline=FILE or --slots warm=FILE",
             )
-        for key, ends in run.ends.items():
-            runs[which[0]].ends[key].update(ends)
-    named = _named_windows(o.windows)
+        runs[which[0]].merge(run)
     if not named:
-        seen = sorted(runs["baseline"].slots() | runs["warm"].slots())
-        named = {f"{a}:{b}": (a, b) for a, b in itertools.pairwise(seen)}
+        seen = sorted(set(runs["baseline"].found) | set(runs["warm"].found))
+        named = {f"{a}:{b}": (a, b) for a, b in seen}
     standalone = _standalone(o.standalone, named)
     return [
         report.window(
@@ -142,10 +185,26 @@ def _windows(o: Options, base: wall.Variant, warm: wall.Variant) -> list[dict[st
             (a, b),
             runs["baseline"].windows(a, b),
             runs["warm"].windows(a, b),
-            standalone.get(name),
+            standalone=standalone.get(name),
+            note=_absent((a, b), runs) if o.windows else None,
         )
         for name, (a, b) in named.items()
     ]
+
+
+def _absent(pair: tuple[int, int], runs: dict[str, slots.SlotRun]) -> str | None:
+    """A note for a named window whose slot never appears: in any slot line, or in those
+    of a run that has some."""
+    notes = []
+    for slot in pair:
+        lacking = [name for name, run in runs.items() if slot not in run.seen]
+        if len(lacking) == len(runs):
+            notes.append(f"slot {slot} appears in no slot line")
+        else:
+            notes += [
+                f"slot {slot} appears in no slot line of the {n}" for n in lacking if runs[n].seen
+            ]
+    return "; ".join(notes) or None
 
 
 def _named_windows(specs: list[str]) -> dict[str, tuple[int, int]]:
@@ -154,6 +213,11 @@ def _named_windows(specs: list[str]) -> dict[str, tuple[int, int]]:
         m = _WINDOW.fullmatch(spec)
         if m is None or int(m[2]) > slots.MAX_SLOT or int(m[3]) > slots.MAX_SLOT:
             raise InputError("--window", f"'{spec}' is not NAME=A:B with slots 0-15")
+        if int(m[2]) >= int(m[3]):
+            raise InputError(
+                "--window",
+                f"'{spec}': a window runs from an earlier slot to a later one (A < B)",
+            )
         out[m[1]] = (int(m[2]), int(m[3]))
     return out
 
@@ -181,8 +245,8 @@ def _standalone(specs: list[str], windows: dict[str, tuple[int, int]]) -> dict[s
 
 def render(result: dict[str, Any], fmt: str) -> str:
     """The result in ``fmt``: text, json or markdown."""
-    if fmt == "json":
-        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "json":  # RFC 8259: no figure is ever non-finite, and none may slip through
+        return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if fmt == "markdown":
         return markdown.render(result)
     return text.render(result)

@@ -30,6 +30,8 @@ class Manifest:
     file: str
     model: str
     platform: str
+    plan: str  # the plan file it was built from, relative to the manifest
+    plan_sha256: str  # of the plan's bytes: which build a measurement is of
     single_stream_bytes_per_s: int | None  # None: the platform table has no rate
     warms: tuple[Warm, ...]
     kinds: tuple[str, ...] | None  # the forward's layer kinds, in order; None without forward
@@ -76,6 +78,8 @@ def load(path: str) -> Manifest:
         file=path,
         model=data["model"],
         platform=platform,
+        plan=data["source"]["plan"],
+        plan_sha256=data["source"]["sha256"],
         single_stream_bytes_per_s=PLATFORMS[platform].sdma_bytes_per_s,
         warms=warms,
         kinds=kinds,

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from plancc.measure import scopes as sc
+from plancc.measure.compare import Finding
 from plancc.measure.manifest import Manifest
 from plancc.measure.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Figures
 from plancc.measure.units import bandwidth, megabytes
@@ -48,10 +50,15 @@ def delta_set(d: dict[str, Delta | None]) -> dict[str, Any]:
     return {k: None if x is None else {"us": x.us, "pct": x.pct} for k, x in d.items()}
 
 
-def verdict(v: Verdict) -> dict[str, Any]:
+def verdict(v: Verdict, findings: list[Finding]) -> dict[str, Any]:
+    i = v.interval
     return {
         "decision": v.decision,
-        "interval_us": list(v.interval_us) if v.interval_us else None,
+        "interval_us": None if i is None else [i.lo, i.hi],
+        "precision_us": None if i is None else i.precision,
+        "mismatches": [
+            {"file": f.file, "line": f.line, "message": f.message, "text": str(f)} for f in findings
+        ],
         "resamples": BOOTSTRAP_RESAMPLES,
         "seed": BOOTSTRAP_SEED,
         "reason": v.reason,
@@ -113,7 +120,29 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
                 ),
             }
         )
-    speeds = [w.bytes / d for d in s.durations if d > 0]
+    for file, layers in s.missing_layers:
+        flags.append(
+            {
+                "flag": "missing",
+                "message": (
+                    f"missing scope: no {w.name_hint} event for layer"
+                    f"{'' if len(layers) == 1 else 's'} {', '.join(layers)} in {file}: "
+                    "the transfer never happened there"
+                ),
+            }
+        )
+    if s.invalid:
+        shown = "; ".join(s.invalid[:3]) + ("; …" if len(s.invalid) > 3 else "")
+        flags.append(
+            {
+                "flag": "impossible",
+                "message": (
+                    f"impossible figures in {len(s.invalid)} of {s.found} scopes, left out of "
+                    f"every figure: {shown}"
+                ),
+            }
+        )
+    speeds = [w.bytes / d for d in s.durations]  # every duration here is positive
     if rate is not None and speeds:
         limit = 2 * rate / 1e6  # bytes per µs
         fast = [x for x in speeds if x > limit]
@@ -143,7 +172,7 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
                     ),
                 }
             )
-    notes = list(s.unattributed)
+    notes = []
     if s.consumer is None and w.first_consumer is not None:
         notes.append(
             f"its first consumer stage {w.first_consumer} names no kernel in the plan: "
@@ -156,13 +185,27 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
         "layer": w.layer,
         "name_hint": w.name_hint,
         "bytes": w.bytes,
-        "instances": len(s.durations),
+        "instances": s.found,
         "expected": s.expected,
         "kernel_us": None if p50 is None else {"p50": p50, "mean": mean},
-        "gbps": None if not p50 else w.bytes / p50 / 1000,
+        "gbps": None if p50 is None else w.bytes / p50 / 1000,
         "landed": landed,
         "flags": flags,
         "notes": notes,
+    }
+
+
+def unattributed(u: sc.Unattributed) -> dict[str, Any]:
+    p50 = sc.median(u.durations)
+    return {
+        "file": u.file,
+        "name_hint": u.name_hint,
+        "warms": list(u.warms),
+        "scopes": u.count,
+        "kernel_us": None
+        if p50 is None
+        else {"p50": p50, "mean": sum(u.durations) / len(u.durations)},
+        "reason": u.reason,
     }
 
 
@@ -198,9 +241,11 @@ def split(x: sc.Split, m: Manifest, gbps: dict[str, float | None]) -> dict[str, 
 def window(
     name: str,
     slots: tuple[int, int],
-    base: list[float],
-    warm: list[float],
+    base: Sequence[float],
+    warm: Sequence[float],
+    *,
     standalone: float | None,
+    note: str | None,
 ) -> dict[str, Any]:
     return {
         "window": name,
@@ -208,10 +253,15 @@ def window(
         "baseline": _range(base),
         "warm": _range(warm),
         "standalone_us": standalone,
+        "note": note,
     }
 
 
-def _range(xs: list[float]) -> dict[str, Any] | None:
+def _range(xs: Sequence[float]) -> dict[str, Any] | None:
+    """One sorted copy: a window series can hold millions of rounds."""
     if not xs:
         return None
-    return {"min": min(xs), "max": max(xs), "p50": sc.median(xs), "count": len(xs)}
+    ordered = sorted(xs)
+    n = len(ordered)
+    p50 = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return {"min": ordered[0], "max": ordered[-1], "p50": p50, "count": n}

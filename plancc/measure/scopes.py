@@ -3,10 +3,19 @@ and the seed's four ways a warm fails to do its job (missing, implausible, split
 
 Events are matched by the manifest's ``name_hint`` (and the consumers' kernels),
 grouped into one instance per task (an SPMD task's cores together), and each
-instance is attributed to its layer by order: the k-th scope named H in a trace is
-the k-th layer of the forward whose kind issues H (``forward.kinds``). When the
-counts disagree, or the manifest has no forward and several warms share a hint,
-nothing is attributed and the report says so rather than pairing by guess.
+instance is attributed to the one layer it belongs to. PyPTO names a hint repeated
+within one function ``<hint>_<N>``, N counting its occurrences in issue order: the
+N-th layer of the forward (``forward.kinds``) whose kind issues the hint. Names
+without ``_N`` are placed by order — the k-th scope to the k-th such layer — only
+when the trace holds as many as the forward issues. What cannot be placed (the
+counts disagree and the names carry no ``_N``, or the manifest has no forward and
+several warms share the hint) is reported as unattributed, never credited to
+every warm that shares its hint. A layer whose scope is absent while its
+neighbours' are placed is flagged: its transfer never happened.
+
+An instance whose figures are impossible (``trace``: a zero or negative duration,
+an absurd stamp) keeps its layer but gives no figure: no duration, no bandwidth,
+no lateness, no share of a split's aggregate; it is flagged with its line.
 """
 
 from __future__ import annotations
@@ -16,8 +25,10 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+from plancc.measure.compare import where
 from plancc.measure.manifest import Manifest, Warm
 from plancc.measure.trace import Trace
+from plancc.text import plural
 
 LayerKey = Hashable
 
@@ -28,6 +39,9 @@ class Instance:
     end: float
     duration: float  # µs: the kernel duration (SPMD: the union of its cores' kernels)
     lanes: tuple[str, ...]
+    n: int | None  # the name's _<N>
+    line: int
+    problem: str | None  # an impossible figure: no duration, no bandwidth
 
 
 @dataclass
@@ -45,50 +59,118 @@ class Split:
 @dataclass
 class Scope:
     warm: Warm
-    durations: list[float] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)  # of the placed, valid instances
+    found: int = 0  # instances placed in this warm's layers, valid or not
     expected: int | None = 0  # instances the forward issues, over every trace; None: unknown
-    missing_in: list[str] = field(default_factory=list)
-    unattributed: list[str] = field(default_factory=list)  # why instances have no layer
+    missing_in: list[str] = field(default_factory=list)  # traces without any of its hint
+    missing_layers: list[tuple[str, list[str]]] = field(default_factory=list)  # (trace, layers)
+    invalid: list[str] = field(default_factory=list)  # "file:line: name: why"
     consumer: str | None = None  # the first consumer's kernel
     landed: int = 0
     judged: int = 0  # layers where the warm and its consumer were both found
     late_note: str | None = None  # why lateness was not judged
 
 
+@dataclass(frozen=True)
+class Unattributed:
+    """Scopes of one hint in one trace that could not be placed in a layer."""
+
+    file: str
+    name_hint: str
+    warms: tuple[str, ...]  # the warms that share the hint: one of them, unknown which
+    durations: tuple[float, ...]  # of the valid ones
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    scopes: list[Scope]
+    splits: list[Split]
+    unattributed: list[Unattributed]
+
+
 def instances(trace: Trace) -> dict[str, list[Instance]]:
     """Every wanted kernel's task instances in the Worker View, by start time."""
-    groups: dict[tuple[str, str], list[tuple[float, float, float, str]]] = defaultdict(list)
+    groups: dict[
+        tuple[str, str], list[tuple[float, float, float, str, int | None, int, str | None]]
+    ]
+    groups = defaultdict(list)
     for e in trace.worker_events():
-        groups[(e.kernel, e.task)].append((e.start, e.end, e.kernel_us, trace.lane(e.tid)))
+        groups[(e.kernel, e.task)].append(
+            (e.start, e.end, e.kernel_us, trace.lane(e.tid), e.n, e.line, e.problem)
+        )
     out: dict[str, list[Instance]] = defaultdict(list)
     for (kernel, _), events in groups.items():
+        problems = [f"{e[6]} (line {e[5]})" if len(events) > 1 else e[6] for e in events if e[6]]
         start, end = min(e[0] for e in events), max(e[1] for e in events)
         duration = events[0][2] if len(events) == 1 else end - start
-        out[kernel].append(Instance(start, end, duration, tuple(sorted({e[3] for e in events}))))
+        out[kernel].append(
+            Instance(
+                start,
+                end,
+                duration,
+                tuple(sorted({e[3] for e in events})),
+                events[0][4],
+                min(e[5] for e in events),
+                "; ".join(problems) if problems else None,
+            )
+        )
     for found in out.values():
-        found.sort(key=lambda i: (i.start, i.end))
+        found.sort(key=lambda i: (i.start, i.end, i.line))
     return out
 
 
-def _slots(
-    m: Manifest, owners: dict[str, list[str]], found: int
-) -> list[tuple[LayerKey, str]] | None:
-    """The (layer, owner) each instance of one name belongs to, in order; None when
-    the instances cannot be told apart by layer."""
+Slot = tuple[LayerKey, str]  # a layer and the warm (or kernel) it stands for there
+
+
+def _slots(m: Manifest, owners: dict[str, list[str]], count: int) -> list[Slot] | None:
+    """The (layer, owner) each instance of one name belongs to, in issue order; None
+    when the instances cannot be told apart by layer."""
     if m.kinds is not None:
         return [(i, o) for i, kind in enumerate(m.kinds) for o in owners.get(kind, [])]
     every = [(kind, o) for kind, os in owners.items() for o in os]
     if len(every) != 1:
         return None
     kind, owner = every[0]
-    return [((kind, i), owner) for i in range(found)]
+    return [((kind, i), owner) for i in range(count)]
+
+
+def _attribute(
+    name: str, got: list[Instance], slots: list[Slot] | None
+) -> tuple[list[tuple[Slot, Instance]], str | None]:
+    """Each instance with its slot; and why the rest (those not returned) are unplaced."""
+    if slots is None:
+        return [], f"several warms share name_hint {name} and the manifest has no forward"
+    ns = [i.n for i in got]
+    if all(n is not None for n in ns) and len(set(ns)) == len(ns):
+        placed = [(slots[i.n], i) for i in got if i.n is not None and i.n < len(slots)]
+        if len(placed) == len(got):
+            return placed, None
+        return placed, (
+            f"{plural(len(got) - len(placed), 'scope')} named {name}_<N> with N past the "
+            f"{len(slots)} the forward issues"
+        )
+    if len(got) == len(slots):
+        return list(zip(slots, got, strict=True)), None
+    return [], (
+        f"{plural(len(got), 'scope')} named {name}, the forward issues {len(slots)}, and "
+        "their names carry no _<N> to place them by"
+    )
+
+
+def _label(m: Manifest, layer: LayerKey) -> str:
+    if isinstance(layer, int) and m.kinds is not None:
+        return f"{layer} ({m.kinds[layer]})"
+    kind, i = layer if isinstance(layer, tuple) else (layer, 0)
+    return f"{kind} #{i}"
 
 
 Owners = dict[str, dict[str, list[str]]]  # a kernel name -> layer kind -> what it stands for
 Placed = dict[str, dict[LayerKey, Instance]]  # a warm (or consumer kernel) -> layer -> scope
 
 
-def analyse(m: Manifest, traces: Sequence[Trace]) -> tuple[list[Scope], list[Split]]:
+def analyse(m: Manifest, traces: Sequence[Trace]) -> Analysis:
     scopes = {
         w.name: Scope(w, consumer=w.consumer_kernels[0] if w.consumer_kernels else None)
         for w in m.warms
@@ -101,13 +183,14 @@ def analyse(m: Manifest, traces: Sequence[Trace]) -> tuple[list[Scope], list[Spl
             if k is not None:
                 kernels[k][w.layer] = [k]
     splits: dict[tuple[str, ...], Split] = {}
+    unplaced: list[Unattributed] = []
     for trace in traces:
         found = instances(trace)
-        placed = _place_warms(m, trace.file, found, hints, scopes)
+        placed = _place_warms(m, trace.file, found, hints, scopes=scopes, unplaced=unplaced)
         consumers, notes = _place_consumers(m, trace.file, found, kernels)
         _late(scopes, placed, consumers, notes)
         _splits(m, placed, splits)
-    return list(scopes.values()), list(splits.values())
+    return Analysis(list(scopes.values()), list(splits.values()), unplaced)
 
 
 def _place_warms(
@@ -115,13 +198,15 @@ def _place_warms(
     file: str,
     found: dict[str, list[Instance]],
     hints: Owners,
+    *,
     scopes: dict[str, Scope],
+    unplaced: list[Unattributed],
 ) -> Placed:
-    """Each warm's scopes in one trace, by layer; durations and counts into ``scopes``."""
+    """Each warm's scopes in one trace, by layer; durations, counts and flags into ``scopes``."""
     placed: Placed = defaultdict(dict)
     for hint, owners in hints.items():
         got = found.get(hint, [])
-        slots = _slots(m, owners, len(got))
+        slots = _slots(m, owners, len(got))  # never sized by a name's N: that is input
         names = [n for names in owners.values() for n in names]
         for name in names:
             scope = scopes[name]
@@ -132,26 +217,45 @@ def _place_warms(
                 scope.missing_in.append(file)
         if not got:
             continue
-        if slots is None or len(slots) != len(got):
-            why = (
-                f"{file}: several warms share name_hint {hint} and the manifest has no forward"
-                if slots is None
-                else f"{file}: {len(got)} scopes named {hint}, the forward issues {len(slots)}"
-            )
-            for name in names:
-                scopes[name].durations += [i.duration for i in got]
-                scopes[name].unattributed.append(why)
-            continue
-        for (layer, name), inst in zip(slots, got, strict=True):
+        pairs, why = _attribute(hint, got, slots)
+        for (layer, name), inst in pairs:
             placed[name][layer] = inst
-            scopes[name].durations.append(inst.duration)
+            scope = scopes[name]
+            scope.found += 1
+            if inst.problem is None:
+                scope.durations.append(inst.duration)
+            else:
+                scope.invalid.append(f"{where(file, inst.line)}: {inst.problem}")
+        if why is not None:
+            rest = [i for i in got if all(i is not p for _, p in pairs)]
+            unplaced.append(
+                Unattributed(
+                    file,
+                    hint,
+                    tuple(names),
+                    tuple(i.duration for i in rest if i.problem is None),
+                    len(rest),
+                    why,
+                )
+            )
+        if pairs and slots is not None:
+            for name in names:
+                absent = [
+                    _label(m, layer)
+                    for layer, owner in slots
+                    if owner == name and layer not in placed[name]
+                ]
+                if absent and (m.kinds is not None or why is None):
+                    scopes[name].missing_layers.append((file, absent))
     return placed
 
 
 def _place_consumers(
     m: Manifest, file: str, found: dict[str, list[Instance]], kernels: Owners
 ) -> tuple[Placed, dict[str, str]]:
-    """Each consumer kernel's instances in one trace by layer, and why a kernel's are not."""
+    """Each consumer kernel's instances in one trace by layer, and why a kernel's are not.
+    By order only: a consumer's kernel runs in layers without a warm too, so its _<N>
+    does not count the forward's warm layers."""
     placed: Placed = {}
     notes: dict[str, str] = {}
     for kernel, owners in kernels.items():
@@ -180,7 +284,7 @@ def _late(
             continue
         for layer, inst in placed[name].items():
             consumer = consumers[kernel].get(layer)
-            if consumer is not None:
+            if consumer is not None and inst.problem is None and consumer.problem is None:
                 scope.judged += 1
                 scope.landed += inst.end <= consumer.start
 
@@ -199,6 +303,8 @@ def _splits(m: Manifest, placed: Placed, splits: dict[tuple[str, ...], Split]) -
         common = set.intersection(*(set(placed[n]) for n in names))
         for layer in common:
             scopes = [placed[n][layer] for n in names]
+            if any(s.problem is not None for s in scopes):
+                continue  # no figure from an impossible one: not in the aggregate either
             split.of += 1
             if _overlap(scopes) and len({lane for s in scopes for lane in s.lanes}) > 1:
                 split.layers += 1

@@ -12,11 +12,14 @@ _COLUMNS = ("rounds", "min", "p50", "mean", "p90", "max")
 def render(r: dict[str, Any]) -> str:
     m = r["manifest"]
     out = [f"plancc measure: {m['model']} on {m['platform']} (manifest {m['file']})", ""]
-    out += wall_table(r)
-    out.append("")
-    out += deltas(r)
-    out += verdict_lines(r)
-    out += warmup_lines(r["warmup"])
+    if r["verdict"] is None:
+        out.append("no benchmark logs: no verdict (give --baseline and --warm for one)")
+    else:
+        out += wall_table(r)
+        out.append("")
+        out += deltas(r)
+        out += verdict_lines(r)
+        out += warmup_lines(r["warmup"])
     if r["traces"]:
         out += ["", *scope_lines(r)]
     if r["stage_windows"]:
@@ -77,6 +80,7 @@ def deltas(r: dict[str, Any]) -> list[str]:
 def verdict_lines(r: dict[str, Any]) -> list[str]:
     v = r["verdict"]
     out = [f"verdict: {v['decision']}: {v['reason']}"]
+    out += [f"  mismatch: {x['text']}" for x in v["mismatches"]]
     if v["heavy_tail"]:
         prefix = "warning" if v["decision"] == "ship" else "also"
         out.append(f"  {prefix}: heavy tail: {v['heavy_tail']}")
@@ -134,6 +138,13 @@ def scope_lines(r: dict[str, Any]) -> list[str]:
         out += [f"    flag: {f['message']}" for f in s["flags"]]
         out += [f"    note: {note}" for note in s["notes"]]
     out += [f"  flag: {x['message']}" for x in r["splits"]]
+    for u in r["unattributed"]:
+        k = u["kernel_us"]
+        figure = "" if k is None else f", kernel p50 {k['p50']:.1f} µs"
+        out.append(
+            f"  unattributed: {u['scopes']} {u['name_hint']} scope{'' if u['scopes'] == 1 else 's'}"
+            f" in {u['file']}{figure}, credited to none of {', '.join(u['warms'])}: {u['reason']}"
+        )
     return out
 
 
@@ -152,4 +163,6 @@ def window_line(w: dict[str, Any]) -> str:
     )
     if w["standalone_us"] is not None:
         text += f", standalone {w['standalone_us']:.1f} µs"
+    if w["note"]:
+        text += f" (note: {w['note']})"
     return text

@@ -5,8 +5,11 @@ A forward's trace reaches tens of MB. The file is decoded one event at a time
 the complete events whose name is a wanted kernel are kept, as small tuples: the
 memory stays bounded by what matches, whatever the file's size. Anything that is
 not the converter's form (not JSON, cut off, no ``traceEvents`` list, an event
-that is not an object, a matching task without its kernel duration) is an
-``InputError`` naming the file and where.
+that is not an object, a matching task without its kernel duration, a value
+nested past Python's recursion limit) is an ``InputError`` naming the file and
+where. A matching task whose numbers are impossible (a zero or negative duration,
+a negative or absurd ``ts``, a number too large for a float) is kept with its
+``problem``: the report flags it with its line and takes no figure from it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from plancc.measure.errors import InputError
 from plancc.text import clip
 
 CHUNK = 1 << 20
+# A trace holds one dispatch, milliseconds long: a stamp or duration past this is corrupt.
+MAX_US = 1e9
+# Integers past this many digits are read as floats (so, past 308 digits, infinite and
+# flagged): int() refuses more than 4,300 digits, and no stamp needs 20.
+_MAX_INT_DIGITS = 20
 MAX_VALUE = 16 << 20  # no event or metadata value of the converter comes near this
 WORKER_VIEW = "Worker View"
 WORKER_VIEW_PID = 4  # the converter's pid for it, when the file names no processes
@@ -35,12 +43,15 @@ class Event:
     """One matched task event on a core lane."""
 
     kernel: str  # the wanted name it matched (a name_hint or a stage's kernel)
+    n: int | None  # the _<N> suffix of a name repeated within one function
     task: str  # "t17" or "r1t17": SPMD events of one task share it
     pid: int
     tid: int
     start: float  # µs: when the kernel started (the lane's end minus the kernel duration)
     end: float  # µs
     kernel_us: float  # args["kernel-duration-us"]
+    line: int  # where the event starts in its file
+    problem: str | None = None  # an impossible figure: flagged, never used
 
 
 @dataclass
@@ -72,7 +83,7 @@ def name_pattern(kernels: Iterable[str]) -> re.Pattern[str]:
     longest kernel name is tried first, so ``w_1(t3)`` is ``w_1`` when both exist."""
     names = sorted(set(kernels), key=lambda k: (-len(k), k))
     alt = "|".join(re.escape(k) for k in names)
-    return re.compile(rf"(?P<k>{alt})(?:_\d+)?(?:_spmd)?\((?P<task>(?:r\d+)?t\d+)\)")
+    return re.compile(rf"(?P<k>{alt})(?:_(?P<n>\d{{1,9}}))?(?:_spmd)?\((?P<task>(?:r\d+)?t\d+)\)")
 
 
 class _Stream:
@@ -83,7 +94,8 @@ class _Stream:
         self.buf, self.pos, self.eof = "", 0, False
         self.line = 1  # the line ``buf`` starts on
         self.base = 0  # the file offset (in characters) ``buf`` starts at
-        self.decoder = json.JSONDecoder()
+        self.decoder = json.JSONDecoder(parse_int=_int)
+        self.mark = (0, 1)  # a position in ``buf`` and its line: lines are counted onward
 
     def more(self) -> bool:
         if self.eof:
@@ -101,6 +113,7 @@ class _Stream:
             self.line += self.buf.count("\n", 0, self.pos)
             self.base += self.pos
             self.buf, self.pos = self.buf[self.pos :], 0
+            self.mark = (0, self.line)
         self.buf += chunk
         return True
 
@@ -125,6 +138,8 @@ class _Stream:
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                self.fail("a value nested too deeply: not a trace event")
             except json.JSONDecodeError as exc:
                 if self.more():
                     self.guard()
@@ -141,11 +156,22 @@ class _Stream:
         if len(self.buf) - self.pos > MAX_VALUE:
             self.fail(f"a value larger than {MAX_VALUE >> 20} MiB: not a trace event")
 
+    def line_at(self, at: int) -> int:
+        """The line of file offset ``at`` (still in ``buf``), counting on from the last
+        one asked: the events asked about come in file order."""
+        pos = min(at - self.base, len(self.buf))
+        mark, line = self.mark
+        if pos < mark:
+            mark, line = 0, self.line
+        line += self.buf.count("\n", mark, pos)
+        self.mark = (pos, line)
+        return line
+
     def fail(self, message: str, at: int | None = None) -> NoReturn:
         """Stop at the current position, or at file offset ``at`` (still in ``buf``)."""
-        pos = self.pos if at is None else at - self.base
-        line = self.line + self.buf.count("\n", 0, min(pos, len(self.buf)))
-        raise InputError(self.file, message, line)
+        raise InputError(
+            self.file, message, self.line_at(self.base + self.pos if at is None else at)
+        )
 
 
 def read(path: str, wanted: re.Pattern[str]) -> Trace:
@@ -241,9 +267,32 @@ def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start:
             "args.kernel-duration-us: not the PyPTO converter's form",
             start,
         )
-    end = ts + dur
-    trace.events.append(Event(m["k"], m["task"], trace.worker_pid, tid, end - kdur, end, kdur))
+    line = s.line_at(start)
+    problem = _impossible(ts, dur, kdur)
+    end = ts + dur if problem is None else 0.0
+    n = int(m["n"]) if m["n"] is not None else None
+    trace.events.append(
+        Event(m["k"], n, m["task"], trace.worker_pid, tid, end - kdur, end, kdur, line, problem)
+    )
+
+
+def _impossible(ts: float, dur: float, kdur: float) -> str | None:
+    """Why these figures cannot be a task's, or None."""
+    for name, x in (("ts", ts), ("dur", dur), ("kernel-duration-us", kdur)):
+        if not math.isfinite(x) or abs(x) > MAX_US:
+            return f"{name} {x:.6g} µs is not a time a task takes"
+        if x < 0:
+            return f"a negative {name} ({x:.6g} µs)"
+    if kdur == 0:
+        return "kernel-duration-us 0: no duration"
+    if kdur > dur + 0.02:  # one 50 MHz tick of rounding
+        return f"kernel-duration-us {kdur:.6g} µs exceeds the lane's dur {dur:.6g} µs"
+    return None
+
+
+def _int(text: str) -> int | float:
+    return int(text) if len(text) <= _MAX_INT_DIGITS else float(text)
 
 
 def _number(x: object) -> TypeGuard[float]:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    return isinstance(x, int | float) and not isinstance(x, bool)

@@ -1,7 +1,9 @@
 """Ship, no-ship or inconclusive: the bootstrap interval of the fastest-rank median delta.
 
 `ship` when the whole 95 % interval lies below zero, `no-ship` when above,
-`inconclusive` otherwise or when the raw samples it needs are missing. A heavy
+`inconclusive` otherwise, when the raw samples it needs are missing, or when the
+two runs cannot be compared (``compare``: each finding names its file and line).
+A heavy
 tail (the mean keeps less than two thirds of the median's gain, or the p90 does
 not gain while the median does) is a warning on a ship: the seed's MoE case kept
 −1.04 % of a −1.63 % median.
@@ -11,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plancc.measure.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_median_delta
+from plancc.measure.compare import Finding
+from plancc.measure.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    Interval,
+    bootstrap_median_delta,
+)
 from plancc.measure.units import signed_pct, signed_us
 from plancc.measure.wall import Delta, Variant
 
@@ -22,7 +30,7 @@ HEAVY_TAIL_SHARE = 2 / 3
 @dataclass(frozen=True)
 class Verdict:
     decision: str
-    interval_us: tuple[float, float] | None
+    interval: Interval | None
     reason: str
     heavy_tail: str | None  # why the tail is heavy; None when it is not (or unknown)
 
@@ -48,8 +56,18 @@ def heavy_tail(d: dict[str, Delta | None]) -> str | None:
     return None
 
 
-def decide(base: Variant, warm: Variant, d: dict[str, Delta | None]) -> Verdict:
+def decide(
+    base: Variant, warm: Variant, d: dict[str, Delta | None], findings: list[Finding]
+) -> Verdict:
     tail = heavy_tail(d)
+    if findings:
+        n = len(findings)
+        return Verdict(
+            INCONCLUSIVE,
+            None,
+            f"the two runs cannot be compared: {n} mismatch{'' if n == 1 else 'es'}",
+            tail,
+        )
     flattened = [v.file for v in (base, warm) if v.flattened]
     if flattened:
         return Verdict(
@@ -69,12 +87,13 @@ def decide(base: Variant, warm: Variant, d: dict[str, Delta | None]) -> Verdict:
             "no raw samples for the fastest ranks: run both with PYPTO_BENCH_RAW=1",
             tail,
         )
-    lo, hi = bootstrap_median_delta(base.fastest.samples, warm.fastest.samples)
-    interval = (lo, hi)
+    interval = bootstrap_median_delta(base.fastest.samples, warm.fastest.samples)
+    lo, hi = interval.lo, interval.hi
     how = (
         f"bootstrap 95 % interval of the fastest-rank median delta "
         f"[{signed_us(lo)}, {signed_us(hi)}] µs "
-        f"({BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED})"
+        f"({BOOTSTRAP_RESAMPLES} resamples, seed {BOOTSTRAP_SEED}; "
+        f"each end ±{interval.precision:.1f} µs)"
     )
     if hi < 0:
         return Verdict(SHIP, interval, f"{how} lies below zero", tail)

@@ -51,10 +51,12 @@ class Variant:
         return sum(r.spikes or 0 for r in counted), sum(len(r.samples or ()) for r in counted)
 
 
-def variant(log: BenchLog) -> Variant:
-    found = (_rank(r.rank, r.logged, r.samples, log.rounds) for r in log.ranks)
-    ranks = tuple(r for r in found if r is not None)
+def variant(log: BenchLog, comparable: bool = True) -> Variant:
+    """``comparable``: the log agrees with itself (``compare.check``); a headline p90
+    is only formed from a complete set of ranks."""
     missing: list[str] = []
+    found = (_rank(r.rank, r.logged, r.samples, log.rounds, missing) for r in log.ranks)
+    ranks = tuple(r for r in found if r is not None)
     if not any(r.samples for r in ranks):
         missing += [
             "p90 (needs PYPTO_BENCH_RAW=1)",
@@ -62,9 +64,9 @@ def variant(log: BenchLog) -> Variant:
             "warmup rounds (printed with PYPTO_BENCH_RAW=1)",
             "spike counts (need PYPTO_BENCH_RAW=1)",
         ]
-    head_p90 = _headline_p90(log, ranks)
+    head_p90 = _headline_p90(log, ranks) if comparable else None
     if head_p90 is None and any(r.samples for r in ranks):
-        missing.append("headline p90 (the ranks' raw samples do not align by round)")
+        missing.append("headline p90 (needs every rank's raw samples, round for round)")
     mn, med, mean, mx = log.headline
     headline = Figures(log.rounds, mn, med, mean, head_p90, mx)
     fastest = min(ranks, key=lambda r: r.figures.p50 or 0.0) if ranks else None
@@ -78,7 +80,16 @@ def _rank(
     logged: tuple[float, float, float, float] | None,
     samples: list[float] | None,
     rounds: int,
+    missing: list[str],
 ) -> RankFigures | None:
+    if samples:
+        timed = [x for x in samples if x > 0]
+        if len(timed) < len(samples):
+            missing.append(
+                f"{len(samples) - len(timed)} of rank {rank}'s {len(samples)} raw samples are "
+                "0.0 (no timing that round): left out, as the runner does"
+            )
+        samples = timed
     if samples:
         figs = figures(samples)
         median = figs.p50 or 0.0
@@ -94,7 +105,13 @@ def _headline_p90(log: BenchLog, ranks: tuple[RankFigures, ...]) -> float | None
     """The headline is the per-round maximum across ranks: its p90 needs every rank's raw
     samples, round for round (not after a flattened segmentation)."""
     series = [r.samples for r in ranks]
-    if log.flattened or not series or any(s is None or len(s) != log.rounds for s in series):
+    head = log.raw_header
+    if (
+        log.flattened
+        or head is None
+        or head.ranks != len(series)
+        or any(s is None or len(s) != head.rounds for s in series)
+    ):
         return None
     return p90([max(values) for values in zip(*(s for s in series if s), strict=True)])
 

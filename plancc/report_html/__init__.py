@@ -21,7 +21,7 @@ from plancc.codes import Severity
 from plancc.metrics import forward_numbers, l2_numbers
 from plancc.report_html import fmt, layout
 from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
-from plancc.report_html.measure import Measure
+from plancc.report_html.measure import Measure, for_plan
 from plancc.report_html.measure import read as read_measure
 from plancc.report_html.occupancy import Occupancy, occupancy
 from plancc.report_html.strip import strip
@@ -64,7 +64,7 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
         raise UsageError(str(exc)) from None
     source, raw = found[0]
     result = diagnose_plan(source, raw)
-    measured = read_measure(measure) if measure is not None else None
+    measured = for_plan(read_measure(measure), result) if measure is not None else None
     if out is None:
         target = Path(DEFAULT_DIR) / f"{_model(result)}_report.html"
         try:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from plancc.api import UsageError
+from plancc.api import PlanResult, UsageError
+from plancc.diagnostics import printable
+from plancc.text import clip
 
 MAX_BYTES = 16 * 2**20
 
@@ -46,6 +49,7 @@ class Measure:
     deltas: tuple[Delta, ...]
     achieved: dict[str, Achieved]
     notes: tuple[str, ...]  # what could not be read, said on the page
+    built_from: tuple[str, str] | None = None  # the manifest's model and plan sha256
 
 
 def read(path: str) -> Measure:
@@ -73,7 +77,47 @@ def parse(source: str, doc: dict[str, Any]) -> Measure:
     else:
         deltas = _delta_groups(doc.get("delta"), notes)
     achieved = _warms(doc.get("warms"), notes) | _warms(doc.get("scopes"), notes)
-    return Measure(source, verdict, deltas, achieved, tuple(notes))
+    return Measure(source, verdict, deltas, achieved, tuple(notes), _built_from(doc))
+
+
+def _built_from(doc: dict[str, Any]) -> tuple[str, str] | None:
+    m = doc.get("manifest")
+    if not isinstance(m, dict):
+        return None
+    model, sha = _text(m.get("model")), m.get("plan_sha256")
+    if model is None or not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+        return None
+    return model, sha
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def for_plan(m: Measure, result: PlanResult) -> Measure:
+    """``m`` as the page of this plan may show it: refused when it measured another
+    model's build, marked when another build of this plan, noted when it names none.
+    A plan too broken to name its model is not compared."""
+    plan = result.plan if not result.model_broken else None
+    model, sha256 = (plan.model, plan.sha256) if plan is not None else (None, None)
+    if m.built_from is None:
+        note = (
+            "the measurement does not name the build it measured (manifest.model and "
+            "manifest.plan_sha256 of `plancc measure`): make sure it is this plan's"
+        )
+        return replace(m, notes=(*m.notes, note))
+    built_model, built_sha = m.built_from
+    if model is not None and built_model != model:
+        raise UsageError(
+            f"{m.source}: measures the build of model {printable(clip(built_model))}, "
+            f"not this plan's ({model}): give the measurement of this plan's build"
+        )
+    if sha256 is not None and built_sha != sha256:
+        mark = (
+            f"measured on another build of this plan (plan sha256 {built_sha[:12]}…, this "
+            f"plan {sha256[:12]}…): its figures may not hold for the plan drawn here"
+        )
+        return replace(m, verdict=f"{mark}. Its verdict: {m.verdict or 'none given'}")
+    return m
 
 
 def _number(x: Any) -> float | None:

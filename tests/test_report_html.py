@@ -15,7 +15,7 @@ from plancc.inputs import PlanInput
 from plancc.liveness import layer_peak
 from plancc.report_html import render
 from plancc.report_html.facts import facts
-from plancc.report_html.layout import MIN_COLUMN, X0, X1, _fit, _timed_widths
+from plancc.report_html.layout import LINE, MIN_COLUMN, X0, X1, _fit, _timed_widths
 from plancc.report_html.measure import parse, read
 
 
@@ -364,16 +364,17 @@ def test_measure_fixture_is_read() -> None:
     assert m.notes == ()
 
 
-LANE_2_Y = "379"  # the second warm's measured line, in timed.yaml's timeline
-
-
 def test_measure_is_shown_beside_the_estimate() -> None:
     html = page(DATA / "timed.yaml", measure=read(str(DATA / "measure.json")))
     assert "<strong>Verdict:</strong> ship: -2.90 % at ep2, the warm lands" in html
     assert '<td>forward p50</td><td class="num">-997.5 µs</td>' in html
     measured = "Measured: 153 GB/s, 54 % of the estimate&#39;s rate."
     # In the warm's lane, on the line under the estimate, and in the warms table beside it.
-    assert f'font-weight="700" x="112" y="{LANE_2_Y}">{measured}</text>' in html
+    estimate = re.search(r'<text x="112" y="([\d.]+)">PC107 estimate: in the 160 µs', html)
+    shown = re.search(rf'<text font-weight="700" x="112" y="([\d.]+)">{measured}</text>', html)
+    assert estimate is not None
+    assert shown is not None
+    assert float(shown[1]) == float(estimate[1]) + LINE
     assert f"lands in time.</td><td>{measured}</td>" in html
 
 

@@ -69,9 +69,29 @@ def clip(name: str, most: int = MAX_LABEL) -> str:
 
 
 def distinct(names: Sequence[str], most: Sequence[int]) -> list[str]:
-    """Each name clipped to its ``most`` characters, the cut moved where two would read
-    the same (``model_la…_rope`` twice), so that no two labels of a figure are alike."""
+    """Each name clipped to its ``most`` characters, and where two would read the same
+    (``deepseek_v4…tmul_kernel`` for each of 2,000 stages), cut so as to show where those
+    names differ: what they share at the start gives way first."""
     out = [clip(n, m) for n, m in zip(names, most, strict=True)]
+    alike: dict[str, list[int]] = {}
+    for i, label in enumerate(out):
+        if label != names[i]:
+            alike.setdefault(label, []).append(i)
+    for members in alike.values():
+        if len(members) < 2:
+            continue
+        # The start all of them share: the one the first and the last in order share.
+        first, last = min(names[i] for i in members), max(names[i] for i in members)
+        shared = next(
+            (k for k, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first)
+        )
+        for i in members:
+            rest, m = names[i][shared:], most[i]
+            if len(rest) + 2 <= m:
+                out[i] = names[i][: m - 1 - len(rest)] + "…" + rest
+            elif m >= 2:
+                out[i] = "…" + clip(rest, m - 1)
+    # What still reads the same (cut too short to show a difference): any cut not taken.
     taken = Counter(out)
     for i, (name, m) in enumerate(zip(names, most, strict=True)):
         if taken[out[i]] < 2 or len(name) <= m or m < 2:

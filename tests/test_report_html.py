@@ -127,12 +127,13 @@ def with_deps(r: PlanResult, kind: str, deps: dict[str, list[str]]) -> PlanResul
     return replace(r, plan=replace(r.plan, layers=layers))
 
 
-# The Flash CSA layer as pypto-lib runs it (decode_csa.py): kv_proj, the compressor and
-# q_proj all wait for rms_norm and run beside each other; the indexer waits for q_proj
-# and the compressor; sparse attention for the cache write and the indexer.
+# The Flash CSA layer as pypto-lib runs it (decode_csa.py), in outline: kv_proj, the
+# compressor and q_proj all wait for rms_norm and run beside each other; the cache write
+# waits for kv_proj, the indexer for q_proj and the compressor, sparse attention for both.
 CSA_DEPS = {
     "kv_proj": ["rms_norm"],
     "q_proj": ["rms_norm"],
+    "kv_cache_write": ["kv_proj"],
     "compressor": ["rms_norm"],
     "indexer": ["q_proj", "compressor"],
     "sparse_attn": ["kv_cache_write", "indexer"],
@@ -799,6 +800,16 @@ def test_stages_beside_each_other_are_drawn_in_parallel_lanes() -> None:
         "stage 5 q_proj: reads wq_a 8.4 MB, wq_b 33.6 MB, wq_b_scale 0.1 MB; waits for rms_norm"
         in svg
     )
+    # The stages table says each stage's step and what it waits for.
+    assert (
+        '<td class="num">8</td><td><code>indexer</code></td><td class="num">5</td>'
+        "<td><code>q_proj</code>, <code>compressor</code></td>"
+    ) in html
+    assert (
+        '<td><code>proj_a</code></td><td class="num">7</td>'
+        "<td><code>sparse_attn</code> (listed before it)</td>"
+    ) in html
+    assert '<th class="num">step</th><th>waits for</th>' not in page(FLASH)
     # The occupancy figure's columns are the same steps, numbered by their stages.
     occupancy = next(s for s in svgs(html) if "L2 occupancy of layer kind csa" in s)
     assert 'text-anchor="middle">4,5,7</text>' in occupancy

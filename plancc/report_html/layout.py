@@ -188,8 +188,9 @@ class Column:
 
     @property
     def roomy(self) -> bool:
-        """Wide enough for the text inside the box."""
-        return self.w >= 50
+        """Wide enough for the text inside the box: its lines and ``12 anchor``."""
+        first = f"{self.stage.index + 1} anchor" if self.anchor else ""
+        return max(len(line) for line in (*self.lines, first)) * SMALL * EM + 6 <= self.w
 
 
 @dataclass(frozen=True)

@@ -840,3 +840,17 @@ def test_a_timed_step_lasts_as_long_as_its_longest_stage() -> None:
     ticks = [t.text for t in lf.timeline.ticks]
     assert "49 µs" in ticks  # listed in a line, kv_proj's 9 µs came first: 27 µs
     assert "27 µs" not in ticks
+
+
+def test_a_warms_first_consumer_is_the_one_that_starts_first() -> None:
+    """On the schedule, not in the list: proj_b, waiting only for q_proj, starts before
+    proj_a; the deadline is drawn at its start."""
+    r = with_deps(result(DATA / "timed.yaml"), "csa", {"proj_b": ["q_proj"]})
+    (lf,) = context(r, None)["layers"]
+    warm = lf.facts.warms[1]
+    assert warm.landing is not None
+    assert warm.landing.first.name == "proj_b"
+    at = {c.stage.name: c for c in lf.timeline.columns}
+    assert lf.timeline.lanes[1].deadline == at["proj_b"].x < at["proj_a"].x
+    linear = context(result(DATA / "timed.yaml"), None)["layers"][0]
+    assert linear.facts.warms[1].landing.first.name == "proj_a"

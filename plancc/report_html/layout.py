@@ -241,6 +241,7 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
             last[rows[i]] = cx
     most = [min(MAX_LABEL, int((WIDTH - 6 - step_of[i].cx) / across)) for i in shown]
     labels = dict(zip(shown, distinct([stages[i].name for i in shown], most), strict=True))
+    anchors = {w.anchor for w in layer.warms}
     out = []
     for stage, row in zip(stages, rows, strict=True):
         step = step_of[stage.index]
@@ -262,7 +263,7 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
         if stage.deps is not None:
             waits = ", ".join(stages[d].name for d in stage.deps)
             title += f"; waits for {waits}" if waits else "; starts at layer entry"
-        anchor = any(w.anchor == stage.index for w in layer.warms)
+        anchor = stage.index in anchors
         number = text_width(f"{stage.index + 1}", SMALL) + 6 <= step.w
         names = _fit([t.name for t in tensors], step.w)
         label = labels.get(stage.index, "")

@@ -145,8 +145,13 @@ def timeline(lf: LayerFacts, grid: Grid, measure: Measure | None) -> Timeline:
     y += (max(levels) + 1) * BRACKET + 8 if levels else 0
     lanes = []
     names = distinct([wf.warm.name for wf in lf.warms], [MAX_LABEL] * len(lf.warms))
+    found: dict[int, list[Entry]] = {}  # a warm's diagnostics about no stage: its badges
+    for e in lf.marked:
+        if e.figure == "timeline" and e.warm is not None and not e.stages:
+            found.setdefault(e.warm, []).append(e)
     for wf, name in zip(lf.warms, names, strict=True):
-        lanes.append(_lane(lf, wf, grid, measure, name=name, y=y + 3))
+        badges = sorted(found.get(wf.index, ()), key=lambda e: e.number)
+        lanes.append(_lane(lf, wf, grid, measure, name=name, found=badges, y=y + 3))
         y = lanes[-1].bottom + 8
     ticks = _ticks(grid) if lf.timed else ()
     if lf.timed:
@@ -172,7 +177,14 @@ def _ticks(grid: Grid) -> tuple[Tick, ...]:
 
 
 def _lane(
-    lf: LayerFacts, wf: WarmFacts, grid: Grid, measure: Measure | None, *, name: str, y: float
+    lf: LayerFacts,
+    wf: WarmFacts,
+    grid: Grid,
+    measure: Measure | None,
+    *,
+    name: str,
+    found: list[Entry],
+    y: float,
 ) -> Lane:
     cols = grid.columns
     warm = wf.warm
@@ -185,10 +197,6 @@ def _lane(
         summary = f"after {clip(cols[warm.anchor].stage.name)} · " + summary
     # Its badges on the title's line, at the right, when they fit there; else in rows of
     # their own under it.
-    found = sorted(
-        (m for m in lf.marked if m.figure == "timeline" and m.warm == wf.index and not m.stages),
-        key=lambda m: m.number,
-    )
     widths = [badge(m, 0, 0).w for m in found]
     title_end = X0 + text_width(name + summary) + 8
     badges = []

@@ -31,6 +31,7 @@ from plancc.report_html.layout import (
     _timed_widths,
     clip,
     distinct,
+    spread,
     wrap,
 )
 from plancc.report_html.measure import parse, read
@@ -677,6 +678,12 @@ def test_names_alike_but_for_their_middle_get_distinct_labels() -> None:
         "…1_xxxxxxxxx…xxxxxxxxxxx",
         "…2_xxxxxxxxx…xxxxxxxxxxx",
     ]
+
+
+def test_intervals_take_the_first_row_where_they_keep_their_gap() -> None:
+    assert spread([(0, 10), (5, 20), (14, 30), (25, 40), (35, 50)]) == [0, 1, 0, 1, 0]
+    assert spread([(0, 100)] * 3, gap=8) == [0, 1, 2]
+    assert spread([]) == []
 
 
 def test_text_wraps_at_spaces_to_its_width() -> None:

@@ -13,6 +13,7 @@ bytes everywhere; the browser test measures that no two labels collide.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -337,17 +338,16 @@ def x_at(steps: tuple[Step, ...], t: Fraction) -> tuple[float, bool]:
 
 
 def spread(items: Sequence[tuple[float, float]], gap: float = 4) -> list[int]:
-    """Rows for intervals (left, right) given by their left ends, first fit, so that no
-    two in a row come closer than ``gap``."""
-    ends: list[float] = []
+    """Rows for intervals (left, right) given by their left ends: each in the first row
+    where it comes no closer than ``gap`` to the one before it (heaps of the busy and the
+    free rows, so that 10,000 brackets at one stage do not cost 10,000² steps)."""
+    busy: list[tuple[float, int]] = []  # (right end + gap, row)
+    free: list[int] = []
     out = []
     for left, right in items:
-        for r, end in enumerate(ends):
-            if left >= end + gap:
-                ends[r] = right
-                out.append(r)
-                break
-        else:
-            ends.append(right)
-            out.append(len(ends) - 1)
+        while busy and busy[0][0] <= left:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        row = heapq.heappop(free) if free else len(busy) + len(free)
+        heapq.heappush(busy, (right + gap, row))
+        out.append(row)
     return out

@@ -127,19 +127,19 @@ def timeline(lf: LayerFacts, grid: Grid, measure: Measure | None) -> Timeline:
         rows.append(Row(y + band - 2, stage_y, reads_y, gutter))
         y = reads_y + 11 * max((len(c.names) for c in mine), default=0) + 8
     placed = []
-    marked = sorted(
-        (e for e in lf.marked if e.figure == "timeline" and e.stages),
-        key=lambda e: (min(cols[s].x for s in e.stages), e.number),
-    )
+    # A bracket over its stages, its badge centred on it: the two take room together.
     spans = []
-    for e in marked:
+    for e in lf.marked:
+        if e.figure != "timeline" or not e.stages:
+            continue
         x = min(cols[s].x for s in e.stages) + 1
         w = max(cols[s].end for s in e.stages) - x - 1
         b = badge(e, 0, 0)
         bx = min(max(x + w / 2 - b.w / 2, X0), X1 - b.w)
-        spans.append((x, w, bx, b.w))
-    levels = spread([(min(x, bx), max(x + w, bx + bw)) for x, w, bx, bw in spans])
-    for e, (x, w, bx, _), level in zip(marked, spans, levels, strict=True):
+        spans.append((min(x, bx), e.number, max(x + w, bx + b.w), x, w, bx, e))
+    spans.sort(key=lambda s: s[:2])
+    levels = spread([(left, right) for left, _, right, *_ in spans])
+    for (*_, x, w, bx, e), level in zip(spans, levels, strict=True):
         top = y + level * BRACKET
         placed.append(Bracket(e, x, w, top, badge(e, bx, top + 3)))
     y += (max(levels) + 1) * BRACKET + 8 if levels else 0
@@ -243,6 +243,7 @@ def _lane(
         for x, text in found_at:
             w = text_width(text)
             boxes.append((min(x + 6, WIDTH - 4 - w), w, text))
+        boxes.sort()  # by where they start: one kept inside the figure may start earlier
         levels = spread([(left, left + w) for left, w, _ in boxes], gap=8)
         for (left, _, text), level in zip(boxes, levels, strict=True):
             consumers.append(Text(left, bar_y + 29 + level * LINE, text))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,25 @@ from plancc.api import diagnose_plan as _diagnose
 from plancc.cli import app
 from plancc.inputs import PlanInput
 from plancc.liveness import layer_peak
-from plancc.report_html import render
+from plancc.report_html import context, render
 from plancc.report_html.facts import facts
-from plancc.report_html.layout import MIN_COLUMN, X0, X1, _fit, _timed_widths
+from plancc.report_html.fmt import px
+from plancc.report_html.layout import (
+    EM,
+    FONT,
+    LABEL_PITCH,
+    LINE,
+    MAX_LABEL,
+    MIN_COLUMN,
+    X0,
+    X1,
+    _fit,
+    _timed_widths,
+    clip,
+    distinct,
+    spread,
+    wrap,
+)
 from plancc.report_html.measure import parse, read
 
 
@@ -45,6 +63,88 @@ def invoke(*args: str):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(app, list(args), env={"NO_COLOR": "1"})
 
 
+# -- plans that stress the layout (the browser test opens them too) ------------------------
+
+PREFIX = "deepseek_v4_pro_model_layers_decode_attention_block_"
+
+
+def stress_plan(stages: int = 2000) -> str:
+    """Names alike but for their middle, a layer kind of ``stages`` stages and one of 60,
+    and warms whose diagnostics sit side by side (issue 24: the label row of a
+    2,000-stage layer was a black smear, its badges overlapped)."""
+    tensors = [f"weight_tensor_with_a_long_name_{k}" for k in range(8)]
+    out = ["plancc: 1", "model: stress", "platform: a2a3", "dims: {D: 4096}", "tensors:"]
+    out += [f"  {t}: {{shape: [D, D], dtype: bf16}}" for t in tensors]
+    out += ["forward:", "  - {layer: many, repeat: 3}", "  - medium", "layers:"]
+    for kind, n in (("many", stages), ("medium", 60)):
+        # Warm k is issued after stage 5 + 2k, whose next stage uses SDMA (PC105) and the
+        # one after reads its tensor (PC107); the last stage reads them all (PC030).
+        anchors = {5 + 2 * k: k for k in range(8)}
+        out += [f"  {kind}:", "    stages:"]
+        for i in range(n):
+            fields = [f"name: {PREFIX}{i}_matmul_kernel", "duration_us: 0.01"]
+            if i in anchors:
+                fields.append(f"task: tid_{i}")
+            if i - 2 in anchors:
+                fields.append(f"reads: [{tensors[anchors[i - 2]]}]")
+            if i - 1 in anchors:
+                fields.append("sdma: true")
+            if i == n - 1:
+                fields.append(f"reads: [{', '.join(tensors)}]")
+            out.append(f"      - {{{', '.join(fields)}}}")
+        out.append("    warms:")
+        for a, k in anchors.items():
+            out += [
+                f"      - name: prefetch_{kind}_the_weight_tensor_with_a_long_name_{k}",
+                f"        after: {PREFIX}{a}_matmul_kernel",
+                f"        tensors: [{tensors[k]}]",
+            ]
+        # One more at the first anchor: PC101, and PC102 (issued against consumer order).
+        out += [
+            f"      - name: prefetch_{kind}_the_weight_tensor_with_a_long_name_again",
+            f"        after: {PREFIX}5_matmul_kernel",
+            f"        tensors: [{tensors[7]}, {tensors[0]}]",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def stress_result(tmp: Path, stages: int = 2000) -> PlanResult:
+    plan = tmp / "stress.yaml"
+    plan.write_text(stress_plan(stages), "utf-8")
+    return diagnose_plan(plan, "stress.yaml")
+
+
+def with_deps(r: PlanResult, kind: str, deps: dict[str, list[str]]) -> PlanResult:
+    """``r`` with the stages of layer kind ``kind`` given `deps` (by stage name), set on the
+    IR directly: what a plan's `deps` key resolves to."""
+    assert r.plan is not None
+    layer = r.plan.layers[kind]
+    index = {s.name: s.index for s in layer.stages}
+    stages = tuple(
+        replace(s, deps=tuple(index[d] for d in deps[s.name])) if s.name in deps else s
+        for s in layer.stages
+    )
+    layers = {**r.plan.layers, kind: replace(layer, stages=stages)}
+    return replace(r, plan=replace(r.plan, layers=layers))
+
+
+# The Flash CSA layer as pypto-lib runs it (decode_csa.py), in outline: kv_proj, the
+# compressor and q_proj all wait for rms_norm and run beside each other; the cache write
+# waits for kv_proj, the indexer for q_proj and the compressor, sparse attention for both.
+CSA_DEPS = {
+    "kv_proj": ["rms_norm"],
+    "q_proj": ["rms_norm"],
+    "kv_cache_write": ["kv_proj"],
+    "compressor": ["rms_norm"],
+    "indexer": ["q_proj", "compressor"],
+    "sparse_attn": ["kv_cache_write", "indexer"],
+}
+
+
+def flash_graph() -> PlanResult:
+    return with_deps(result(FLASH), "csa", CSA_DEPS)
+
+
 # -- the golden page -----------------------------------------------------------------------
 
 
@@ -68,6 +168,22 @@ def test_the_page_is_self_contained() -> None:
         assert "@import" not in html
         assert "url(http" not in html
         assert "@font-face" not in html
+
+
+CSP = (
+    '<meta http-equiv="Content-Security-Policy" '
+    "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+)
+
+
+def test_the_page_forbids_script_and_loads_by_its_content_security_policy() -> None:
+    """So that a slip in escaping would run nothing (issue 27): the policy comes before
+    anything it governs; the browser test checks that it holds and that the page still
+    renders whole under it."""
+    for plan in (FLASH, DATA / "broken.yaml"):
+        html = page(plan)
+        assert html.count(CSP) == 1
+        assert html.index(CSP) < html.index("<style>") < html.index("<body>")
 
 
 # -- what the page shows -------------------------------------------------------------------
@@ -364,16 +480,17 @@ def test_measure_fixture_is_read() -> None:
     assert m.notes == ()
 
 
-LANE_2_Y = "379"  # the second warm's measured line, in timed.yaml's timeline
-
-
 def test_measure_is_shown_beside_the_estimate() -> None:
     html = page(DATA / "timed.yaml", measure=read(str(DATA / "measure.json")))
     assert "<strong>Verdict:</strong> ship: -2.90 % at ep2, the warm lands" in html
     assert '<td>forward p50</td><td class="num">-997.5 µs</td>' in html
     measured = "Measured: 153 GB/s, 54 % of the estimate&#39;s rate."
     # In the warm's lane, on the line under the estimate, and in the warms table beside it.
-    assert f'font-weight="700" x="112" y="{LANE_2_Y}">{measured}</text>' in html
+    estimate = re.search(r'<text x="112" y="([\d.]+)">PC107 estimate: in the 160 µs', html)
+    shown = re.search(rf'<text font-weight="700" x="112" y="([\d.]+)">{measured}</text>', html)
+    assert estimate is not None
+    assert shown is not None
+    assert float(shown[1]) == float(estimate[1]) + LINE
     assert f"lands in time.</td><td>{measured}</td>" in html
 
 
@@ -523,3 +640,224 @@ def test_the_flash_page_reads_plancc_measure_output() -> None:
     # Each warm's lane and its row of the warms table.
     assert html.count("Measured: 285 GB/s, 100 % of the estimate&#39;s rate.") == 6
     assert "Landed before proj_a_mm in 19 of 20 layers measured." in html
+
+
+# -- layout: every label in a room of its own (the browser test measures it) ---------------
+
+
+def svgs(html: str) -> list[str]:
+    return re.findall(r'<svg class="fig".*?</svg>', html, re.S)
+
+
+def turned(svg: str) -> list[str]:
+    return re.findall(r'<text [^>]*transform="rotate[^>]*>([^<]*)</text>', svg)
+
+
+def test_a_long_name_is_cut_in_its_middle() -> None:
+    assert clip("kv_cache_write") == "kv_cache_write"
+    name = PREFIX + "kv_cache_write"
+    assert clip(name) == "deepseek_v4…_cache_write"
+    assert len(clip(name)) == MAX_LABEL
+    assert clip(name, 1) == "…"
+    assert clip(name, 0) == ""
+
+
+def test_names_alike_but_for_their_middle_get_distinct_labels() -> None:
+    names = [f"{PREFIX}{i}_matmul_kernel" for i in range(120)]
+    assert len({clip(n) for n in names}) == 1  # what the page showed: one label, 120 times
+    labels = distinct(names, [MAX_LABEL] * len(names))
+    assert len(set(labels)) == len(names)
+    assert all(len(label) <= MAX_LABEL for label in labels)
+    # Where they differ shows: the shared start gives way.
+    assert labels[7] == "deepseek…7_matmul_kernel"
+    assert labels[117] == "deepse…117_matmul_kernel"
+    # Names alike at both ends: the middle and the end.
+    long_end = [f"{PREFIX}{i}_{'x' * 40}" for i in range(3)]
+    assert distinct(long_end, [MAX_LABEL] * 3) == [
+        "…0_xxxxxxxxx…xxxxxxxxxxx",
+        "…1_xxxxxxxxx…xxxxxxxxxxx",
+        "…2_xxxxxxxxx…xxxxxxxxxxx",
+    ]
+
+
+def test_intervals_take_the_first_row_where_they_keep_their_gap() -> None:
+    assert spread([(0, 10), (5, 20), (14, 30), (25, 40), (35, 50)]) == [0, 1, 0, 1, 0]
+    assert spread([(0, 100)] * 3, gap=8) == [0, 1, 2]
+    assert spread([]) == []
+
+
+def test_text_wraps_at_spaces_to_its_width() -> None:
+    assert wrap("aaa bbb ccc", 7.5 * FONT * EM) == ("aaa bbb", "ccc")
+    assert wrap("abcdefghij", 4.5 * FONT * EM) == ("abcd", "efgh", "ij")
+    assert wrap("", 100) == ("",)
+
+
+def test_the_peak_is_named_above_the_plot_not_on_the_budget_label() -> None:
+    """Pro's 134.2 MB peak sits 10 MB under its 144 MiB budget: its label was drawn over
+    the budget's in both L2 figures."""
+    html = page("plans/deepseek_v4_pro.yaml")
+    figures = [s for s in svgs(html) if "L2 occupancy of layer kind" in s]
+    assert len(figures) == 2
+    for svg in figures:
+        peak = re.search(r'<text font-weight="700" x="[\d.]+" y="([\d.]+)">peak ', svg)
+        levels = re.findall(r'<line class="level \w+" x1="112" x2="1092" y1="([\d.]+)"', svg)
+        assert peak is not None
+        assert levels
+        assert float(peak[1]) + 4 < min(float(y) for y in levels) - 12
+
+
+def test_long_names_turned_labels_are_distinct_and_fit(tmp_path: Path) -> None:
+    html = page(DATA / "long-names.yaml")
+    for svg in svgs(html):
+        labels = turned(svg)
+        assert len(labels) == len(set(labels))
+        assert all(len(label) <= MAX_LABEL for label in labels)
+    # Whole in the tables and tooltips.
+    assert f"<code>{PREFIX}kv_cache_write</code>" in html
+
+
+def test_a_2000_stage_layer_labels_only_the_stages_it_has_room_for(tmp_path: Path) -> None:
+    r = stress_result(tmp_path)
+    html = render(r)
+    timelines = [s for s in svgs(html) if "Timeline of layer kind many" in s]
+    assert len(timelines) == 1
+    labels = turned(timelines[0])
+    assert 20 < len(labels) <= (X1 - X0) / LABEL_PITCH + 1
+    assert len(labels) == len(set(labels))
+    assert timelines[0].count('<g class="col">') == 2000  # every stage is drawn, with its title
+    assert f"stage 2000 {PREFIX}1999_matmul_kernel: reads " in timelines[0]
+
+
+def test_badges_of_neighbouring_brackets_take_separate_rows(tmp_path: Path) -> None:
+    """Windows one stage wide sit side by side; their badges are wider: a row each."""
+    html = render(stress_result(tmp_path, stages=100))
+    svg = next(s for s in svgs(html) if "Timeline of layer kind many" in s)
+    badges = re.findall(
+        r'<path class="bracket \w+" d="M[\d.]+,[\d.]+ v-5 h[\d.]+ v5"/>\n'
+        r'<a href="#d\d+" class="badge \w+"><title>[^<]*</title>'
+        r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"',
+        svg,
+    )
+    assert len(badges) == 18  # PC105 and PC107 of each of 9 warms
+    boxes = [(float(x), float(y), float(x) + float(w)) for x, y, w in badges]
+    for i, (x, y, end) in enumerate(boxes):
+        for x2, y2, end2 in boxes[i + 1 :]:
+            assert y != y2 or end + 4 <= x2 or end2 + 4 <= x
+
+
+def test_the_warm_order_label_sits_on_a_backing_tall_enough_for_underscores() -> None:
+    """`1 wo_a` read `1 wo a`: its white backing was 12 px, an 11 px font's em box is 12.8."""
+    html = page(FLASH)
+    found = re.findall(
+        r'<rect class="backing" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" '
+        r'fill="#fff"/><text x="[\d.]+" y="([\d.]+)">1 wo_a → 2 wo_b</text>',
+        html,
+    )
+    assert len(found) == 3
+    for top, height, baseline in found:
+        assert float(top) <= float(baseline) - 10.5  # the em box's ascent, rounded up
+        assert float(baseline) + 2.6 <= float(top) + float(height)  # and its descent
+
+
+def test_the_forward_strip_writes_marks_only_where_they_fit(tmp_path: Path) -> None:
+    text = (DATA / "timed.yaml").read_text("utf-8").replace("repeat: 3", "repeat: 300")
+    plan = tmp_path / "long.yaml"
+    plan.write_text(text, "utf-8")
+    html = render(diagnose_plan(plan, "long.yaml"))
+    assert '<text class="cellmark"' not in html  # 3.3 px cells
+    assert "<title>layer 299: csa, 4 warm issues</title>" in html
+    assert '<text class="small" x="112" y="14">0</text>' in html
+    ticks = re.findall(r'<text class="small" x="([\d.]+)" y="14">', html)
+    assert all(float(b) - float(a) >= 30 for a, b in itertools.pairwise(ticks))
+
+
+# -- the schedule: stages that run beside each other ---------------------------------------
+
+
+def test_a_plan_without_deps_has_a_column_per_stage_in_one_lane() -> None:
+    for layer in context(result(FLASH), None)["layers"]:
+        grid = layer.timeline.grid
+        assert grid.linear
+        assert grid.rows == 1
+        assert [c.stage.index for c in grid.columns] == [s.stages[0] for s in grid.steps]
+    assert "lane 2" not in page(FLASH)
+
+
+def test_stages_beside_each_other_are_drawn_in_parallel_lanes() -> None:
+    r = flash_graph()
+    layers = {lf.facts.layer.name: lf for lf in context(r, None)["layers"]}
+    grid = layers["csa"].timeline.grid
+    at = {c.stage.name: c for c in grid.columns}
+    # kv_proj, q_proj and the compressor start together, one lane each.
+    assert {at[n].step.index for n in ("kv_proj", "q_proj", "compressor")} == {3}
+    assert [at[n].row for n in ("kv_proj", "q_proj", "compressor")] == [0, 1, 2]
+    assert at["indexer"].step is at["kv_cache_write"].step
+    assert (grid.rows, len(grid.steps), len(grid.columns)) == (3, 13, 16)
+    assert layers["swa"].timeline.grid.linear  # the other kinds keep their list order
+    html = render(r)
+    svg = next(s for s in svgs(html) if "Timeline of layer kind csa" in s)
+    assert "16 stages in 13 steps and 3 lanes" in svg
+    assert ">lane 3</text>" in svg
+    rows = layers["csa"].timeline.rows
+    assert rows[0].stage_y < rows[1].stage_y < rows[2].stage_y
+    for name in ("kv_proj", "q_proj", "compressor"):
+        x, y = at[name].x + at[name].step.inset, rows[at[name].row].stage_y
+        assert re.search(rf'<rect class="stage[^"]*" x="{px(x)}" y="{px(y)}"', svg), name
+    assert (
+        "stage 5 q_proj: reads wq_a 8.4 MB, wq_b 33.6 MB, wq_b_scale 0.1 MB; waits for rms_norm"
+        in svg
+    )
+    # The stages table says each stage's step and what it waits for.
+    assert (
+        '<td class="num">8</td><td><code>indexer</code></td><td class="num">5</td>'
+        "<td><code>q_proj</code>, <code>compressor</code></td>"
+    ) in html
+    assert (
+        '<td><code>proj_a</code></td><td class="num">7</td>'
+        "<td><code>sparse_attn</code> (listed before it)</td>"
+    ) in html
+    assert '<th class="num">step</th><th>waits for</th>' not in page(FLASH)
+    # The occupancy figure's columns are the same steps, numbered by their stages.
+    occupancy = next(s for s in svgs(html) if "L2 occupancy of layer kind csa" in s)
+    assert 'text-anchor="middle">4,5,7</text>' in occupancy
+
+
+def test_a_warm_runs_from_its_anchors_finish_to_its_last_consumer_on_the_schedule() -> None:
+    linear = {lf.facts.layer.name: lf for lf in context(result(FLASH), None)["layers"]}
+    graph = {lf.facts.layer.name: lf for lf in context(flash_graph(), None)["layers"]}
+    for layers in (linear, graph):
+        t = layers["csa"].timeline
+        at = {c.stage.name: c for c in t.columns}
+        (lane,) = t.lanes
+        assert lane.bar == (at["q_proj"].step.end, at["proj_b"].step.end)
+        assert lane.marks == (at["proj_a"].x, at["proj_b"].x)
+    # q_proj finishes a step earlier than it did listed after kv_proj.
+    assert graph["csa"].timeline.lanes[0].bar[0] < linear["csa"].timeline.lanes[0].bar[0]
+
+
+def test_a_timed_step_lasts_as_long_as_its_longest_stage() -> None:
+    r = with_deps(
+        result(DATA / "timed.yaml"), "csa", {"kv_proj": ["rms_norm"], "q_proj": ["rms_norm"]}
+    )
+    (lf,) = context(r, None)["layers"]
+    steps = lf.timeline.grid.steps
+    assert [s.stages for s in steps[:4]] == [(0,), (1,), (2, 3), (4,)]
+    assert steps[2].length == 31  # q_proj's 31 µs beside kv_proj's 9
+    assert steps[3].t0 == 12 + 6 + 31
+    ticks = [t.text for t in lf.timeline.ticks]
+    assert "49 µs" in ticks  # listed in a line, kv_proj's 9 µs came first: 27 µs
+    assert "27 µs" not in ticks
+
+
+def test_a_warms_first_consumer_is_the_one_that_starts_first() -> None:
+    """On the schedule, not in the list: proj_b, waiting only for q_proj, starts before
+    proj_a; the deadline is drawn at its start."""
+    r = with_deps(result(DATA / "timed.yaml"), "csa", {"proj_b": ["q_proj"]})
+    (lf,) = context(r, None)["layers"]
+    warm = lf.facts.warms[1]
+    assert warm.landing is not None
+    assert warm.landing.first.name == "proj_b"
+    at = {c.stage.name: c for c in lf.timeline.columns}
+    assert lf.timeline.lanes[1].deadline == at["proj_b"].x < at["proj_a"].x
+    linear = context(result(DATA / "timed.yaml"), None)["layers"][0]
+    assert linear.facts.warms[1].landing.first.name == "proj_a"

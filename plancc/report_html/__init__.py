@@ -1,9 +1,10 @@
 """`plancc report`: one self-contained HTML page that draws a plan.
 
 facts.py says what to draw (landings, L2 held, where each diagnostic belongs),
-geometry.py where (SVG units), measure.py reads `plancc measure` results, and
-templates/report.html.j2 writes the page: inline SVG and CSS, no script, no
-font or file from elsewhere, the same bytes for the same plan.
+layout.py, timeline.py, occupancy.py and strip.py where (SVG units), measure.py
+reads `plancc measure` results, and templates/report.html.j2 writes the page:
+inline SVG and CSS, no script (a Content-Security-Policy forbids any), no font or
+file from elsewhere, the same bytes for the same plan.
 
 A plan with errors still gets its page: what resolved is drawn, every
 diagnostic is listed. See docs/report.md.
@@ -105,7 +106,7 @@ def _model(result: PlanResult) -> str:
 
 def render(result: PlanResult, measure: Measure | None = None) -> str:
     env = template_environment(autoescape=True)
-    env.filters.update(px=fmt.px, mb=fmt.mb, mib=fmt.mib, num=fmt.num, clip=layout.clip)
+    env.filters.update(px=fmt.px, mb=fmt.mb, mib=fmt.mib, num=fmt.num)
     return env.get_template(TEMPLATE).render(**context(result, measure))
 
 
@@ -118,9 +119,9 @@ class LayerFigures:
 
 
 def layer_figures(lf: LayerFacts, plan: ir.Plan, measure: Measure | None) -> LayerFigures:
-    cols = layout.columns(lf, plan)
+    grid = layout.grid(lf, plan)
     listed = tuple(e for e in lf.entries if e.figure is None)
-    return LayerFigures(lf, timeline(lf, cols, measure), occupancy(lf, cols, plan), listed)
+    return LayerFigures(lf, timeline(lf, grid, measure), occupancy(lf, grid, plan), listed)
 
 
 def context(result: PlanResult, measure: Measure | None) -> dict[str, Any]:

@@ -52,12 +52,9 @@ class WarmLanding:
     pc107: Landing
     anchor: ir.Stage
     consumers: dict[str, ir.Stage]  # static tensor -> its consumer
+    first: ir.Stage  # the consumer that starts first on the schedule (ties: listed first)
     bytes: int  # the warm's static bytes
     rate: int | None  # the platform's single-stream SDMA rate, B/s
-
-    @property
-    def first(self) -> ir.Stage:
-        return min(self.consumers.values(), key=lambda s: s.index)
 
     @property
     def fires(self) -> bool:
@@ -96,9 +93,12 @@ def _landings(plan: ir.Plan) -> dict[int, WarmLanding]:
                 consumers[e.tensor.name] = layer.stages[c]
         nbytes = sum(e.tensor.bytes or 0 for e in static)
         if consumers and nbytes:
-            first = min(s.index for s in consumers.values())
+            start = layer.schedule.start
+            first = min((s.index for s in consumers.values()), key=lambda i: (start[i], i))
             pc107 = line.landing(at, first, nbytes)
-            out[id(warm)] = WarmLanding(pc107, layer.stages[at], consumers, nbytes, rate)
+            out[id(warm)] = WarmLanding(
+                pc107, layer.stages[at], consumers, layer.stages[first], nbytes, rate
+            )
     return out
 
 

@@ -1,4 +1,9 @@
-"""The L2 a layer kind's warms hold at each stage, against L2 capacity and the budget."""
+"""The L2 a layer kind's warms hold at each step, against L2 capacity and the budget.
+
+The peak is named in a band above the plot, with its badges, and a leader marks its
+stack: a label inside the plot would sit on the capacity and budget lines' own labels
+whenever the peak comes near one (the Pro plan's 134.2 MB peak under its 144 MiB
+budget)."""
 
 from __future__ import annotations
 
@@ -7,7 +12,21 @@ from dataclasses import dataclass
 from plancc import ir
 from plancc.report_html import fmt
 from plancc.report_html.facts import LayerFacts
-from plancc.report_html.layout import X0, X1, Badge, Column, text_width
+from plancc.report_html.layout import (
+    BADGE,
+    LINE,
+    SMALL,
+    WIDTH,
+    X0,
+    X1,
+    Badge,
+    Column,
+    Grid,
+    Tick,
+    badge,
+    text_width,
+    wrap,
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +47,15 @@ class Level:
 
 
 @dataclass(frozen=True)
+class Peak:
+    lines: tuple[tuple[float, float, str], ...]  # x, baseline, text
+    text: str
+    x: float  # its stack's centre
+    top: float  # the top of its stack
+    leader: float  # where the leader from its text starts
+
+
+@dataclass(frozen=True)
 class Occupancy:
     columns: tuple[Column, ...]
     top: float
@@ -35,16 +63,44 @@ class Occupancy:
     stacks: tuple[Stack, ...]
     levels: tuple[Level, ...]
     axis: tuple[tuple[float, str], ...]  # (y, label) on the gutter
-    peak: tuple[float, float, str] | None  # x, y, text
+    steps: tuple[Tick, ...]  # under the plot: the stage numbers of each step, where they fit
+    peak: Peak | None
     badges: tuple[Badge, ...]
     height: float
 
 
-def occupancy(lf: LayerFacts, cols: tuple[Column, ...], plan: ir.Plan) -> Occupancy:
+def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:
     capacity = plan.platform.l2_bytes if plan.platform is not None else None
     budget = int(capacity * plan.l2_fraction) if capacity else None
     marked = [e for e in lf.marked if e.figure == "occupancy"]
-    top = 52.0 if marked else 28.0  # room above the peak for its badges
+    cols = grid.columns
+    # The band: rows of badges, then the peak's lines.
+    badges = []
+    y = 6.0
+    text = ""
+    lines: list[tuple[float, float, str]] = []
+    if lf.peak.stage is not None:
+        c = cols[lf.peak.stage]
+        share = f" = {fmt.share(lf.peak.bytes, capacity, plan)}× L2" if capacity else ""
+        names = " + ".join(w.name for w in lf.peak.warms)
+        text = f"peak {fmt.mb(lf.peak.bytes)}{share} at {c.stage.name} ({names})"
+        widths = [badge(e, 0, 0).w for e in marked]
+        total = sum(widths) + 4 * (len(widths) - 1)
+        x = min(max(c.cx - total / 2, X0), X1 - total) if total <= X1 - X0 else X0
+        for e, w in zip(marked, widths, strict=True):
+            if x + w > X1:
+                x, y = X0, y + BADGE + 4
+            badges.append(badge(e, x, y))
+            x += w + 4
+        if marked:
+            y += BADGE + 4
+        wrapped = wrap(text, X1 - X0)
+        block = max(text_width(t) for t in wrapped)
+        x = min(max(c.cx - block / 2, X0), X1 - block)
+        for line in wrapped:
+            y += LINE
+            lines.append((x, y - 3, line))
+    top = y + 8
     bottom = top + 160
     scale_max = max(capacity or 0, lf.peak.bytes, 1) * 1.12
 
@@ -52,19 +108,21 @@ def occupancy(lf: LayerFacts, cols: tuple[Column, ...], plan: ir.Plan) -> Occupa
         return bottom - (bottom - top) * n / scale_max
 
     stacks = []
-    for c, row in zip(cols, lf.held, strict=True):
+    for step in grid.steps:
+        # Stages beside each other share a column: it shows the most held at that step.
+        held = max(step.stages, key=lambda i: (sum(lf.held[i]), -i))
         base = 0
-        for i, n in enumerate(row):
+        for i, n in enumerate(lf.held[held]):
             if n:
                 name = lf.warms[i].warm.name
                 stacks.append(
                     Stack(
-                        c.x + 2,
+                        step.x + 2 * step.inset,
                         y_of(base + n),
-                        c.w - 4,
+                        step.w - 4 * step.inset,
                         y_of(base) - y_of(base + n),
                         i,
-                        f"{c.stage.name}: {name} holds {fmt.mb(n)}",
+                        f"{cols[held].stage.name}: {name} holds {fmt.mb(n)}",
                     )
                 )
                 base += n
@@ -81,27 +139,25 @@ def occupancy(lf: LayerFacts, cols: tuple[Column, ...], plan: ir.Plan) -> Occupa
         )
         axis += [(y_of(capacity / 2), fmt.mib(capacity // 2)), (y_of(capacity), fmt.mib(capacity))]
     peak = None
-    badges = []
     if lf.peak.stage is not None:
         c = cols[lf.peak.stage]
-        share = f" = {fmt.share(lf.peak.bytes, capacity, plan)}× L2" if capacity else ""
-        names = " + ".join(w.name for w in lf.peak.warms)
-        text = f"peak {fmt.mb(lf.peak.bytes)}{share} at {c.stage.name} ({names})"
-        x = min(max(c.cx - text_width(text) / 2, X0), X1 - text_width(text))
-        peak = (max(x, 0.0), y_of(lf.peak.bytes) - 8, text)
-        widths = [text_width(e.label) + 10 for e in marked]
-        bx = min(max(c.cx - (sum(widths) + 4 * len(marked)) / 2, X0), X1 - sum(widths))
-        for e, w in zip(marked, widths, strict=True):
-            badges.append(Badge(e, bx, peak[1] - 28, w))
-            bx += w + 4
+        peak = Peak(tuple(lines), text, c.cx, y_of(lf.peak.bytes), lines[-1][1] + 4)
     return Occupancy(
-        cols,
-        top,
-        bottom,
-        tuple(stacks),
-        tuple(levels),
-        tuple(axis),
-        peak,
-        tuple(badges),
-        bottom + 34,
-    )
+        cols, top, bottom, tuple(stacks), tuple(levels), tuple(axis), _numbers(grid), peak,
+        tuple(badges), bottom + 34,
+    )  # fmt: skip
+
+
+def _numbers(grid: Grid) -> tuple[Tick, ...]:
+    """Each step's stage numbers under its column (``4,5`` where stages run beside each
+    other), left out where they would touch the previous ones or leave the figure."""
+    out: list[Tick] = []
+    right = float(X0 - 20)
+    for step in grid.steps:
+        text = ",".join(str(i + 1) for i in step.stages)
+        w = text_width(text, SMALL)
+        left = step.cx - w / 2
+        if left >= right + 6 and left + w <= WIDTH - 2:
+            out.append(Tick(step.cx, text))
+            right = left + w
+    return tuple(out)

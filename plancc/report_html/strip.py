@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plancc import ir
-from plancc.report_html.layout import X0, X1, Tick
+from plancc.report_html.layout import SMALL, X0, X1, Tick, text_width
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Cell:
 class Strip:
     cells: tuple[Cell, ...]
     ticks: tuple[Tick, ...]
-    cell_w: float
+    show_letters: bool  # cells wide enough for each kind's mark
     show_issues: bool  # cells wide enough to write each layer's warm issues under it
 
 
@@ -39,9 +39,13 @@ def strip(plan: ir.Plan) -> Strip | None:
         layer = plan.layers[kind]
         issues = sum(len(warm.entries) for warm in layer.warms)
         cells.append(Cell(i, kind, kinds.index(kind), X0 + i * w, w, letters[kind], issues))
-    every = next(k for k in (1, 2, 5, 10, 20, 50, 100, 1000, 10**4, 10**5) if k * w >= 30)
+    room = max(30, text_width(str(n - 1), SMALL) + 6)  # between two layer numbers
+    steps = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5)
+    every = next((k for k in steps if k * w >= room), n)
     ticks = tuple(Tick(X0 + i * w, str(i)) for i in range(0, n, every))
-    return Strip(tuple(cells), ticks, w, w >= 14)
+    letters_fit = max(text_width(c.letter) for c in cells) + 2 <= w if cells else False
+    issues_fit = max(text_width(str(c.issues), SMALL) for c in cells) + 2 <= w if cells else False
+    return Strip(tuple(cells), ticks, letters_fit, issues_fit)
 
 
 def _letters(kinds: list[str]) -> dict[str, str]:

@@ -1,5 +1,9 @@
-"""The timeline of a layer kind: its stages in order, each warm from its anchor to its last
-consumer, and, where every stage has a duration, the warm's estimated landing."""
+"""The timeline of a layer kind: its stages by step of the schedule (stages that run beside
+each other in parallel rows), each warm from its anchor's finish to its last consumer,
+and, where every stage has a duration, the warm's estimated landing.
+
+Every text is given its place here, top to bottom, each in a room of its own: the
+browser test checks that no two labels collide."""
 
 from __future__ import annotations
 
@@ -10,23 +14,47 @@ from fractions import Fraction
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts, WarmFacts
 from plancc.report_html.layout import (
+    BADGE,
     BRACKET,
     LABEL_ANGLE,
-    LANE,
-    MEASURED,
+    LINE,
+    MAX_LABEL,
     MIN_COLUMN,
+    SMALL,
     STAGE,
+    WIDTH,
     X0,
     X1,
     Badge,
     Column,
+    Grid,
     Tick,
+    badge,
     clip,
-    duration,
+    distinct,
+    spread,
     text_width,
+    wrap,
     x_at,
 )
 from plancc.report_html.measure import Measure
+
+
+@dataclass(frozen=True)
+class Text:
+    x: float
+    y: float  # its baseline
+    text: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """A lane of the schedule: the stages drawn at one height."""
+
+    label_y: float  # where its turned stage labels start
+    stage_y: float  # the top of its boxes
+    reads_y: float  # the top of the tensor names under them
+    gutter: str  # "stages", or the lane's number where stages run beside each other
 
 
 @dataclass(frozen=True)
@@ -36,12 +64,6 @@ class Bracket:
     w: float
     y: float
     badge: Badge
-
-
-@dataclass(frozen=True)
-class Consumer:
-    x: float
-    text: str  # "1 wo_a, 2 wo_b": the tensors this stage is the consumer of, by issue number
 
 
 @dataclass(frozen=True)
@@ -55,91 +77,116 @@ class Segment:
 @dataclass(frozen=True)
 class Lane:
     facts: WarmFacts
-    y: float
+    y: float  # its top
+    name: str  # the warm's name on the figure
     summary: str
-    bar: tuple[float, float] | None  # x from the anchor's end to the last consumer's end
-    order: str  # the tensors in issue order, written in the bar when it fits
-    consumers: tuple[Consumer, ...]
-    landing: tuple[Segment, ...]  # the estimated transfer, tensor by tensor
-    deadline: float | None  # x of the first consumer's start, in a timed layout
-    note: str  # the landing arithmetic, or why there is none
-    measured: str  # with --measure: the achieved bandwidth beside the estimate ("" without)
     badges: tuple[Badge, ...]
+    bar: tuple[float, float] | None  # x from the anchor's finish to the last consumer's
+    bar_y: float
+    order: Text | None  # the tensors in issue order, written in the bar when it fits
+    marks: tuple[float, ...]  # x of each consumer's start
+    consumers: tuple[Text, ...]  # "1 wo_a, 2 wo_b": the tensors each mark is the consumer of
+    landing: tuple[Segment, ...]  # the estimated transfer, tensor by tensor
+    landing_y: float
+    deadline: float | None  # x of the first consumer's start, in a timed layout
     clipped: bool  # the estimated transfer runs past the layer's end
+    note: str  # the landing arithmetic, or why there is none (the warms table's cell)
+    lines: tuple[Text, ...]  # the note as drawn, in lines
+    measured: str  # with --measure: the achieved bandwidth beside the estimate ("" without)
+    measured_lines: tuple[Text, ...]
+    bottom: float
 
 
 @dataclass(frozen=True)
 class Timeline:
-    columns: tuple[Column, ...]
-    label_band: float
-    stage_y: float
-    reads_y: float  # top of the tensor names under the stages
+    grid: Grid
+    rows: tuple[Row, ...]
     brackets: tuple[Bracket, ...]
     lanes: tuple[Lane, ...]
     ticks: tuple[Tick, ...]
     height: float
     scale_note: str
 
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.grid.columns
 
-def timeline(lf: LayerFacts, cols: tuple[Column, ...], measure: Measure | None) -> Timeline:
-    longest = max((len(clip(c.stage.name)) for c in cols), default=4)
-    band = round(text_width("x" * longest) * math.sin(math.radians(LABEL_ANGLE)) + 14)
-    stage_y = band + 4.0
-    rows = _pack([e for e in lf.marked if e.figure == "timeline" and e.stages])
-    reads_y = stage_y + STAGE + 3
-    y = reads_y + 11 * max((len(c.names) for c in cols), default=0) + 8
+
+def timeline(lf: LayerFacts, grid: Grid, measure: Measure | None) -> Timeline:
+    cols = grid.columns
+    sine = math.sin(math.radians(LABEL_ANGLE))
+    rows = []
+    y = 0.0
+    for r in range(grid.rows):
+        mine = [c for c in cols if c.row == r]
+        longest = max((len(c.label) for c in mine), default=0)
+        band = round(text_width("x" * longest) * sine + 14)
+        stage_y = y + band + 4
+        reads_y = stage_y + STAGE + 3
+        gutter = "stages" if grid.rows == 1 else f"lane {r + 1}"
+        rows.append(Row(y + band - 2, stage_y, reads_y, gutter))
+        y = reads_y + 11 * max((len(c.names) for c in mine), default=0) + 8
     placed = []
-    for row, items in enumerate(rows):
-        for e in items:
-            first, last = cols[min(e.stages)], cols[max(e.stages)]
-            x, w = first.x + 1, last.end - first.x - 2
-            bw = text_width(e.label) + 10
-            bx = min(max(x + w / 2 - bw / 2, X0), X1 - bw)
-            top = y + row * BRACKET
-            placed.append(Bracket(e, x, w, top, Badge(e, bx, top + 3, bw)))
-    y += len(rows) * BRACKET + 8
+    # A bracket over its stages, its badge centred on it: the two take room together.
+    spans = []
+    for e in lf.marked:
+        if e.figure != "timeline" or not e.stages:
+            continue
+        x = min(cols[s].x for s in e.stages) + 1
+        w = max(cols[s].end for s in e.stages) - x - 1
+        b = badge(e, 0, 0)
+        bx = min(max(x + w / 2 - b.w / 2, X0), X1 - b.w)
+        spans.append((min(x, bx), e.number, max(x + w, bx + b.w), x, w, bx, e))
+    spans.sort(key=lambda s: s[:2])
+    levels = spread([(left, right) for left, _, right, *_ in spans])
+    for (*_, x, w, bx, e), level in zip(spans, levels, strict=True):
+        top = y + level * BRACKET
+        placed.append(Bracket(e, x, w, top, badge(e, bx, top + 3)))
+    y += (max(levels) + 1) * BRACKET + 8 if levels else 0
     lanes = []
-    for wf in lf.warms:
-        lanes.append(_lane(lf, wf, cols, measure, y))
-        y += LANE + (MEASURED if lanes[-1].measured else 0)
-    ticks = _ticks(cols) if lf.timed else ()
+    names = distinct([wf.warm.name for wf in lf.warms], [MAX_LABEL] * len(lf.warms))
+    found: dict[int, list[Entry]] = {}  # a warm's diagnostics about no stage: its badges
+    for e in lf.marked:
+        if e.figure == "timeline" and e.warm is not None and not e.stages:
+            found.setdefault(e.warm, []).append(e)
+    for wf, name in zip(lf.warms, names, strict=True):
+        badges = sorted(found.get(wf.index, ()), key=lambda e: e.number)
+        lanes.append(_lane(lf, wf, grid, measure, name=name, found=badges, y=y + 3))
+        y = lanes[-1].bottom + 8
+    ticks = _ticks(grid) if lf.timed else ()
     if lf.timed:
         note = f"to scale: widths from duration_us, none narrower than {MIN_COLUMN:g} px"
     else:
         note = "not to scale: equal widths, as not every stage has duration_us"
-
-    height = y + (24 if ticks else 4) + (0 if lanes else 24)
-    return Timeline(cols, band, stage_y, reads_y, tuple(placed), tuple(lanes), ticks, height, note)
-
-
-def _pack(entries: list[Entry]) -> list[list[Entry]]:
-    """Brackets in rows, first fit, so that no two in a row overlap."""
-    rows: list[list[Entry]] = []
-    for e in sorted(entries, key=lambda e: (min(e.stages), e.number)):
-        for row in rows:
-            if all(max(o.stages) < min(e.stages) for o in row):
-                row.append(e)
-                break
-        else:
-            rows.append([e])
-    return rows
+    height = y + (22 if ticks else 0) + (0 if lanes else 24)
+    return Timeline(grid, tuple(rows), tuple(placed), tuple(lanes), ticks, height, note)
 
 
-def _ticks(cols: tuple[Column, ...]) -> tuple[Tick, ...]:
-    """A time label at each stage's start where it does not crowd the previous one."""
+def _ticks(grid: Grid) -> tuple[Tick, ...]:
+    """A time label at each step's start where it does not crowd the previous one."""
     out: list[Tick] = []
-    for c in cols:
-        if c.t0 is None:
+    for s in grid.steps:
+        if s.t0 is None:
             continue
-        text = f"{fmt.num(float(c.t0))} µs"
-        if not out or c.x - out[-1].x >= text_width(out[-1].text) + 8:
-            out.append(Tick(c.x, text))
+        text = f"{fmt.num(float(s.t0))} µs"
+        if not out or s.x - out[-1].x >= text_width(out[-1].text, SMALL) + 8:
+            out.append(Tick(s.x, text))
+    if out and out[-1].x + text_width(out[-1].text, SMALL) > WIDTH - 2:
+        out.pop()
     return tuple(out)
 
 
 def _lane(
-    lf: LayerFacts, wf: WarmFacts, cols: tuple[Column, ...], measure: Measure | None, y: float
+    lf: LayerFacts,
+    wf: WarmFacts,
+    grid: Grid,
+    measure: Measure | None,
+    *,
+    name: str,
+    found: list[Entry],
+    y: float,
 ) -> Lane:
+    cols = grid.columns
     warm = wf.warm
     summary = (
         f"{len(warm.entries)} tensor{'s' if len(warm.entries) != 1 else ''}, {fmt.mb(wf.bytes)}"
@@ -147,55 +194,95 @@ def _lane(
     if warm.anchor is None:
         summary += " · its `after` names no stage: not placed"
     else:
-        summary = f"after {cols[warm.anchor].stage.name} · " + summary
+        summary = f"after {clip(cols[warm.anchor].stage.name)} · " + summary
+    # Its badges on the title's line, at the right, when they fit there; else in rows of
+    # their own under it.
+    widths = [badge(m, 0, 0).w for m in found]
+    title_end = X0 + text_width(name + summary) + 8
+    badges = []
+    bar_y = y + 18
+    if title_end + 12 + sum(widths) + 4 * len(widths) <= X1:
+        x = X1 - sum(widths) - 4 * (len(widths) - 1)
+        for m, w in zip(found, widths, strict=True):
+            badges.append(badge(m, x, y))
+            x += w + 4
+    else:
+        x = X0
+        top = y + 17
+        for m, w in zip(found, widths, strict=True):
+            if x + w > X1:
+                x, top = X0, top + BADGE + 4
+            badges.append(badge(m, x, top))
+            x += w + 4
+        bar_y = top + BADGE + 4
     bar = None
     start, end = warm.live
     if warm.anchor is not None and start <= end < len(cols):
-        bar = (cols[warm.anchor].end, cols[end].end)
+        left, right = cols[warm.anchor].end, cols[end].end
+        bar = (left, right) if right > left else None
     numbered = {e.tensor.name: i for i, e in enumerate(warm.entries, start=1)}
-    order = " → ".join(
+    order_text = " → ".join(
         f"{i} {clip(e.tensor.name)}" for e, i in zip(warm.entries, numbered.values(), strict=True)
     )
-    if bar is not None and text_width(order) + 12 > bar[1] - bar[0]:
-        order = ""
-    consumers = []
+    order = None
+    if bar is not None and text_width(order_text) + 12 <= bar[1] - bar[0]:
+        order = Text(bar[0] + 6, bar_y + 11.5, order_text)
+    # A mark at each consumer's start; what it consumes beside it, in rows where two
+    # would touch.
     landing = wf.landing
+    marks: list[float] = []
+    consumers: list[Text] = []
+    below = bar_y + 20
     if landing is not None:
         by_stage: dict[int, list[str]] = {}
-        for name, stage in landing.consumers.items():
-            by_stage.setdefault(stage.index, []).append(f"{numbered[name]} {clip(name)}")
-        consumers = [Consumer(cols[i].x, ", ".join(names)) for i, names in sorted(by_stage.items())]
+        for tensor, stage in landing.consumers.items():
+            by_stage.setdefault(stage.index, []).append(f"{numbered[tensor]} {clip(tensor)}")
+        found_at = sorted(((cols[i].x, ", ".join(n)) for i, n in by_stage.items()))
+        marks = [x for x, _ in found_at]
+        boxes = []
+        for x, text in found_at:
+            w = text_width(text)
+            boxes.append((min(x + 6, WIDTH - 4 - w), w, text))
+        boxes.sort()  # by where they start: one kept inside the figure may start earlier
+        levels = spread([(left, left + w) for left, w, _ in boxes], gap=8)
+        for (left, _, text), level in zip(boxes, levels, strict=True):
+            consumers.append(Text(left, bar_y + 29 + level * LINE, text))
+        below = max(t.y for t in consumers) + 6
     segments: list[Segment] = []
     deadline = None
     clipped = False
     note = _note(wf, cols)
     if landing is not None and lf.timed and landing.rate is not None and warm.anchor is not None:
-        anchor = cols[warm.anchor]
-        t = (anchor.t0 or Fraction(0)) + duration(anchor.stage)
-        start_x = anchor.end
+        step = cols[warm.anchor].step
+        t = (step.t0 or Fraction(0)) + step.length
+        start_x = step.end
         sent = 0
-        for e in wf.static_entries:
-            sent += e.tensor.bytes or 0
+        for entry in wf.static_entries:
+            sent += entry.tensor.bytes or 0
             done = t + (landing.transfer_us(sent) or Fraction(0))
-            end_x, past = x_at(cols, done)
-            segments.append(Segment(start_x, max(end_x - start_x, 0.0), e.tensor.name, float(done)))
+            end_x, past = x_at(grid.steps, done)
+            segments.append(
+                Segment(start_x, max(end_x - start_x, 0.0), entry.tensor.name, float(done))
+            )
             clipped = clipped or past
             start_x = end_x
         deadline = cols[landing.first.index].x
+    landing_y = below
+    if segments:
+        below += 9
+    lines = []
+    for text in wrap(note, X1 - X0):
+        below += LINE
+        lines.append(Text(X0, below, text))
     measured = _measured(measure, wf)
-    badges = []
-    right = float(X1)
-    for m in sorted(
-        (e for e in lf.marked if e.figure == "timeline" and e.warm == wf.index and not e.stages),
-        key=lambda e: -e.number,
-    ):
-        w = text_width(m.label) + 10
-        right -= w
-        badges.append(Badge(m, right, y + 1, w))
-        right -= 4
+    measured_lines = []
+    for text in wrap(measured, X1 - X0) if measured else ():
+        below += LINE
+        measured_lines.append(Text(X0, below, text))
     return Lane(
-        wf, y, summary, bar, order, tuple(consumers), tuple(segments), deadline, note, measured,
-        tuple(reversed(badges)), clipped,
+        wf, y, name, summary, tuple(badges), bar, bar_y, order, tuple(marks), tuple(consumers),
+        tuple(segments), landing_y, deadline, clipped, note, tuple(lines), measured,
+        tuple(measured_lines), below + 5,
     )  # fmt: skip
 
 

@@ -122,18 +122,32 @@ class Index:
 
     def extent(self, path: PathT) -> Span | None:
         """The whole node at ``path``, block collections included: from its start to the
-        end of the last node inside it."""
+        end of the last node inside it. The last node inside a collection is inside its
+        last entry (keys keep the text's order), so the walk goes down one entry per
+        level: an extent costs the depth of the tree, not the size of the document. A
+        flow collection's own end is its extent."""
         first = self.value_span(path)
         if first is None:
             return None
-        n = len(path)
-        ends = [
-            self.text.at(self.doc.ends.get(pos, pos))
-            for table in (self.doc.values, self.doc.keys)
-            for p, pos in table.items()
-            if p[:n] == path
-        ]
-        return Span(first.start, max([first.end, *ends]))
+        if self.text.source.startswith(("{", "["), self.text.offset(first.start)):
+            return first
+        end, node = first.end, self._node(path)
+        while isinstance(node, (dict, list)) and node:
+            last = next(reversed(node)) if isinstance(node, dict) else len(node) - 1
+            path, node = (*path, last), node[last]
+            for span in (self.key_span(path), self.value_span(path)):
+                if span is not None and span.end > end:
+                    end = span.end
+        return Span(first.start, end)
+
+    def _node(self, path: PathT) -> Any:
+        node = self.doc.data
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return node
 
     def name_span(self, path: PathT) -> Span | None:
         """A scalar name's own characters, without quotes."""
@@ -223,6 +237,8 @@ class _Walker:
                 )
                 for j, read in _entries(stage.get("reads")):
                     self.ref("tensor", (*path, "reads", j), read)
+                for j, dep in _entries(stage.get("deps")):
+                    self.ref("stage", (*path, "deps", j), dep, scope=kind)
         for i, warm in _entries(layer.get("warms")):
             if not isinstance(warm, dict):
                 continue

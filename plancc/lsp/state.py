@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.workspace.position_codec import PositionCodec, ServerTextPosition, ServerTextRange
+from pygls.workspace.position_codec import PositionCodec
 
 from plancc.lsp.adapter import PlanResult
 from plancc.lsp.index import Index, Point, Span, Text, build
@@ -34,10 +34,18 @@ class PlanState:
         return build(self.result.doc, self.text) if self.result.doc is not None else None
 
     def range(self, span: Span) -> lsp.Range:
-        return self.codec.range_to_client_units(
-            self._lines,
-            ServerTextRange(ServerTextPosition(*span.start), ServerTextPosition(*span.end)),
-        )
+        return lsp.Range(self._units(span.start), self._units(span.end))
+
+    def _units(self, p: Point) -> lsp.Position:
+        """A point in the client's units: pygls's codec counts character by character,
+        an ASCII line (nearly every line of a plan) is its own count."""
+        line, col = p
+        if line >= len(self._lines):
+            return lsp.Position(len(self._lines), 0)
+        text = self._lines[line]
+        if text.isascii():
+            return lsp.Position(line, min(col, len(text)))
+        return lsp.Position(line, self.codec.client_num_units(text[:col]))
 
     def point(self, position: lsp.Position) -> Point:
         p = self.codec.position_from_client_units(self._lines, position)

@@ -1,7 +1,9 @@
 """The server: documents in, diagnostics out, and requests routed to the feature modules.
 
-Checks run in one worker thread, so that the event loop keeps reading the
-client's messages while a plan is checked. Changes are debounced on both
+Nothing slow runs on the event loop, which reads the client's messages and
+publishes diagnostics: checks run in one worker thread, requests (hover,
+completion, outline, …) in another, so a diagnostic never waits behind a
+request, nor a request behind a check. Changes are debounced on both
 edges: a change after a quiet moment (none in the last ``DEBOUNCE_S``) is
 checked at once, so an edit's diagnostics cost one check and no wait; the
 changes of a burst (typing) are checked together once none has come for
@@ -18,16 +20,17 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import PositionCodec
 
 from plancc import __version__
-from plancc.lsp import actions, completion, hover, navigation, outline
+from plancc.lsp import actions, completion, hover, navigation, outline, transport
 from plancc.lsp.adapter import check_text
 from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
 from plancc.lsp.index import Text
@@ -35,6 +38,7 @@ from plancc.lsp.state import PlanState
 
 DEBOUNCE_S = 0.05  # a pause between keystrokes shorter than this is one burst
 _PLAN_SUFFIXES = (".yaml", ".yml")
+R = TypeVar("R")
 
 
 class PlanServer(LanguageServer):
@@ -46,7 +50,14 @@ class PlanServer(LanguageServer):
         self.dirty: set[str] = set()
         self.changed_at: dict[str, float] = {}  # uri -> time.monotonic() of its last change
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-check")
+        # One thread for every request: each state's index is built once, by it.
+        self.answerer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-answer")
         self.docs_url = default_docs_url()
+        self.shut_down = False  # a `shutdown` request came: `exit` (or the end of input) is 0
+
+    async def answer(self, fn: Callable[..., R], *args: Any) -> R:
+        """``fn(*args)`` in the request thread: the loop goes on reading and publishing."""
+        return await asyncio.get_running_loop().run_in_executor(self.answerer, fn, *args)
 
     # -- checking ------------------------------------------------------------------------
 
@@ -74,10 +85,11 @@ class PlanServer(LanguageServer):
                     return
                 args = (uri, doc.version, doc.source, self._unsaved())
                 loop = asyncio.get_running_loop()
-                state = await loop.run_in_executor(self.checker, self._analyse, *args)
-                if isinstance(state, str):
-                    self.log(lsp.MessageType.Error, state)
+                checked = await loop.run_in_executor(self.checker, self._analyse, *args)
+                if isinstance(checked, str):
+                    self.log(lsp.MessageType.Error, checked)
                     continue
+                state, diagnostics = checked
                 if uri in self.dirty:  # the text changed during the check: check the newest
                     await self._settle(uri)
                     continue
@@ -85,18 +97,20 @@ class PlanServer(LanguageServer):
                 if state.result.doc is not None:  # it parsed: completion's names come from it
                     self.good[uri] = state
                 self.text_document_publish_diagnostics(
-                    lsp.PublishDiagnosticsParams(uri, to_lsp(state), version=state.version)
+                    lsp.PublishDiagnosticsParams(uri, diagnostics, version=state.version)
                 )
         finally:
             self.tasks.pop(uri, None)
 
     def _analyse(
         self, uri: str, version: int | None, source: str, unsaved: dict[Path, str]
-    ) -> PlanState | str:
-        """The state of one text, or the report of an internal error (logged by the loop)."""
+    ) -> tuple[PlanState, list[lsp.Diagnostic]] | str:
+        """The state of one text and its diagnostics, or the report of an internal error
+        (logged by the loop)."""
         try:
             codec = self.workspace.position_codec
-            return analyse(uri, version, source, unsaved, codec=codec, docs_url=self.docs_url)
+            state = analyse(uri, version, source, unsaved, codec=codec, docs_url=self.docs_url)
+            return state, to_lsp(state)
         except Exception:  # a bug, never the plan's fault: say so, keep serving
             return f"plancc: internal error\n{traceback.format_exc()}"
 
@@ -203,64 +217,92 @@ def _wire_documents(server: PlanServer) -> None:
 
 
 def _wire_features(server: PlanServer) -> None:
+    """Each request is answered in the request thread from the newest checked state of
+    its document; a document never opened has none, and gets the empty answer."""
+
+    @server.feature(lsp.SHUTDOWN)
+    def on_shutdown(ls: PlanServer, params: None) -> None:
+        ls.shut_down = True
+
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def on_hover(ls: PlanServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    async def on_hover(ls: PlanServer, params: lsp.HoverParams) -> lsp.Hover | None:
         state = ls.state(params.text_document.uri)
-        return hover.hover(state, params.position) if state else None
+        return await ls.answer(hover.hover, state, params.position) if state else None
 
     triggers = [" ", "[", ",", "-", "*", "+", "(", "/"]
 
     @server.feature(
         lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=triggers)
     )
-    def on_completion(ls: PlanServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        document = ls.workspace.get_text_document(params.text_document.uri)
-        at = document.position_from_client_units(params.position)  # code points
-        where = lsp.Position(at.line, at.character)
-        return completion.complete(ls.good.get(document.uri), document.source, where)
+    async def on_completion(
+        ls: PlanServer, params: lsp.CompletionParams
+    ) -> lsp.CompletionList | None:
+        uri = params.text_document.uri
+        document = ls.workspace.text_documents.get(uri)
+        if document is None:  # never opened: pygls would read the file from disk
+            return None
+        codec, source = ls.workspace.position_codec, document.source
+        return await ls.answer(_complete, ls.good.get(uri), source, params.position, codec)
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    def on_definition(ls: PlanServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
-        state = ls.state(params.text_document.uri)
-        return navigation.definition(state, params.position, ls._unsaved()) if state else []
-
-    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    def on_references(ls: PlanServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    async def on_definition(ls: PlanServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
         state = ls.state(params.text_document.uri)
         if state is None:
             return []
-        return navigation.references(state, params.position, params.context.include_declaration)
+        return await ls.answer(navigation.definition, state, params.position, ls._unsaved())
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    async def on_references(ls: PlanServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+        state = ls.state(params.text_document.uri)
+        if state is None:
+            return []
+        declaration = params.context.include_declaration
+        return await ls.answer(navigation.references, state, params.position, declaration)
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-    def on_prepare_rename(ls: PlanServer, params: lsp.PrepareRenameParams) -> Any:
+    async def on_prepare_rename(ls: PlanServer, params: lsp.PrepareRenameParams) -> Any:
         state = ls.state(params.text_document.uri)
-        return navigation.prepare_rename(state, params.position) if state else None
+        return await ls.answer(navigation.prepare_rename, state, params.position) if state else None
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME)
-    def on_rename(ls: PlanServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+    async def on_rename(ls: PlanServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
         state = ls.state(params.text_document.uri)
-        return navigation.rename(state, params.position, params.new_name) if state else None
+        if state is None:
+            return None
+        return await ls.answer(navigation.rename, state, params.position, params.new_name)
 
     kinds = [lsp.CodeActionKind.QuickFix]
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=kinds))
-    def on_code_action(ls: PlanServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def on_code_action(ls: PlanServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         state = ls.state(params.text_document.uri)
-        return actions.code_actions(state, params.context.diagnostics) if state else []
+        if state is None:
+            return []
+        return await ls.answer(actions.code_actions, state, params.context.diagnostics)
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def on_symbols(ls: PlanServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+    async def on_symbols(
+        ls: PlanServer, params: lsp.DocumentSymbolParams
+    ) -> list[lsp.DocumentSymbol]:
         state = ls.state(params.text_document.uri)
-        return outline.symbols(state) if state else []
+        return await ls.answer(outline.symbols, state) if state else []
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-    def on_inlay(ls: PlanServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    async def on_inlay(ls: PlanServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
         state = ls.state(params.text_document.uri)
-        return outline.inlay_hints(state, params.range) if state else []
+        return await ls.answer(outline.inlay_hints, state, params.range) if state else []
+
+
+def _complete(
+    state: PlanState | None, source: str, position: lsp.Position, codec: PositionCodec
+) -> lsp.CompletionList:
+    at = codec.position_from_client_units(source.splitlines(True), position)  # code points
+    return completion.complete(state, source, lsp.Position(at.line, at.character))
 
 
 def serve() -> None:
-    """Speak LSP over stdin/stdout until the client says exit.
+    """Speak LSP over stdin/stdout until the client says `exit` or its input ends; end with
+    status 1 (SystemExit) when it did not say `shutdown` first, as the protocol asks.
 
     The protocol gets its own copies of the two descriptors, and ``sys.stdout``
     becomes stderr while serving: a stray print cannot corrupt a message, and
@@ -270,4 +312,9 @@ def serve() -> None:
     writer = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     sys.stdout = sys.stderr
-    create().start_io(reader, writer)
+    server = create()
+    code = transport.run(server, reader, writer, shut_down=lambda: server.shut_down)
+    if code is None:  # the input ended: as `exit`
+        code = 0 if server.shut_down else 1
+    if code:
+        raise SystemExit(code)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from plancc.lsp.adapter import Document, PathT, Pos
@@ -80,11 +81,26 @@ class Occurrence:
 
 @dataclass
 class Index:
+    """The spans of a document's nodes, and (walked on first use: the outline and the
+    inlay hints need none) the occurrences of its names."""
+
     text: Text
     doc: Document
-    occurrences: list[Occurrence] = field(default_factory=list)
-    # warm name -> its path in the document (first definition)
-    warms: dict[str, PathT] = field(default_factory=dict)
+
+    @cached_property
+    def _walked(self) -> _Walker:
+        walker = _Walker(self, [], {})
+        walker.walk()
+        return walker
+
+    @property
+    def occurrences(self) -> list[Occurrence]:
+        return self._walked.occurrences
+
+    @property
+    def warms(self) -> dict[str, PathT]:
+        """Warm name -> its path in the document (its first definition)."""
+        return self._walked.warms
 
     def at(self, p: Point) -> Occurrence | None:
         return next((o for o in self.occurrences if o.span.contains(p)), None)
@@ -160,25 +176,18 @@ class Index:
         return span
 
 
-def build(doc: Document, text: Text) -> Index:
-    index = Index(text, doc)
-    data = doc.data if isinstance(doc.data, dict) else {}
-    dims = data.get("dims")
-    walker = _Walker(index, set(dims) if isinstance(dims, dict) else set())
-    walker.walk(data)
-    return index
-
-
 @dataclass
 class _Walker:
     index: Index
-    dims: set[str]
+    occurrences: list[Occurrence]
+    warms: dict[str, PathT]
+    dims: set[str] = field(default_factory=set)
 
     def add(
         self, kind: Kind, name: Any, span: Span | None, *, define: bool, scope: str | None = None
     ) -> None:
         if isinstance(name, str) and name and span is not None:
-            self.index.occurrences.append(Occurrence(kind, name, span, define, scope))
+            self.occurrences.append(Occurrence(kind, name, span, define, scope))
 
     def ref(self, kind: Kind, path: PathT, value: Any, scope: str | None = None) -> None:
         self.add(kind, value, self.index.name_span(path), define=False, scope=scope)
@@ -204,7 +213,10 @@ class _Walker:
         for i, item in enumerate(items if isinstance(items, list) else ()):
             self.expr((*path, i), item)
 
-    def walk(self, data: dict[str, Any]) -> None:
+    def walk(self) -> None:
+        data = self.index.doc.data if isinstance(self.index.doc.data, dict) else {}
+        dims = data.get("dims")
+        self.dims = set(dims) if isinstance(dims, dict) else set()
         for name, value in _items(data.get("dims")):
             self.define_key("dim", ("dims", name))
             self.expr(("dims", name), value)
@@ -246,7 +258,7 @@ class _Walker:
             name = warm.get("name")
             self.add("warm", name, self.index.name_span((*path, "name")), define=True)
             if isinstance(name, str):
-                self.index.warms.setdefault(name, path)
+                self.warms.setdefault(name, path)
             self.ref("stage", (*path, "after"), warm.get("after"), scope=kind)
             for j, item in _entries(warm.get("tensors")):
                 if isinstance(item, dict):

@@ -327,3 +327,23 @@ async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.Mon
     release.set()
     assert (await wire.until(lambda m: m.get("id") == 2))["result"] == []
     assert events == ["request started", "published", "request answered"]
+
+
+def test_a_long_answer_pauses_while_a_check_runs() -> None:
+    """The outline of 100 warms, made while a check runs (the server's ``pause`` is its
+    idle event, cleared): it stops at its first symbol, and goes on once the check ends.
+    A request that came first thus never holds a check for more than a symbol."""
+    idle = threading.Event()
+    plan = Path("/nonexistent/big.yaml")
+    state = analyse(
+        plan.as_uri(), 1, spread(100), {}, codec=PositionCodec(), docs_url="docs", pause=idle.wait
+    )
+    made: list[Any] = []
+    worker = threading.Thread(target=lambda: made.append(outline.symbols(state)))
+    worker.start()
+    worker.join(0.5)  # long enough to make the whole outline many times over
+    assert worker.is_alive()
+    assert made == []
+    idle.set()  # the check ended
+    worker.join(HANG)
+    assert len(made[0][-1]["children"]) == 10

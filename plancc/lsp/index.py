@@ -10,7 +10,7 @@ them to the client's units.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -86,6 +86,7 @@ class Index:
 
     text: Text
     doc: Document
+    pause: Callable[[], object] = lambda: None  # PlanState.pause
 
     @cached_property
     def _walked(self) -> _Walker:
@@ -187,6 +188,7 @@ class _Walker:
         self, kind: Kind, name: Any, span: Span | None, *, define: bool, scope: str | None = None
     ) -> None:
         if isinstance(name, str) and name and span is not None:
+            self.index.pause()
             self.occurrences.append(Occurrence(kind, name, span, define, scope))
 
     def ref(self, kind: Kind, path: PathT, value: Any, scope: str | None = None) -> None:

@@ -70,6 +70,7 @@ def _symbol(
     path: tuple[str | int, ...],
 ) -> Symbol | None:
     """A symbol spanning the entry at ``path`` (its key and value), selected at its name."""
+    state.pause()
     name_span = index.key_span(path) or index.name_span((*path, "name"))
     extent = index.extent(path)
     if name_span is None or extent is None or not name:
@@ -97,6 +98,7 @@ def inlay_hints(state: PlanState, within: lsp.Range) -> list[lsp.InlayHint]:
     span = state.span(within)
     out = []
     for t in plan.tensors.values():
+        state.pause()
         extent = index.extent(("tensors", t.name))
         if extent is None or t.bytes is None or not (span.start <= extent.end <= span.end):
             continue

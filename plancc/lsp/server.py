@@ -149,7 +149,8 @@ class PlanServer(LanguageServer):
         self.idle.clear()
         try:
             codec = self.workspace.position_codec
-            state = analyse(uri, version, source, unsaved, codec=codec, docs_url=self.docs_url)
+            docs, pause = self.docs_url, self.idle.wait
+            state = analyse(uri, version, source, unsaved, codec=codec, docs_url=docs, pause=pause)
             return state, to_lsp(state)
         except Exception:  # a bug, never the plan's fault: say so, keep serving
             return f"plancc: internal error\n{traceback.format_exc()}"
@@ -187,12 +188,12 @@ def analyse(
     *,
     codec: PositionCodec,
     docs_url: str,
+    pause: Callable[[], object] = lambda: None,
 ) -> PlanState:
-    """Check one buffer's text: what every feature reads."""
+    """Check one buffer's text: what every feature reads (``pause``: PlanState's)."""
     path = path_of(uri)
     result = check_text(path, source, unsaved)
-    text = Text(source)
-    return PlanState(uri, path, version, text, result, codec, docs_url)
+    return PlanState(uri, path, version, Text(source), result, codec, docs_url, pause)
 
 
 def is_plan(uri: str) -> bool:

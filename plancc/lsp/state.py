@@ -3,7 +3,8 @@ the index of its names, and conversions between code points and the client's uni
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,10 @@ class PlanState:
     result: PlanResult
     codec: PositionCodec
     docs_url: str
+    # Called between the items of a long answer (symbols, hints, the names' walk): the
+    # server's waits while a check runs, so that a check never shares the interpreter
+    # with a request for long.
+    pause: Callable[[], object] = field(default=lambda: None, repr=False)
 
     def __post_init__(self) -> None:
         self._lines = self.text.source.splitlines(True)
@@ -37,7 +42,8 @@ class PlanState:
     def index(self) -> Index | None:
         """The names of the text (None when it is not a YAML document), built on the
         first request that needs them: diagnostics are published without waiting for it."""
-        return Index(self.text, self.result.doc) if self.result.doc is not None else None
+        doc = self.result.doc
+        return Index(self.text, doc, self.pause) if doc is not None else None
 
     def range(self, span: Span) -> lsp.Range:
         return lsp.Range(

@@ -53,7 +53,8 @@ class Answer:
     __slots__ = ("json",)
 
     def __init__(self, value: object) -> None:
-        self.json = json.dumps(value)  # ASCII: its length is its size in bytes
+        # ASCII, so its length is its size in bytes; a tree of fresh values, no cycle.
+        self.json = json.dumps(value, separators=(",", ":"), check_circular=False)
 
 
 class _Protocol(LanguageServerProtocol):
@@ -62,7 +63,7 @@ class _Protocol(LanguageServerProtocol):
         if not isinstance(answer, Answer) or self.writer is None:
             super()._send_data(data)
             return
-        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(data.id)}, "result": {answer.json}}}'
+        body = f'{{"jsonrpc":"2.0","id":{json.dumps(data.id)},"result":{answer.json}}}'
         header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; "
         self.writer.write(f"{header}charset={self.CHARSET}\r\n\r\n{body}".encode())
 

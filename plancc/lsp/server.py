@@ -2,8 +2,9 @@
 
 Nothing slow runs on the event loop, which reads the client's messages and
 publishes diagnostics: checks run in one worker thread, requests (hover,
-completion, outline, …) in another, so a diagnostic never waits behind a
-request, nor a request behind a check. Changes are debounced on both
+completion, outline, …) in another, which starts a request only while no check
+runs and pauses a long answer while one does (``PlanState.pause``): a
+diagnostic never waits behind a request. Changes are debounced on both
 edges: a change after a quiet moment (none in the last ``DEBOUNCE_S``) is
 checked at once, so an edit's diagnostics cost one check and no wait; the
 changes of a burst (typing) are checked together once none has come for

@@ -198,6 +198,17 @@ def test_a_request_after_shutdown_is_an_error(server: Server) -> None:
     assert server.proc.wait(HANG) == 0
 
 
+def test_a_request_right_after_open_waits_for_the_first_check(server: Server) -> None:
+    """Answered from the document's first check, not empty because none had ended."""
+    item = {"uri": DEMO.as_uri(), "languageId": "yaml", "version": 1, "text": DEMO.read_text()}
+    server.send(notify("textDocument/didOpen", {"textDocument": item}))
+    server.send(request(2, "textDocument/documentSymbol", {"textDocument": {"uri": item["uri"]}}))
+    assert [s["name"] for s in server.answer(2)["result"]] == ["dims", "tensors", "layers"]
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
 def _doc(name: str) -> dict[str, Any]:
     return {"textDocument": {"uri": (Path("/nonexistent") / name).as_uri()}}
 

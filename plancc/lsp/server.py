@@ -90,9 +90,14 @@ class PlanServer(LanguageServer):
         self, uri: str, fn: Callable[..., object], *args: Any, empty: object = None
     ) -> Reply:
         """``fn(state, *args)`` as JSON values, in the request thread, on the newest checked
-        state of ``uri`` (``empty`` without one). It starts once no check is running: a
-        request never slows the check of a change that came before it, and answers from
-        that change's state, the text the client's positions refer to."""
+        state of ``uri`` (``empty`` without one; a document just opened has one once its
+        first check ends). It starts once no check is running: a request never slows the
+        check of a change that came before it, and answers from that change's state, the
+        text the client's positions refer to."""
+
+        first = self.tasks.get(uri)
+        if uri not in self.plans and first is not None:  # just opened: its first check
+            await asyncio.wait([first])
 
         def answer() -> Reply:
             self.idle.wait()

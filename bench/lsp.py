@@ -1,79 +1,159 @@
-"""Benchmark for `make bench`: how long an editor waits for diagnostics after a change.
+"""Benchmark for `make bench`: how long an editor waits on `plancc lsp`.
 
-Starts the real `plancc lsp` process, opens the Flash plan, then sends one
-whole-text `didChange` at a time (an edit to a comment, so the diagnostics
-stay those of the plan) and measures the time until the server publishes the
-diagnostics of that version: the debounce, the check in the worker thread and
-the JSON-RPC round trip. The target is 100 ms on the development machine; the
-in-process front end alone is measured beside it, so the server's own share
-shows as the difference. Wall times depend on what else runs (several jobs
-share two cores here), so the server's CPU time per change is printed too: the
+Starts the real `plancc lsp` process and speaks to it as an editor does:
+
+- **diagnostics on the Flash plan**: one whole-text `didChange` at a time (an
+  edit to a comment, so the diagnostics stay those of the plan), timed until the
+  server publishes that version's diagnostics: the debounce, the check in the
+  worker thread and the JSON-RPC round trip; the in-process front end alone is
+  measured beside it, so the server's own share shows as the difference;
+- **requests on generated plans** (`spread` of bench/run.py) of 10² and 10³
+  warms: `didChange` → diagnostics, then documentSymbol (the outline), inlay
+  hints, hover (on the last warm) and completion (in the last warm's
+  `tensors`, every tensor offered). Each request is timed on the state a
+  change just made (the first request of a state builds its name index), and
+  again on the same state. Last, `didChange` → diagnostics with an outline
+  request sent just before it: a diagnostic must not wait behind a request.
+
+The target is 100 ms for each. Wall times depend on what else runs (several
+jobs share two cores here), so the server's CPU time is printed too: the
 latency an idle machine would see. Nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-from lsprotocol import types as T
-from pygls.lsp.client import LanguageClient
+from run import spread  # bench/run.py: the script's own directory is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
 CHANGES = 30
+SIZES = (100, 1_000)
+ROUNDS = 7  # fresh states per request kind and size
 TARGET_MS = 100.0
 
 
-async def server_latencies(text: str) -> tuple[list[float], float | None]:
-    """Each change's wait for its diagnostics (ms), and the server's CPU time per change."""
-    client = LanguageClient("plancc-bench", "1")
-    published: dict[int, float] = {}
-    arrived = asyncio.Event()
+class Session:
+    """One `plancc lsp` process and one open document, spoken to over its pipes: each
+    answer is timed until its last byte is read and parsed as JSON, not through an LSP
+    client library (whose own conversion of 5,000 symbols would be timed too)."""
 
-    @client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: T.PublishDiagnosticsParams) -> None:
-        if params.version is not None:
-            published[params.version] = time.perf_counter()
-            arrived.set()
+    def __init__(self) -> None:
+        self.published: dict[int, float] = {}
+        self.arrived = asyncio.Event()
+        self.answers: dict[int, asyncio.Future[Any]] = {}
+        self.ids = iter(range(1, 1 << 62))
+        self.uri = ""
+        self.version = 0
+        self.proc: asyncio.subprocess.Process | None = None
+        self.reading: asyncio.Task[None] | None = None
 
-    async def until_published(version: int) -> None:
-        while version not in published:
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), timeout=60)
-
-    await client.start_io(sys.executable, "-m", "plancc", "lsp")
-    await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities()))
-    client.initialized(T.InitializedParams())
-    uri = PLAN.as_uri()
-    item = T.TextDocumentItem(uri=uri, language_id="yaml", version=0, text=text)
-    client.text_document_did_open(T.DidOpenTextDocumentParams(text_document=item))
-    await until_published(0)
-    pid = client._server.pid if client._server is not None else None
-    cpu_before = _cpu_seconds(pid)
-    out = []
-    for version in range(1, CHANGES + 1):
-        changed = text.replace("# DeepSeek V4 Flash", f"# DeepSeek V4 Flash ({version})", 1)
-        sent = time.perf_counter()
-        client.text_document_did_change(
-            T.DidChangeTextDocumentParams(
-                text_document=T.VersionedTextDocumentIdentifier(version=version, uri=uri),
-                content_changes=[T.TextDocumentContentChangeWholeDocument(text=changed)],
-            )
+    async def start(self, path: Path, text: str) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "plancc",
+            "lsp",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=1 << 26,
         )
-        await until_published(version)
-        out.append((published[version] - sent) * 1000)
-    cpu_after = _cpu_seconds(pid)
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
-    if cpu_before is None or cpu_after is None:
-        return out, None
-    return out, (cpu_after - cpu_before) * 1000 / CHANGES
+        self.reading = asyncio.ensure_future(self._read())
+        await self.request("initialize", {"capabilities": {}})
+        self.notify("initialized", {})
+        self.uri = path.as_uri()
+        item = {"uri": self.uri, "languageId": "yaml", "version": 0, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+        await self.until_published(0)
+
+    async def stop(self) -> None:
+        assert self.proc is not None
+        await self.request("shutdown", None)
+        self.notify("exit", None)
+        await self.proc.wait()
+        if self.reading is not None:
+            self.reading.cancel()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc is not None
+        assert self.proc.stdin is not None
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    def ask(self, method: str, params: Any) -> asyncio.Future[Any]:
+        msg_id = next(self.ids)
+        self.answers[msg_id] = asyncio.get_running_loop().create_future()
+        self._send({"id": msg_id, "method": method, "params": params})
+        return self.answers[msg_id]
+
+    async def request(self, method: str, params: Any) -> Any:
+        message = await self.ask(method, params)
+        assert "error" not in message, message
+        return message["result"]
+
+    async def _read(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        out = self.proc.stdout
+        while True:
+            length = 0
+            while (line := await out.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            if not line:
+                return
+            message = json.loads(await out.readexactly(length))
+            now = time.perf_counter()
+            if message.get("method") == "textDocument/publishDiagnostics":
+                version = message["params"].get("version")
+                if version is not None:
+                    self.published[version] = now
+                    self.arrived.set()
+            elif "id" in message and "method" not in message:
+                self.answers.pop(message["id"]).set_result(message)
+
+    async def until_published(self, version: int) -> None:
+        while version not in self.published:
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), timeout=600)
+
+    def send_change(self, text: str) -> tuple[int, float]:
+        self.version += 1
+        sent = time.perf_counter()
+        self.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": self.uri, "version": self.version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+        return self.version, sent
+
+    async def change(self, text: str) -> float:
+        """A whole-text change: ms until its diagnostics are published."""
+        version, sent = self.send_change(text)
+        await self.until_published(version)
+        return (self.published[version] - sent) * 1000
+
+    def cpu(self) -> float | None:
+        return _cpu_seconds(self.proc.pid if self.proc is not None else None)
+
+    @property
+    def doc(self) -> dict[str, str]:
+        return {"uri": self.uri}
 
 
 def _cpu_seconds(pid: int | None) -> float | None:
@@ -83,6 +163,25 @@ def _cpu_seconds(pid: int | None) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- diagnostics on the Flash plan -----------------------------------------------------------
+
+
+async def flash_latencies(text: str) -> tuple[list[float], float | None]:
+    """Each change's wait for its diagnostics (ms), and the server's CPU time per change."""
+    session = Session()
+    await session.start(PLAN, text)
+    cpu_before = session.cpu()
+    out = []
+    for n in range(1, CHANGES + 1):
+        changed = text.replace("# DeepSeek V4 Flash", f"# DeepSeek V4 Flash ({n})", 1)
+        out.append(await session.change(changed))
+    cpu_after = session.cpu()
+    await session.stop()
+    if cpu_before is None or cpu_after is None:
+        return out, None
+    return out, (cpu_after - cpu_before) * 1000 / CHANGES
 
 
 def in_process_ms(text: str) -> tuple[list[float], list[float]]:
@@ -100,9 +199,105 @@ def in_process_ms(text: str) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
+# -- requests on generated plans -------------------------------------------------------------
+
+
+Row = dict[str, Any]
+
+
+def _requests(session: Session, text: str) -> dict[str, Callable[[], Awaitable[Any]]]:
+    lines = text.splitlines()
+    last = max(i for i, line in enumerate(lines) if "after:" in line)
+    name = {"line": last, "character": lines[last].index("{name: ") + 8}
+    tensors = {"line": last, "character": lines[last].index("tensors: [") + 10}
+    everything = {"start": {"line": 0, "character": 0}, "end": {"line": len(lines), "character": 0}}
+    doc = session.doc
+
+    def ask(method: str, **params: Any) -> Callable[[], Awaitable[Any]]:
+        return lambda: session.request(method, {"textDocument": doc, **params})
+
+    return {
+        "documentSymbol": ask("textDocument/documentSymbol"),
+        "inlay hints": ask("textDocument/inlayHint", range=everything),
+        "hover": ask("textDocument/hover", position=name),
+        "completion": ask("textDocument/completion", position=tensors),
+    }
+
+
+async def _timed(ask: Callable[[], Awaitable[Any]]) -> float:
+    start = time.perf_counter()
+    answer = await ask()
+    assert answer, "an empty answer measures nothing"
+    return (time.perf_counter() - start) * 1000
+
+
+async def scale(warms: int) -> list[Row]:
+    text = spread(warms)
+    with tempfile.TemporaryDirectory() as tmp:
+        session = Session()
+        await session.start(Path(tmp) / f"spread_{warms}.yaml", text)
+        edits = iter(range(1, 1_000_000))
+
+        def edited() -> str:
+            return f"{text}# edit {next(edits)}\n"
+
+        rows: list[Row] = []
+        before = session.cpu()
+        changes = [await session.change(edited()) for _ in range(ROUNDS)]
+        after = session.cpu()
+        cpu = None if before is None or after is None else after - before
+        rows.append(_row("didChange → diagnostics", changes, None, cpu))
+        for what, ask in _requests(session, text).items():
+            fresh, again = [], []
+            cpu: float | None = 0.0
+            for _ in range(ROUNDS):
+                await session.change(edited())
+                before = session.cpu()
+                fresh.append(await _timed(ask))
+                after = session.cpu()
+                again.append(await _timed(ask))
+                cpu = (
+                    None if before is None or after is None or cpu is None else cpu + after - before
+                )
+            rows.append(_row(what, fresh, again, cpu))
+        behind = []
+        for _ in range(ROUNDS):
+            await session.change(edited())
+            pending = session.ask("textDocument/documentSymbol", {"textDocument": session.doc})
+            behind.append(await session.change(edited()))
+            await pending
+        rows.append(_row("didChange → diagnostics, outline request in flight", behind, None, None))
+        await session.stop()
+    return rows
+
+
+def _row(what: str, fresh: list[float], again: list[float] | None, cpu_s: float | None) -> Row:
+    """``cpu_s``: the server's CPU seconds over the ``fresh`` ones, when known."""
+    return {
+        "what": what,
+        "median_ms": statistics.median(fresh),
+        "max_ms": max(fresh),
+        "again_ms": statistics.median(again) if again else None,
+        "cpu_ms": None if cpu_s is None else cpu_s * 1000 / len(fresh),
+    }
+
+
+def _print_scale(warms: int, rows: list[Row]) -> None:
+    print(f"lsp: spread plan of {warms:,} warms ({ROUNDS} rounds; a request on a fresh state,")
+    print("     then again on the same state; server CPU per request: the idle figure)")
+    for r in rows:
+        again = f"again {r['again_ms']:6.1f}" if r["again_ms"] is not None else " " * 12
+        cpu = f"CPU {r['cpu_ms']:6.1f}" if r["cpu_ms"] is not None else ""
+        verdict = "within" if r["median_ms"] <= TARGET_MS else "OVER"
+        print(
+            f"  {r['what']:<52} median {r['median_ms']:7.1f} ms   max {r['max_ms']:7.1f}"
+            f"   {again}   {cpu}   {verdict}"
+        )
+
+
 def main() -> None:
     text = PLAN.read_text("utf-8")
-    served, server_cpu = asyncio.run(server_latencies(text))
+    served, server_cpu = asyncio.run(flash_latencies(text))
     alone, cpu = in_process_ms(text)
     median = statistics.median(served)
     print(f"lsp: didChange -> publishDiagnostics on {PLAN.name}, {CHANGES} changes")
@@ -113,12 +308,14 @@ def main() -> None:
         print(f"  server CPU   mean   {server_cpu:6.1f} ms per change (the idle figure)")
     print(f"  check alone  median {statistics.median(alone):6.1f} ms (in-process front end)")
     print(f"  check CPU    median {statistics.median(cpu):6.1f} ms (its CPU time: the idle figure)")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"  load average {load:.2f} on {os.cpu_count()} cores")
     for what, ms in (("wall median", median), ("server CPU", server_cpu)):
         if ms is not None:
             verdict = "within" if ms <= TARGET_MS else "OVER"
             print(f"  {what}: {verdict} the {TARGET_MS:.0f} ms target ({ms / TARGET_MS:.2f}×)")
+    for warms in SIZES:
+        _print_scale(warms, asyncio.run(scale(warms)))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types as T
+from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from plancc.api import validate_paths
+from plancc.check import catalog
+from plancc.codes import Severity
 from plancc.lsp.adapter import check_text
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -294,6 +297,10 @@ async def test_completion_by_place(client: LanguageClient) -> None:
     allow = await _complete(client, text + "        allow: [", "allow: [")
     assert "PC102" in allow  # an error there would be PC004
     assert "PC030" not in allow
+    assert "PC004" not in allow  # a warning, but one that is never silenced
+    assert "PC006" in allow
+    warnings = {c.id for c in catalog() if c.severity is Severity.WARNING}
+    assert set(allow) == warnings - {"PC004"}
     forward = await _complete(client, text + "forward:\n  - ", "forward:\n  - ")
     assert forward == ["attn"]
     kinds = text + "forward:\n  from_config: ratios\n  kinds: {0: "
@@ -303,6 +310,67 @@ async def test_completion_by_place(client: LanguageClient) -> None:
     ]
     ignore = await _complete(client, text + "lint:\n  ignore: [PC1", "ignore: [PC1")
     assert "PC104" in ignore
+
+
+async def test_completion_on_a_document_never_opened_is_null(client: LanguageClient) -> None:
+    """Null, as hover is (it answered an internal error with a traceback, or completed
+    from the file on disk, which the editor never showed the server)."""
+    for path in (DATA / "absent.yaml", CASES.parent / "data" / "lsp" / "demo.config.json"):
+        got = await client.text_document_completion_async(
+            T.CompletionParams(
+                text_document=T.TextDocumentIdentifier(path.resolve().as_uri()),
+                position=T.Position(0, 0),
+            )
+        )
+        assert got is None, path
+
+
+# A stage's `deps` names stages of its layer kind listed before it. Until the schema has
+# the key, the plan carries PC002 for it; completion, hover and navigation read the text.
+DEPS = demo().replace("- {name: core}", "- {name: core, deps: [q_proj, k_proj]}")
+
+
+async def test_completion_of_deps(client: LanguageClient) -> None:
+    before_core = ["norm", "q_proj", "k_proj"]
+    flow = DEPS.replace("deps: [q_proj, k_proj]", "deps: [q_proj, ")
+    assert await _complete(client, flow, "deps: [q_proj, ") == before_core
+    first = DEPS.replace("- {name: core, deps: [q_proj, k_proj]}", "- {deps: [, name: core}")
+    assert await _complete(client, first, "deps: [") == before_core  # `name` after it
+    block = DEPS.replace(
+        "      - {name: o_a, reads: [wo_a], group: o}",
+        "      - name: o_a\n        reads: [wo_a]\n        deps:\n          - ",
+    )
+    assert await _complete(client, block, "deps:\n          - ") == [*before_core, "core"]
+    new = DEPS.replace("    warms:", "      - {name: o_c, deps: [\n    warms:")
+    assert await _complete(client, new, "o_c, deps: [") == [*before_core, "core", "o_a", "o_b"]
+
+
+async def test_hover_and_navigation_on_deps(client: LanguageClient) -> None:
+    assert await _hover(client, DEPS, "deps: [q_proj", 7) == (
+        "stage `q_proj` (#1 of `attn`)\n\nreads: wq\n\nwarms alive: none"
+    )
+    (stage,) = await _definition(client, DEPS, "k_proj]}", 1)
+    assert stage.range.start == where(DEPS, "k_proj, task")
+    refs = await client.text_document_references_async(
+        T.ReferenceParams(
+            text_document=doc(),
+            position=where(DEPS, "q_proj, task"),
+            context=T.ReferenceContext(include_declaration=False),
+        )
+    )
+    assert refs is not None
+    assert sorted((r.range.start.line + 1, r.range.start.character + 1) for r in refs) == [
+        (26, 29),  # deps: [q_proj
+        (31, 16),  # after: q_proj
+    ]
+    edit = await client.text_document_rename_async(
+        T.RenameParams(text_document=doc(), position=where(DEPS, "q_proj, task"), new_name="q")
+    )
+    assert edit is not None
+    assert edit.changes is not None
+    renamed = apply(DEPS, edit.changes[DEMO.as_uri()])
+    assert "- {name: core, deps: [q, k_proj]}" in renamed
+    assert "after: q\n" in renamed
 
 
 # -- navigation ----------------------------------------------------------------------------
@@ -361,10 +429,40 @@ async def test_references_and_rename(client: LanguageClient) -> None:
         renamed = apply(text, edit.changes[DEMO.as_uri()])
         assert old not in renamed.replace(f"{old}_", "#"), old
         assert codes_of(renamed) == codes_of(text)
-    with pytest.raises(Exception, match="keyword"):
-        await client.text_document_rename_async(
-            T.RenameParams(text_document=doc(), position=where(text, "wo_a: {"), new_name="lambda")
-        )
+
+
+async def test_rename_to_a_name_that_cannot_be_is_refused(client: LanguageClient) -> None:
+    """InvalidParams with the reason, and no traceback (it was an internal error)."""
+    text = demo()
+    await open_text(client, text)
+    for needle, new, why in (
+        ("wo_a: {", "lambda", "cannot rename tensor 'wo_a': 'lambda' is a Python keyword"),
+        (
+            "wo_a: {",
+            "2x",
+            "cannot rename tensor 'wo_a': '2x' is not an identifier (letters, "
+            "digits and '_', starting with a letter)",
+        ),
+        ("wo_a: {", "wo_b", "cannot rename tensor 'wo_a': 'wo_b' is another tensor"),
+        (
+            "q_proj, task",
+            "k_proj",
+            "cannot rename stage 'q_proj': 'k_proj' is another stage of attn",
+        ),
+        (
+            "warm_o",
+            "pl",
+            "cannot rename warm 'warm_o': 'pl' is reserved by the generated "
+            "module (pl, after, warm_ctx, *_flat)",
+        ),
+    ):
+        with pytest.raises(JsonRpcInvalidParams) as refused:
+            await client.text_document_rename_async(
+                T.RenameParams(text_document=doc(), position=where(text, needle), new_name=new)
+            )
+        assert (refused.value.code, refused.value.message) == (-32602, why)
+        assert refused.value.data is None
+    assert client.messages == []  # nothing shown to the user beside the refusal
 
 
 # -- code actions --------------------------------------------------------------------------

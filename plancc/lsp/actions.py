@@ -38,7 +38,7 @@ def code_actions(state: PlanState, requested: Sequence[lsp.Diagnostic]) -> list[
         fixed = fix(state, state.index, d) if fix else None
         if fixed and fixed[1]:
             out.append(_action(state, fixed[0], fixed[1], given, preferred=True))
-        if pc.silenceable(d.code):
+        if pc.code_doc(d.code) in pc.silenceable():
             allow = _allow(state, state.index, d)
             if allow:
                 out.append(_action(state, allow[0], allow[1], given, preferred=False))

@@ -14,14 +14,13 @@ from pathlib import Path
 from plancc import ir
 from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
-from plancc.codes import Code, Severity
+from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.dtypes import DTYPES
 from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
 from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
-from plancc.rules import discover
 from plancc.text import fmt_bytes
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "l2_bytes",
     "landing",
     "platform_names",
-    "rule_ids",
     "silenceable",
 ]
 
@@ -71,14 +69,10 @@ def code_doc(code: str) -> Code | None:
     return lookup(code.upper())
 
 
-def rule_ids(*, warnings_only: bool = False) -> list[Code]:
-    return [c for c in catalog() if not warnings_only or c.severity is Severity.WARNING]
-
-
-def silenceable(code: str) -> bool:
-    """Whether an `allow` can silence ``code``: a warning of a check-stage rule (a bad
-    silence itself, PC004, is never silenced)."""
-    return any(r.id == code and r.severity is Severity.WARNING for r in discover())
+def silenceable() -> list[Code]:
+    """The codes an `allow` or `lint.ignore` can silence: every warning but PC004, which
+    reports a bad silence and is never silenced itself (``check``)."""
+    return [c for c in catalog() if c.severity is Severity.WARNING and c is not BAD_SILENCE]
 
 
 def dtype_names() -> list[str]:

@@ -16,7 +16,7 @@ import re
 from lsprotocol import types as lsp
 
 from plancc.lsp import adapter as pc
-from plancc.lsp.index import Text
+from plancc.lsp.index import Point, Text
 from plancc.lsp.navigation import config_path
 from plancc.lsp.state import PlanState
 
@@ -26,6 +26,8 @@ _IN_KINDS = re.compile(r"kinds\s*:\s*\{[^{}]*:\s*\w*$")
 _LIST_ITEM = re.compile(r"^(\s*)-\s*[^:#\[\]{}]*$")
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s*)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
 _EXPRESSION_KEYS = {"shape", "flat", "repeat", "layers"}
+_DASH = re.compile(r"^\s*(-)\s")
+_NAME_KEY = re.compile(r"(?:^|[\s{,])name\s*:\s*[\"']?([A-Za-z_]\w*)")
 
 
 def complete(state: PlanState | None, source: str, position: lsp.Position) -> lsp.CompletionList:
@@ -33,34 +35,35 @@ def complete(state: PlanState | None, source: str, position: lsp.Position) -> ls
     text = Text(source)
     line = text.line(position.line)
     prefix = line[: position.character]
-    key = _context(text, position.line, prefix)
-    items = _items(state, key, position.line) if key else []
+    found = _context(text, position.line, prefix)
+    items = _items(state, text, *found) if found else []
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
-def _context(text: Text, line: int, prefix: str) -> str | None:
-    """The key whose value the cursor is in (``"dims:"`` for an entry of `dims`)."""
+def _context(text: Text, line: int, prefix: str) -> tuple[str, Point] | None:
+    """The key whose value the cursor is in (``"dims:"`` for an entry of `dims`), and
+    where that key is."""
     if "#" in prefix:
         return None
-    if _IN_KINDS.search(prefix):
-        return "kinds"
+    if m := _IN_KINDS.search(prefix):
+        return "kinds", (line, m.start())
     if m := _IN_LIST.search(prefix):
-        return m.group(1)
+        return m.group(1), (line, m.start(1))
     if m := _IN_VALUE.search(prefix):
         key = m.group(1)
         if key in _KEYS or key in _EXPRESSION_KEYS:
-            return key
+            return key, (line, m.start(1))
         indent = len(prefix) - len(prefix.lstrip())
         parent = _parent(text, line, indent, strict=True)
-        return f"{parent}:" if parent in ("dims", "kinds") else None
+        return (f"{parent[0]}:", parent[1]) if parent and parent[0] in ("dims", "kinds") else None
     if m := _LIST_ITEM.match(prefix):
         return _parent(text, line, len(m.group(1)), strict=False)
     return None
 
 
-def _parent(text: Text, line: int, indent: int, *, strict: bool) -> str | None:
+def _parent(text: Text, line: int, indent: int, *, strict: bool) -> tuple[str, Point] | None:
     """The key of the nearest line above that is less indented (or, for an indentless
-    list, as indented) and opens a block."""
+    list, as indented) and opens a block, and where it is."""
     for n in range(line - 1, -1, -1):
         above = text.line(n)
         if not above.strip() or above.lstrip().startswith("#"):
@@ -68,31 +71,32 @@ def _parent(text: Text, line: int, indent: int, *, strict: bool) -> str | None:
         m = _KEY_LINE.match(above)
         depth = len(above) - len(above.lstrip())
         if m and (depth < indent or (not strict and depth == indent)):
-            return m.group(2)
+            return m.group(2), (n, m.start(2))
         if depth < indent:
             return None
     return None
 
 
-def _items(state: PlanState | None, key: str, line: int) -> list[lsp.CompletionItem]:
+def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp.CompletionItem]:
     kind = lsp.CompletionItemKind
     if key == "dtype":
         return [_item(n, kind.EnumMember, "dtype") for n in pc.dtype_names()]
     if key == "platform":
         return [_item(n, kind.EnumMember, pc.platform_note(n)) for n in pc.platform_names()]
     if key in ("allow", "ignore"):
-        return [
-            _item(c.id, kind.Value, f"{c.name} ({c.severity.value})")
-            for c in pc.rule_ids(warnings_only=True)
-        ]
+        return [_item(c.id, kind.Value, f"{c.name} ({c.severity.value})") for c in pc.silenceable()]
     index = state.index if state is not None else None
     if index is None or state is None:
         return []
     if key in ("reads", "tensors", "tensor"):
         return [_item(n, kind.Variable, "tensor") for n in index.names("tensor")]
-    if key == "after":
-        scope = _enclosing_kind(state, line)
-        return [_item(n, kind.Function, f"stage of {scope}") for n in index.names("stage", scope)]
+    if key in ("after", "deps"):
+        scope = _enclosing_kind(state, at[0])
+        stages = index.names("stage", scope)
+        if key == "deps":  # a stage waits for stages listed before it (PC015)
+            this = _stage_name(text, at)
+            stages = stages[: stages.index(this)] if this in stages else stages
+        return [_item(n, kind.Function, f"stage of {scope}") for n in stages]
     if key in ("forward", "layer", "kinds"):
         return [_item(n, kind.Class, "layer kind") for n in index.names("kind")]
     if key in _EXPRESSION_KEYS or key == "dims:":
@@ -104,11 +108,33 @@ def _items(state: PlanState | None, key: str, line: int) -> list[lsp.CompletionI
 
 
 _KEYS = {"dtype", "platform", "after", "tensor", "layer", "from_config", "reads", "tensors"}
-_KEYS |= {"allow", "ignore", "forward"}
+_KEYS |= {"allow", "ignore", "forward", "deps"}
 
 
 def _item(label: str, kind: lsp.CompletionItemKind, detail: str | None) -> lsp.CompletionItem:
     return lsp.CompletionItem(label=label, kind=kind, detail=detail)
+
+
+def _stage_name(text: Text, key: Point) -> str | None:
+    """The `name` of the stage entry holding the key at ``key``, typed before or after
+    it: the entry starts at the nearest `- ` left of the key, at or above its line, and
+    ends before the next line indented as little as that `- `."""
+    for n in range(key[0], -1, -1):
+        m = _DASH.match(text.line(n))
+        if m and (n < key[0] or m.start(1) < key[1]):
+            return _name_in(text, n, m.end(1))
+    return None
+
+
+def _name_in(text: Text, start: int, indent: int) -> str | None:
+    for n in range(start, len(text.starts)):
+        line = text.line(n)
+        body = line.lstrip()
+        if n > start and body and not body.startswith("#") and len(line) - len(body) < indent:
+            return None
+        if m := _NAME_KEY.search(line, indent if n == start else 0):
+            return m.group(1)
+    return None
 
 
 def _enclosing_kind(state: PlanState, line: int) -> str | None:

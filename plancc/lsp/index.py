@@ -10,8 +10,9 @@ them to the client's units.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from plancc.lsp.adapter import Document, PathT, Pos
@@ -80,11 +81,27 @@ class Occurrence:
 
 @dataclass
 class Index:
+    """The spans of a document's nodes, and (walked on first use: the outline and the
+    inlay hints need none) the occurrences of its names."""
+
     text: Text
     doc: Document
-    occurrences: list[Occurrence] = field(default_factory=list)
-    # warm name -> its path in the document (first definition)
-    warms: dict[str, PathT] = field(default_factory=dict)
+    pause: Callable[[], object] = lambda: None  # PlanState.pause
+
+    @cached_property
+    def _walked(self) -> _Walker:
+        walker = _Walker(self, [], {})
+        walker.walk()
+        return walker
+
+    @property
+    def occurrences(self) -> list[Occurrence]:
+        return self._walked.occurrences
+
+    @property
+    def warms(self) -> dict[str, PathT]:
+        """Warm name -> its path in the document (its first definition)."""
+        return self._walked.warms
 
     def at(self, p: Point) -> Occurrence | None:
         return next((o for o in self.occurrences if o.span.contains(p)), None)
@@ -122,18 +139,32 @@ class Index:
 
     def extent(self, path: PathT) -> Span | None:
         """The whole node at ``path``, block collections included: from its start to the
-        end of the last node inside it."""
+        end of the last node inside it. The last node inside a collection is inside its
+        last entry (keys keep the text's order), so the walk goes down one entry per
+        level: an extent costs the depth of the tree, not the size of the document. A
+        flow collection's own end is its extent."""
         first = self.value_span(path)
         if first is None:
             return None
-        n = len(path)
-        ends = [
-            self.text.at(self.doc.ends.get(pos, pos))
-            for table in (self.doc.values, self.doc.keys)
-            for p, pos in table.items()
-            if p[:n] == path
-        ]
-        return Span(first.start, max([first.end, *ends]))
+        if self.text.source.startswith(("{", "["), self.text.offset(first.start)):
+            return first
+        end, node = first.end, self._node(path)
+        while isinstance(node, (dict, list)) and node:
+            last = next(reversed(node)) if isinstance(node, dict) else len(node) - 1
+            path, node = (*path, last), node[last]
+            for span in (self.key_span(path), self.value_span(path)):
+                if span is not None and span.end > end:
+                    end = span.end
+        return Span(first.start, end)
+
+    def _node(self, path: PathT) -> Any:
+        node = self.doc.data
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return node
 
     def name_span(self, path: PathT) -> Span | None:
         """A scalar name's own characters, without quotes."""
@@ -146,25 +177,19 @@ class Index:
         return span
 
 
-def build(doc: Document, text: Text) -> Index:
-    index = Index(text, doc)
-    data = doc.data if isinstance(doc.data, dict) else {}
-    dims = data.get("dims")
-    walker = _Walker(index, set(dims) if isinstance(dims, dict) else set())
-    walker.walk(data)
-    return index
-
-
 @dataclass
 class _Walker:
     index: Index
-    dims: set[str]
+    occurrences: list[Occurrence]
+    warms: dict[str, PathT]
+    dims: set[str] = field(default_factory=set)
 
     def add(
         self, kind: Kind, name: Any, span: Span | None, *, define: bool, scope: str | None = None
     ) -> None:
         if isinstance(name, str) and name and span is not None:
-            self.index.occurrences.append(Occurrence(kind, name, span, define, scope))
+            self.index.pause()
+            self.occurrences.append(Occurrence(kind, name, span, define, scope))
 
     def ref(self, kind: Kind, path: PathT, value: Any, scope: str | None = None) -> None:
         self.add(kind, value, self.index.name_span(path), define=False, scope=scope)
@@ -190,7 +215,10 @@ class _Walker:
         for i, item in enumerate(items if isinstance(items, list) else ()):
             self.expr((*path, i), item)
 
-    def walk(self, data: dict[str, Any]) -> None:
+    def walk(self) -> None:
+        data = self.index.doc.data if isinstance(self.index.doc.data, dict) else {}
+        dims = data.get("dims")
+        self.dims = set(dims) if isinstance(dims, dict) else set()
         for name, value in _items(data.get("dims")):
             self.define_key("dim", ("dims", name))
             self.expr(("dims", name), value)
@@ -223,6 +251,8 @@ class _Walker:
                 )
                 for j, read in _entries(stage.get("reads")):
                     self.ref("tensor", (*path, "reads", j), read)
+                for j, dep in _entries(stage.get("deps")):
+                    self.ref("stage", (*path, "deps", j), dep, scope=kind)
         for i, warm in _entries(layer.get("warms")):
             if not isinstance(warm, dict):
                 continue
@@ -230,7 +260,7 @@ class _Walker:
             name = warm.get("name")
             self.add("warm", name, self.index.name_span((*path, "name")), define=True)
             if isinstance(name, str):
-                self.index.warms.setdefault(name, path)
+                self.warms.setdefault(name, path)
             self.ref("stage", (*path, "after"), warm.get("after"), scope=kind)
             for j, item in _entries(warm.get("tensors")):
                 if isinstance(item, dict):

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 
 from plancc.lsp import adapter as pc
 from plancc.lsp.index import Occurrence, Span, Text
@@ -96,8 +97,11 @@ def rename(state: PlanState, position: lsp.Position, new_name: str) -> lsp.Works
         return None
     reserved = occ.kind in ("tensor", "dim", "warm")
     problem = pc.identifier_problem(new_name, reserved=reserved)
-    if problem is not None:
-        raise ValueError(f"'{new_name}' {problem}")  # pygls answers the request with the error
+    taken = new_name != occ.name and new_name in state.index.names(occ.kind, occ.scope)
+    if problem is None and taken:  # two definitions would become one name: PC011
+        problem = f"'{new_name}' is another {occ.kind}" + (f" of {occ.scope}" if occ.scope else "")
+    if problem is not None:  # pygls answers with this error: its code (-32602) and message
+        raise JsonRpcInvalidParams(f"cannot rename {occ.kind} '{occ.name}': {problem}")
     edits = [lsp.TextEdit(state.range(o.span), new_name) for o in _spelled(state, occ)]
     return lsp.WorkspaceEdit(changes={state.uri: edits})
 

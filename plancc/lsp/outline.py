@@ -3,21 +3,25 @@ warms) and inlay hints (each tensor's bytes after its definition)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types as lsp
 
 from plancc.lsp import adapter as pc
 from plancc.lsp.index import Index, Span
-from plancc.lsp.state import PlanState
+from plancc.lsp.state import Plain, PlanState
 
 _K = lsp.SymbolKind
 
 
-def symbols(state: PlanState) -> list[lsp.DocumentSymbol]:
+def symbols(state: PlanState) -> Plain:
+    """The outline, as JSON values: a plan of 1,000 warms has 5,000 symbols, and making
+    each an lsprotocol object, then JSON, doubled the request's time."""
     index = state.index
     if index is None or not isinstance(index.doc.data, dict):
-        return []
+        return Plain()
     data = index.doc.data
-    out = []
+    out = Plain()
     for section, kind in (("dims", _K.Constant), ("tensors", _K.Variable)):
         entries = data.get(section)
         children = [
@@ -40,8 +44,11 @@ def symbols(state: PlanState) -> list[lsp.DocumentSymbol]:
     return out
 
 
-def _layer(state: PlanState, index: Index, kind: str, layer: object) -> list[lsp.DocumentSymbol]:
-    out: list[lsp.DocumentSymbol] = []
+Symbol = dict[str, Any]  # an LSP DocumentSymbol as JSON
+
+
+def _layer(state: PlanState, index: Index, kind: str, layer: object) -> list[Symbol]:
+    out: list[Symbol] = []
     if not isinstance(layer, dict):
         return out
     for key, symbol_kind in (("stages", _K.Function), ("warms", _K.Event)):
@@ -61,20 +68,25 @@ def _symbol(
     name: str,
     kind: lsp.SymbolKind,
     path: tuple[str | int, ...],
-) -> lsp.DocumentSymbol | None:
+) -> Symbol | None:
     """A symbol spanning the entry at ``path`` (its key and value), selected at its name."""
+    state.pause()
     name_span = index.key_span(path) or index.name_span((*path, "name"))
     extent = index.extent(path)
     if name_span is None or extent is None or not name:
         return None
     whole = Span(min(name_span.start, extent.start), max(name_span.end, extent.end))
-    return lsp.DocumentSymbol(
-        name=name, kind=kind, range=state.range(whole), selection_range=state.range(name_span)
-    )
+    return {
+        "name": name,
+        "kind": kind.value,
+        "range": state.json_range(whole),
+        "selectionRange": state.json_range(name_span),
+    }
 
 
-def _with(symbol: lsp.DocumentSymbol, children: list[lsp.DocumentSymbol]) -> lsp.DocumentSymbol:
-    symbol.children = children
+def _with(symbol: Symbol, children: list[Symbol]) -> Symbol:
+    if children:
+        symbol["children"] = children
     return symbol
 
 
@@ -86,6 +98,7 @@ def inlay_hints(state: PlanState, within: lsp.Range) -> list[lsp.InlayHint]:
     span = state.span(within)
     out = []
     for t in plan.tensors.values():
+        state.pause()
         extent = index.extent(("tensors", t.name))
         if extent is None or t.bytes is None or not (span.start <= extent.end <= span.end):
             continue

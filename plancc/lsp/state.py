@@ -3,15 +3,22 @@ the index of its names, and conversions between code points and the client's uni
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.workspace.position_codec import PositionCodec, ServerTextPosition, ServerTextRange
+from pygls.workspace.position_codec import PositionCodec
 
 from plancc.lsp.adapter import PlanResult
-from plancc.lsp.index import Index, Point, Span, Text, build
+from plancc.lsp.index import Index, Point, Span, Text
+
+
+class Plain(list[dict[str, Any]]):
+    """An answer built as JSON values in the request thread (the outline: thousands of
+    symbols), sent without conversion to lsprotocol's objects and back."""
 
 
 @dataclass
@@ -23,6 +30,10 @@ class PlanState:
     result: PlanResult
     codec: PositionCodec
     docs_url: str
+    # Called between the items of a long answer (symbols, hints, the names' walk): the
+    # server's waits while a check runs, so that a check never shares the interpreter
+    # with a request for long.
+    pause: Callable[[], object] = field(default=lambda: None, repr=False)
 
     def __post_init__(self) -> None:
         self._lines = self.text.source.splitlines(True)
@@ -31,13 +42,29 @@ class PlanState:
     def index(self) -> Index | None:
         """The names of the text (None when it is not a YAML document), built on the
         first request that needs them: diagnostics are published without waiting for it."""
-        return build(self.result.doc, self.text) if self.result.doc is not None else None
+        doc = self.result.doc
+        return Index(self.text, doc, self.pause) if doc is not None else None
 
     def range(self, span: Span) -> lsp.Range:
-        return self.codec.range_to_client_units(
-            self._lines,
-            ServerTextRange(ServerTextPosition(*span.start), ServerTextPosition(*span.end)),
+        return lsp.Range(
+            lsp.Position(*self._units(span.start)), lsp.Position(*self._units(span.end))
         )
+
+    def json_range(self, span: Span) -> dict[str, Any]:
+        """``range`` as JSON values (for a ``Plain`` answer)."""
+        (l0, c0), (l1, c1) = self._units(span.start), self._units(span.end)
+        return {"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}}
+
+    def _units(self, p: Point) -> Point:
+        """A point in the client's units: pygls's codec counts character by character,
+        an ASCII line (nearly every line of a plan) is its own count."""
+        line, col = p
+        if line >= len(self._lines):
+            return len(self._lines), 0
+        text = self._lines[line]
+        if text.isascii():
+            return line, min(col, len(text))
+        return line, self.codec.client_num_units(text[:col])
 
     def point(self, position: lsp.Position) -> Point:
         p = self.codec.position_from_client_units(self._lines, position)

@@ -1,0 +1,360 @@
+"""`plancc lsp` against hostile and large input: the wire over a real pipe (oversized
+and malformed messages, params that do not fit, `exit`'s status), the work of a
+request against the size of the plan, and a request never holding the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as T
+from pygls.workspace.position_codec import PositionCodec
+
+from plancc.lsp import outline, transport
+from plancc.lsp.server import analyse, create
+from plancc.lsp.state import PlanState
+from tests.bench_plans import spread
+
+DEMO = (Path(__file__).parent / "data" / "lsp" / "demo.yaml").resolve()
+HANG = 60  # seconds: a guard against a hung server, never a measurement
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+
+
+def request(msg_id: int, method: str, params: Any = None) -> bytes:
+    return frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+
+
+def notify(method: str, params: Any = None) -> bytes:
+    return frame({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+INIT = request(1, "initialize", {"capabilities": {}}) + notify("initialized", {})
+BYE = request(99, "shutdown") + notify("exit")
+
+
+class Server:
+    """`plancc lsp` in its own process, spoken to over its pipes as an editor does."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "plancc", "lsp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.buffer = b""
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        """The next message from the server (AssertionError if none comes)."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + HANG
+        while True:
+            head, sep, rest = self.buffer.partition(b"\r\n\r\n")
+            if sep:
+                length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                if len(rest) >= length:
+                    self.buffer = rest[length:]
+                    message: dict[str, Any] = json.loads(rest[:length])
+                    return message
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(fd, 65536) if ready else b""
+            assert chunk, f"no message from the server; it said: {self.stderr()}"
+            self.buffer += chunk
+
+    def answer(self, msg_id: int | None) -> dict[str, Any]:
+        """The response to ``msg_id``, skipping the notifications before it."""
+        while "id" not in (message := self.receive()) or message["id"] != msg_id:
+            pass
+        return message
+
+    def end(self) -> int:
+        """Close its input; its exit status."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(HANG)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            return "(still running)"
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    s = Server()
+    s.send(INIT)
+    assert s.answer(1)["result"]["capabilities"]["hoverProvider"] is True
+    yield s
+    if s.proc.poll() is None:
+        s.proc.kill()
+        s.proc.wait()
+    for stream in (s.proc.stdin, s.proc.stdout, s.proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+# -- the wire -------------------------------------------------------------------------------
+
+
+def test_a_message_announced_at_a_terabyte_is_refused(server: Server) -> None:
+    """Refused at its header, without reading it into memory (MemoryError killed the
+    server); its body is skipped piece by piece, and the server stays up."""
+    server.send(b"Content-Length: 1000000000000\r\n\r\n")
+    why = (
+        "plancc: refused a message of 1,000,000,000,000 bytes (the limit is 33,554,432); "
+        "it is skipped"
+    )
+    assert server.answer(None) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": why},
+    }
+    assert server.receive()["params"] == {"type": 1, "message": why}  # window/showMessage
+    server.send(b"x" * 3_000_000)  # a part of the body: read and dropped
+    server.send(request(2, "shutdown"))  # still the body: no answer
+    assert server.proc.poll() is None
+    assert server.end() == 1  # the input ended before `shutdown` and `exit`
+    assert "Traceback" not in server.stderr()
+
+
+def test_after_an_oversized_message_the_next_one_is_read(server: Server) -> None:
+    size = transport.MAX_MESSAGE + 1
+    server.send(b"Content-Length: %d\r\n\r\n" % size)
+    assert server.answer(None)["error"]["code"] == -32600
+    server.send(b" " * size + request(2, "textDocument/documentSymbol", _doc("never.yaml")))
+    assert server.answer(2) == {"jsonrpc": "2.0", "id": 2, "result": []}
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+def test_a_request_whose_params_do_not_fit_is_answered(server: Server) -> None:
+    """-32602 with what does not fit, in the protocol's names (it got no answer at all)."""
+    server.send(request(2, "textDocument/hover", {"textDocument": {"uri": "file:///a.yaml"}}))
+    assert server.answer(2) == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {
+            "code": -32602,
+            "message": "invalid textDocument/hover: required field missing @ $.params.position",
+        },
+    }
+    server.send(notify("textDocument/didOpen", {"textDocument": 7}))  # no one to answer
+    log = server.receive()
+    assert log["method"] == "window/logMessage"
+    assert log["params"]["message"].startswith("invalid textDocument/didOpen: ")
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+def test_a_body_that_is_no_message_is_answered(server: Server) -> None:
+    server.send(b"Content-Length: 5\r\n\r\n{nope")
+    parse = server.answer(None)["error"]
+    assert parse["code"] == -32700
+    assert parse["message"].startswith("the message is not JSON: ")
+    server.send(b"Content-Length: 3\r\n\r\n[1]")
+    assert server.answer(None)["error"] == {"code": -32600, "message": "a message is a JSON object"}
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+def test_exit_without_shutdown_is_status_1(server: Server) -> None:
+    server.send(notify("exit"))
+    assert server.proc.wait(HANG) == 1
+
+
+def test_a_request_after_shutdown_is_an_error(server: Server) -> None:
+    server.send(request(2, "shutdown") + request(3, "textDocument/documentSymbol", _doc("a.yaml")))
+    assert server.answer(2)["result"] is None
+    assert server.answer(3)["error"] == {
+        "code": -32600,
+        "message": "textDocument/documentSymbol after shutdown",
+    }
+    server.send(notify("exit"))
+    assert server.proc.wait(HANG) == 0
+
+
+def test_a_request_right_after_open_waits_for_the_first_check(server: Server) -> None:
+    """Answered from the document's first check, not empty because none had ended."""
+    item = {"uri": DEMO.as_uri(), "languageId": "yaml", "version": 1, "text": DEMO.read_text()}
+    server.send(notify("textDocument/didOpen", {"textDocument": item}))
+    server.send(request(2, "textDocument/documentSymbol", {"textDocument": {"uri": item["uri"]}}))
+    assert [s["name"] for s in server.answer(2)["result"]] == ["dims", "tensors", "layers"]
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+def _doc(name: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": (Path("/nonexistent") / name).as_uri()}}
+
+
+# -- the work of a request ------------------------------------------------------------------
+
+
+class Counting(Mapping[Any, Any]):
+    """A mapping that counts the entries read from it."""
+
+    def __init__(self, inner: Mapping[Any, Any]) -> None:
+        self.inner = inner
+        self.reads = 0
+
+    def __getitem__(self, key: Any) -> Any:
+        self.reads += 1
+        return self.inner[key]
+
+    def __contains__(self, key: object) -> bool:
+        self.reads += 1
+        return key in self.inner
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.reads += 1
+        return self.inner.get(key, default)
+
+    def __iter__(self) -> Iterator[Any]:
+        for key in self.inner:
+            self.reads += 1
+            yield key
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+
+def _counted(warms: int) -> tuple[PlanState, list[Counting]]:
+    text = spread(warms)
+    plan = Path("/nonexistent/big.yaml")
+    state = analyse(plan.as_uri(), 1, text, {}, codec=PositionCodec(), docs_url="docs")
+    doc = state.result.doc
+    assert doc is not None
+    tables = [Counting(doc.values), Counting(doc.keys), Counting(doc.ends)]
+    counted = dataclasses.replace(doc, values=tables[0], keys=tables[1], ends=tables[2])
+    result = dataclasses.replace(state.result, doc=counted)
+    return dataclasses.replace(state, result=result), tables
+
+
+@pytest.mark.parametrize("feature", ["symbols", "inlay hints"])
+def test_a_request_reads_the_plan_once(feature: str) -> None:
+    """The outline and the inlay hints read each node's position a bounded number of
+    times, so twice the warms is twice the work (one walk of the document per symbol
+    was quadratic: 78 s at 500 warms)."""
+    everything = T.Range(T.Position(0, 0), T.Position(10**6, 0))
+    reads = []
+    for warms in (100, 200):
+        state, tables = _counted(warms)
+        assert state.index is not None  # built first: a request on a built index is counted
+        before = sum(t.reads for t in tables)
+        if feature == "symbols":
+            assert len(outline.symbols(state)[-1]["children"]) == warms // 10
+        else:
+            assert len(outline.inlay_hints(state, everything)) == warms
+        reads.append(sum(t.reads for t in tables) - before)
+    assert reads[1] <= 2.1 * reads[0], reads
+
+
+# -- the event loop -------------------------------------------------------------------------
+
+
+class Wire:
+    """The server's protocol in this process, its output parsed into messages."""
+
+    def __init__(self) -> None:
+        self.server = create()
+        self.sent: list[dict[str, Any]] = []
+        self.server.protocol.set_writer(self)
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+
+    def close(self) -> None:
+        pass
+
+    def give(self, message: dict[str, Any]) -> None:
+        protocol = self.server.protocol
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    async def until(self, found: Any) -> dict[str, Any]:
+        for _ in range(HANG * 100):
+            for message in self.sent:
+                if found(message):
+                    return message
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"not sent: {self.sent}")
+
+
+@pytest.mark.asyncio
+async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outline request held in its thread (as a slow one would be) while the plan
+    changes: the new text's diagnostics are published meanwhile, and the request is
+    answered once released. On the event loop, the request would hold everything."""
+    wire = Wire()
+    events: list[str] = []
+    release = threading.Event()
+
+    def held(state: PlanState) -> list[T.DocumentSymbol]:
+        events.append("request started")
+        release.wait(HANG)
+        events.append("request answered")
+        return []
+
+    monkeypatch.setattr(outline, "symbols", held)
+    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
+    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
+    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+
+    def published(version: int) -> Any:
+        return lambda m: (m.get("params") or {}).get("version") == version
+
+    await wire.until(published(1))
+    wire.give({"id": 2, "method": "textDocument/documentSymbol", "params": {"textDocument": item}})
+    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text + "#"}]}
+    wire.give({"method": "textDocument/didChange", "params": changed})
+    await wire.until(published(2))
+    events.append("published")
+    release.set()
+    assert (await wire.until(lambda m: m.get("id") == 2))["result"] == []
+    assert events == ["request started", "published", "request answered"]
+
+
+def test_a_long_answer_pauses_while_a_check_runs() -> None:
+    """The outline of 100 warms, made while a check runs (the server's ``pause`` is its
+    idle event, cleared): it stops at its first symbol, and goes on once the check ends.
+    A request that came first thus never holds a check for more than a symbol."""
+    idle = threading.Event()
+    plan = Path("/nonexistent/big.yaml")
+    state = analyse(
+        plan.as_uri(), 1, spread(100), {}, codec=PositionCodec(), docs_url="docs", pause=idle.wait
+    )
+    made: list[Any] = []
+    worker = threading.Thread(target=lambda: made.append(outline.symbols(state)))
+    worker.start()
+    worker.join(0.5)  # long enough to make the whole outline many times over
+    assert worker.is_alive()
+    assert made == []
+    idle.set()  # the check ended
+    worker.join(HANG)
+    assert len(made[0][-1]["children"]) == 10

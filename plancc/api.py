@@ -67,6 +67,11 @@ class Validation:
     def warnings(self) -> int:
         return sum(d.severity is Severity.WARNING for d in self.diagnostics)
 
+    @property
+    def notices(self) -> int:
+        """Never counted against the exit code, even under --strict."""
+        return sum(d.severity is Severity.NOTICE for d in self.diagnostics)
+
     def failed(self, strict: bool = False) -> bool:
         return self.errors > 0 or (strict and self.warnings > 0)
 

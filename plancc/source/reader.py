@@ -919,10 +919,9 @@ class Reader:
         if isinstance(callee, FuncV) and _is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
-        if isinstance(callee, FuncV) or (
-            any(_roots(a) for a in given)
-            and isinstance(node.func, ast.Name)
-            and node.func.id not in _BUILTINS
+        if any(_roots(a) for a in given) and (
+            isinstance(callee, FuncV)
+            or (isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
         ):
             # A plain function given tensors: what it does with them is not read.
             what = f"'{fn or ast.unparse(node.func)}' is not a @pl.jit.inline helper"

@@ -76,6 +76,14 @@ StdinNameOpt = Annotated[
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Diagnostics only, no summary.")]
+SourceRootOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source-root",
+        metavar="DIR",
+        help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
+    ),
+]
 ShowAllowedOpt = Annotated[
     bool, typer.Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
@@ -90,8 +98,9 @@ def validate(
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
     stdin_filename: StdinNameOpt = None,
+    source_root: SourceRootOpt = None,
 ) -> int:
-    """Validate plans: schema, names, L2 budget and placement rules."""
+    """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     return commands.validate(
         paths,
         fmt=fmt,
@@ -99,6 +108,7 @@ def validate(
         quiet=quiet,
         show_allowed=show_allowed,
         stdin_filename=stdin_filename,
+        source_root=source_root,
     )
 
 
@@ -132,6 +142,7 @@ def build(
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
     stdin_filename: StdinNameOpt = None,
+    source_root: SourceRootOpt = None,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     return commands.build(
@@ -143,6 +154,7 @@ def build(
         quiet=quiet,
         show_allowed=show_allowed,
         stdin_filename=stdin_filename,
+        source_root=source_root,
     )
 
 

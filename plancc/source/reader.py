@@ -57,6 +57,7 @@ class Param:
     dims: tuple[ast.expr, ...] = ()  # the annotation's shape entries
     values: tuple[int | None, ...] = ()  # their values; None: dynamic or unknown
     dtype: str | None = None  # the plan's name of the dtype (`bf16`), None when unknown
+    dynamic: tuple[bool, ...] = ()  # which dims are `pl.dynamic(...)`
 
 
 @dataclass
@@ -583,8 +584,10 @@ class Reader:
             d = _dotted(parts[1])
             if d.startswith("pl."):
                 dtype = d[3:].lower()
-        values = tuple(_int_or_none(self.const(mod, d)) for d in dims)
-        return Param(arg.arg, arg.lineno, True, dims, values, dtype)
+        consts = [self.const(mod, d) for d in dims]
+        values = tuple(_int_or_none(v) for v in consts)
+        dynamic = tuple(isinstance(v, Dynamic) for v in consts)
+        return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)
 
     # -- statements
 
@@ -1010,9 +1013,12 @@ def _is_jit(fn: ast.FunctionDef) -> bool:
 def _choice_reason(mod: Module, fn: ast.FunctionDef) -> str:
     """`, on environment variable X` when the module reads one."""
     for node in ast.walk(mod.tree):
-        env = isinstance(node, ast.Call) and _dotted(node.func) in ("os.environ.get", "os.getenv")
-        if env and node.args and isinstance(node.args[0], ast.Constant):
-            return f", on environment variable {node.args[0].value}"
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        arg = node.args[0]
+        env = _dotted(node.func) in ("os.environ.get", "os.getenv")
+        if env and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return f", on environment variable {arg.value}"
     return ""
 
 
@@ -1104,16 +1110,22 @@ def _binop(op: ast.operator, a: Any, b: Any) -> Any:
 def _compare(op: ast.cmpop, a: Any, b: Any) -> Any:
     if a is UNKNOWN or b is UNKNOWN or isinstance(a, (Dynamic, Instance)):
         return UNKNOWN
-    table = {
-        ast.Eq: lambda: a == b,
-        ast.NotEq: lambda: a != b,
-        ast.Lt: lambda: a < b,
-        ast.LtE: lambda: a <= b,
-        ast.Gt: lambda: a > b,
-        ast.GtE: lambda: a >= b,
-    }
-    f = table.get(type(op))
-    return f() if f is not None else UNKNOWN
+    try:
+        if isinstance(op, ast.Eq):
+            return a == b
+        if isinstance(op, ast.NotEq):
+            return a != b
+        if isinstance(op, ast.Lt):
+            return a < b
+        if isinstance(op, ast.LtE):
+            return a <= b
+        if isinstance(op, ast.Gt):
+            return a > b
+        if isinstance(op, ast.GtE):
+            return a >= b
+    except TypeError:
+        return UNKNOWN
+    return UNKNOWN
 
 
 def _eval_local(node: ast.expr, env: dict[str, Any], fallback: Any) -> Any:

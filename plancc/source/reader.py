@@ -261,6 +261,7 @@ class ChosenV:
     file: str
     line: int
     why: str
+    names: frozenset[str]  # the kernel names any choice could give
 
 
 @dataclass(frozen=True)
@@ -422,7 +423,8 @@ class Reader:
                     # `hc_pre = _bind_hc_pre()`: which function it returns is decided
                     # by running the module (an environment variable, a flag).
                     why = _choice_reason(callee.module, callee.node)
-                    return ChosenV(self.show(mod.path), stmt.lineno, why)
+                    names = _hints_reachable(callee.module, callee.node)
+                    return ChosenV(self.show(mod.path), stmt.lineno, why, names)
                 if isinstance(callee, ClassV):
                     return Instance(mod, value)
             if isinstance(value, ast.Name):
@@ -670,7 +672,12 @@ class Reader:
         return self.const(frame.module, node)
 
     def opaque(
-        self, frame: _Frame, node: ast.AST, what: str, args: list[Any] | None = None
+        self,
+        frame: _Frame,
+        node: ast.AST,
+        what: str,
+        args: list[Any] | None = None,
+        names: frozenset[str] = frozenset(),
     ) -> None:
         """Code that cannot be followed: a kernel that may touch every tensor it is given."""
         file = self.show(frame.module.path)
@@ -679,7 +686,8 @@ class Reader:
         roots: set[str] = set()
         for v in args if args is not None else self.values_in(frame, node):
             roots |= _roots(v)
-        k = Kernel(len(self.kernels), "", "", file, line, opaque=True, names=_hints_in(node))
+        names = names | _hints_in(node)
+        k = Kernel(len(self.kernels), "", "", file, line, opaque=True, names=names)
         k.reads = set(roots)
         k.writes = set(roots)
         self.order(k)
@@ -917,6 +925,7 @@ class Reader:
                 node,
                 f"helper '{fn}' is chosen at import time ({callee.file}:{callee.line}{callee.why})",
                 [*args, *kwargs.values()],
+                callee.names,
             )
             return TaskV(frozenset(), opaque=True)
         if isinstance(callee, FuncV) and _is_jit(callee.node):
@@ -1074,6 +1083,23 @@ def _hints_in(node: ast.AST) -> frozenset[str]:
             and isinstance(n.value, ast.Constant)
         ):
             out.add(str(n.value.value))
+    return frozenset(out)
+
+
+def _hints_reachable(mod: Module, fn: ast.FunctionDef) -> frozenset[str]:
+    """The name hints of ``fn`` and of every function of its module it calls, transitively."""
+    out: set[str] = set()
+    seen: set[str] = set()
+    todo: list[ast.AST] = [fn]
+    while todo:
+        node = todo.pop()
+        out |= _hints_in(node)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in seen:
+                seen.add(n.id)
+                target = mod.globals.get(n.id)
+                if isinstance(target, ast.FunctionDef):
+                    todo.append(target)
     return frozenset(out)
 
 

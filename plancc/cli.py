@@ -321,3 +321,36 @@ def lsp(
 def main() -> NoReturn:
     """The command line through typer (``plancc.launch.main`` is the console script)."""
     console.main(app)
+
+
+@command
+def extract(
+    sources: Annotated[
+        list[str],
+        typer.Argument(help="PATH:FUNCTION of a layer function; one layer kind each."),
+    ],
+    *,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", metavar="NAME", help="The layer kind of each source, in order."),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", metavar="FILE", help="The model's config.json: its keys become dims."
+        ),
+    ] = None,
+) -> int:
+    """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
+    from plancc.source.reader import SourceError  # noqa: PLC0415 (cold start)
+
+    try:
+        done = run(sources, kind or (), config)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(done.text)
+    for n in done.notices:
+        console.err(f"notice PC208: {n}")
+    return 0

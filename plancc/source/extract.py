@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from plancc.dtypes import DTYPES
@@ -188,9 +188,9 @@ def extract(
     names: dict[tuple[str, str], str] = {}
     emitted: set[str] = set()
     for kind, mine in per_kind.items():
-        for p, (shape, dtype) in mine.items():
-            name = f"{kind}_{p}" if p in clash else p
-            names[(kind, p)] = name
+        for param, (shape, dtype) in mine.items():
+            name = f"{kind}_{param}" if param in clash else param
+            names[(kind, param)] = name
             if name not in emitted:
                 emitted.add(name)
                 lines.append(f"  {name}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
@@ -198,7 +198,14 @@ def extract(
     for (kind, reading), source, path in zip(readings, sources, paths, strict=True):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
         suffix = f"_{kind}" if len(readings) > 1 else ""
-        lines += _layer(kind, reading, f"{rel}:{split_source(source)[1]}", names, notices, suffix)
+        lines += _layer(
+            kind,
+            reading=reading,
+            source=f"{rel}:{split_source(source)[1]}",
+            names=names,
+            notices=notices,
+            suffix=suffix,
+        )
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
     notices += dims.notices
     text = "\n".join(lines) + "\n"
@@ -208,6 +215,7 @@ def extract(
 
 def _layer(
     kind: str,
+    *,
     reading: Reading,
     source: str,
     names: dict[tuple[str, str], str],
@@ -226,8 +234,8 @@ def _layer(
     task_of: dict[int, str] = {}
     for t in sorted(reading.tasks.values(), key=lambda t: t.line):
         if len(t.kernels) == 1 and not t.opaque:
-            (k,) = t.kernels
-            task_of.setdefault(k, t.name)
+            (only,) = t.kernels
+            task_of.setdefault(only, t.name)
     by_index = {k.index: k for k in stages}
     with_deps = "deps" in Stage._fields
     for k in stages:
@@ -282,7 +290,7 @@ def _layer(
 
 
 def _anchor(
-    reading: Reading, deps: frozenset[int], task_of: dict[int, str], by_index: dict[int, object]
+    reading: Reading, deps: frozenset[int], task_of: dict[int, str], by_index: Mapping[int, object]
 ) -> str | None:
     """The stage whose task a warm scope waits for: one kernel with a task."""
     if len(deps) != 1:

@@ -344,7 +344,7 @@ def extract(
     """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
     from plancc.api import UsageError  # noqa: PLC0415 (cold start)
     from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
-    from plancc.source.reader import SourceError  # noqa: PLC0415 (cold start)
+    from plancc.source.modules import SourceError  # noqa: PLC0415 (cold start)
 
     try:
         done = run(sources, kind or (), config)

@@ -22,7 +22,8 @@ from plancc import api
 from plancc.cli import app
 from plancc.diagnostics import Diagnostic
 from plancc.model import Stage
-from plancc.source.reader import MAX_BYTES, SourceError, read_layer
+from plancc.source.modules import MAX_BYTES, SourceError
+from plancc.source.reader import read_layer
 
 DATA = Path(__file__).parent / "data" / "source"
 FIXTURES = {

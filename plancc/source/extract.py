@@ -24,16 +24,11 @@ from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.model import Stage
 from plancc.names import identifier_problem
-from plancc.source.checks import ancestors, split_source
-from plancc.source.reader import (
-    ConstV,
-    Dynamic,
-    Instance,
-    Module,
-    Reader,
-    Reading,
-    SourceError,
-)
+from plancc.source.base import ancestors, split_source
+from plancc.source.modules import Module, SourceError
+from plancc.source.reader import Reader
+from plancc.source.reading import Reading
+from plancc.source.values import Dynamic
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -326,4 +321,4 @@ def _config(path: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if type(v) is int}
 
 
-__all__ = ["ConstV", "Extracted", "Instance", "extract"]
+__all__ = ["Extracted", "extract"]

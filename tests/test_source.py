@@ -314,7 +314,9 @@ def test_missing_source_root_is_one_warning(attn: Path) -> None:
     ds = [d for d in _validate(attn / "plan.yaml", attn / "nowhere") if d.code in SOURCE_CODES]
     assert [(d.code, d.line) for d in ds] == [("PC200", 33)]
     assert ds[0].message.startswith("--source-root ")
-    assert ds[0].message.endswith("nowhere): the sources of attn were not checked")
+    assert ds[0].message.endswith(
+        "/nowhere is not a directory: the sources of attn were not checked"
+    )
 
 
 def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,9 +46,8 @@ class SourceChecks(OrderChecks, WarmChecks):
             self.report(
                 where,
                 codes.SOURCE_UNCHECKED,
-                f"{given} is not a directory ({root}): the sources of "
-                f"{', '.join(kinds)} were not checked",
-                "check out the model repository there, or pass --source-root DIR",
+                f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
+                f"check out the model repository at {_near(root)}, or pass --source-root DIR",
             )
             return self.out
         for kind in kinds:
@@ -208,6 +207,16 @@ class SourceChecks(OrderChecks, WarmChecks):
                 f"{reading.function}() ({reading.file})",
                 hint,
             )
+
+
+def _near(path: str) -> str:
+    """``path`` from the working directory when that is shorter (messages stay the same
+    from one machine to the next)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return rel if len(rel) < len(path) else path
 
 
 def check_sources(v: Validated, plan: ir.Plan, override: str | None = None) -> list[Diagnostic]:

@@ -90,3 +90,8 @@ def _globals(tree: ast.Module) -> dict[str, ast.stmt]:
                 if alias.name != "*":
                     out[(alias.asname or alias.name).split(".")[0]] = stmt
     return out
+
+
+def clear_cache() -> None:
+    """Forget every parsed module (a benchmark's cold start)."""
+    _CACHE.clear()

@@ -47,7 +47,7 @@ class SourceChecks(OrderChecks, WarmChecks):
                 where,
                 codes.SOURCE_UNCHECKED,
                 f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
-                f"check out the model repository at {_near(root)}, or pass --source-root DIR",
+                "check out the model repository there, or pass --source-root DIR",
             )
             return self.out
         for kind in kinds:
@@ -207,16 +207,6 @@ class SourceChecks(OrderChecks, WarmChecks):
                 f"{reading.function}() ({reading.file})",
                 hint,
             )
-
-
-def _near(path: str) -> str:
-    """``path`` from the working directory when that is shorter (messages stay the same
-    from one machine to the next)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive
-        return path
-    return rel if len(rel) < len(path) else path
 
 
 def check_sources(v: Validated, plan: ir.Plan, override: str | None = None) -> list[Diagnostic]:

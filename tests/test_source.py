@@ -378,3 +378,32 @@ def test_flash_against_the_fork() -> None:
     ds = _validate(FLASH, PYPTO_FORK)
     assert [d.code for d in ds if d.code in SOURCE_CODES - {"PC204", "PC208"}] == []
     assert [d.code for d in ds if d.code == "PC208"] == ["PC208"] * 3  # hc_pre, per kind
+
+
+def test_a_module_is_parsed_again_only_when_it_changes(tmp_path: Path) -> None:
+    from plancc.source.modules import load_module
+
+    src = tmp_path / "m.py"
+    src.write_text("X = 1\n", encoding="utf-8")
+    first = load_module(str(src))
+    assert load_module(str(src)) is first  # unchanged: the parsed module is kept
+    src.write_text("X = 22\n", encoding="utf-8")  # another size
+    second = load_module(str(src))
+    assert second is not first
+    assert "X" in second.globals
+
+
+def test_source_params_name_what_exists(attn: Path) -> None:
+    plan = attn / "plan.yaml"
+    text = plan.read_text(encoding="utf-8")
+    text = text.replace(
+        "    source: layer.py:attention\n",
+        "    source: layer.py:attention\n    source_params: {wq_b: w_q_b, nothing: wkv}\n",
+    )
+    plan.write_text(text, encoding="utf-8")
+    ds = [d for d in _validate(plan) if d.code == "PC010"]
+    assert [(d.line, d.col, d.message) for d in ds] == [
+        (34, 27, "'w_q_b' is no tensor parameter of attention() (layer.py)"),
+        (34, 34, "source_params names 'nothing', which is no tensor of the plan"),
+    ]
+    assert ds[0].hint == "did you mean 'wq_b'?"

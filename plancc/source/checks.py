@@ -124,10 +124,13 @@ class SourceChecks(OrderChecks, WarmChecks):
     # -- PC207
 
     def shapes(self, it: LayerReading) -> None:
+        unknown: list[str] = []
         for tensor, param in it.param_of.items():
             t = self.plan.tensors[tensor]
             p = it.reading.params[param]
             where = f"{param} ({it.reading.file}:{p.line}, {it.reading.function})"
+            if any(v is None and not d for v, d in zip(p.values, p.dynamic, strict=True)):
+                unknown.append(f"{param} ({it.reading.file}:{p.line})")
             if p.dtype is not None and p.dtype != t.dtype.name:
                 self.report(
                     self.at("tensors", tensor, "dtype"),
@@ -146,6 +149,14 @@ class SourceChecks(OrderChecks, WarmChecks):
                     f"write the shape the annotation gives, or correct it at "
                     f"{it.reading.file}:{p.line}",
                 )
+        if unknown:
+            more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
+            self.report(
+                self.at("layers", it.kind, "source"),
+                codes.SOURCE_UNRESOLVED,
+                f"a dim of {unknown[0]}{more} is not resolved statically (a constant chosen "
+                "at import time?): those dims are not compared",
+            )
 
     # -- PC202, and each stage's run of kernels
 

@@ -407,3 +407,25 @@ def test_source_params_name_what_exists(attn: Path) -> None:
         (34, 34, "source_params names 'nothing', which is no tensor of the plan"),
     ]
     assert ds[0].hint == "did you mean 'wq_b'?"
+
+
+def test_no_edit_of_the_code_gives_a_traceback(tmp_path: Path) -> None:
+    """Every other line of every fixture module deleted, and each module cut short every
+    fifth line: the reader returns or raises SourceError (PC200), never anything else."""
+    n = 0
+    for fixture, (source, _) in sorted(FIXTURES.items()):
+        path, function = source.split(":")
+        for module in sorted((DATA / fixture).glob("*.py")):
+            lines = module.read_text(encoding="utf-8").splitlines(keepends=True)
+            for i in range(len(lines)):
+                texts = [] if i % 2 else ["".join(lines[:i] + lines[i + 1 :])]
+                texts += [] if i % 5 else ["".join(lines[:i])]
+                for text in texts:
+                    n += 1
+                    work = tmp_path / str(n)
+                    shutil.copytree(DATA / fixture, work)
+                    (work / module.name).write_text(text, encoding="utf-8")
+                    try:
+                        read_layer(str(work / path), function, str(work))
+                    except SourceError:
+                        pass

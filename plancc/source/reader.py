@@ -93,9 +93,9 @@ class Reader(Scopes):
                 frame.env[p.name] = UNKNOWN
         try:
             self.block(frame, node.body)
-        except _Budget:
+        except (_Budget, RecursionError):
             self.unresolved.append(
-                Unresolved(self.show(path), node.lineno, "the code is too large to read whole")
+                Unresolved(self.show(path), node.lineno, "the code is too large or deep to read")
             )
         return Reading(
             self.show(path),

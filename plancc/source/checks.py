@@ -17,7 +17,7 @@ import os
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
-from plancc.source.base import LayerReading, closest, source_root, split_source
+from plancc.source.base import LayerReading, ancestors, closest, source_root, split_source
 from plancc.source.modules import SourceError
 from plancc.source.order import OrderChecks
 from plancc.source.reader import read_layer
@@ -89,7 +89,7 @@ class SourceChecks(OrderChecks, WarmChecks):
         if not layer.complete:
             return
         runs = self.kernels(it)
-        self.tasks(it)
+        self.tasks(it, runs)
         self.reads(it, runs)
         self.order(it, runs)
         self.warms(it)
@@ -194,7 +194,7 @@ class SourceChecks(OrderChecks, WarmChecks):
 
     # -- PC201
 
-    def tasks(self, it: LayerReading) -> None:
+    def tasks(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
         reading = it.reading
         for s in it.layer.stages:
             if s.task is None or s.task in reading.tasks:
@@ -207,9 +207,15 @@ class SourceChecks(OrderChecks, WarmChecks):
                     f"return it, and bind `{s.task} = helper(...)` in {reading.function}()"
                 )
             else:
+                run = runs.get(s.index)
+                on = "the stage's kernel"
+                if run:  # the last of its kernels that waits for its first: its output
+                    anc = ancestors(reading)
+                    last = [k for k in run[1:] if anc[k.index] >> run[0].index & 1] or run[:1]
+                    on = f"{last[-1].name} ({last[-1].file}:{last[-1].line})"
                 hint = (
-                    f"bind it (`with pl.spmd(...) as {s.task}:` on the stage's kernel, returned "
-                    f"by its helper), or name a task {reading.function}() binds: {bound}"
+                    f"bind it: `with pl.spmd(...) as {s.task}:` on {on}, returned by its "
+                    f"helper; or name a task {reading.function}() binds: {bound}"
                 )
             self.report(
                 self.stage_at(it, s, "task"),

@@ -33,7 +33,9 @@ class WarmChecks(Checker):
                 codes.SOURCE_WARM,
                 f"{sw.file}:{sw.line} runs warm '{sw.name_hint}' ({', '.join(names)}) after "
                 f"{after}, which layer kind '{it.kind}' does not declare",
-                f"declare it under layers.{it.kind}.warms, or remove the scope",
+                f"declare it under layers.{it.kind}.warms ({{name: {sw.name_hint}, after: "
+                f"{_anchor_of(it, sw.deps)}, tensors: [{', '.join(names)}]}}), or remove "
+                f"the scope at {sw.file}:{sw.line}",
             )
         for i, c in enumerate(reading.calls):
             if i in used_calls:
@@ -43,7 +45,8 @@ class WarmChecks(Checker):
                 codes.SOURCE_WARM,
                 f"{c.file}:{c.line} calls warm '{c.function}', which layer kind '{it.kind}' "
                 "does not declare",
-                f"declare it under layers.{it.kind}.warms, or remove the call",
+                f"declare it under layers.{it.kind}.warms (after: {_anchor_of(it, c.deps)}), "
+                f"or remove the call at {c.file}:{c.line}",
             )
 
     def find_warm(
@@ -96,6 +99,20 @@ class WarmChecks(Checker):
             f"warm '{w.name}' has no call site in {reading.function}() ({reading.file}): "
             f"neither a call of {w.name}() nor a scope named '{w.name_hint}'",
             f"call {w.name}({', '.join(e.tensor.name for e in w.entries)}, "
-            f"{anchor.task if anchor and anchor.task else 'tid'}) after the anchor's kernel, "
-            "or remove the warm",
+            f"{anchor.task if anchor and anchor.task else 'tid'}) "
+            + (
+                f"after {task.file}:{task.line}, where its task is bound"
+                if task
+                else "once the anchor's task is bound"
+            )
+            + ", or remove the warm",
         )
+
+
+def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str:
+    """The plan stage whose task stands for ``kernels``: a warm's anchor, or '?'."""
+    for s in it.layer.stages:
+        task = it.reading.tasks.get(s.task or "")
+        if task is not None and task.kernels == kernels:
+            return s.name
+    return "?"

@@ -428,3 +428,21 @@ def test_no_edit_of_the_code_gives_a_traceback(tmp_path: Path) -> None:
                     (work / module.name).write_text(text, encoding="utf-8")
                     with contextlib.suppress(SourceError):
                         read_layer(str(work / path), function, str(work))
+
+
+def test_a_task_bound_nowhere_names_the_kernel_to_bind_it_on(attn: Path) -> None:
+    """As pypto-lib main's qkv_proj_rope: the stage's kernel is a `for` form, no task."""
+    _edit(
+        attn / "proj.py",
+        '    with pl.spmd(Q_DIM // N_TILE, name_hint="qb_matmul") as q_tid:\n'
+        "        col = pl.tile.get_block_idx() * N_TILE\n",
+        '    for qb in pl.spmd(Q_DIM // N_TILE, name_hint="qb_matmul"):\n'
+        "        col = qb * N_TILE\n",
+    )
+    _edit(attn / "proj.py", "return q_tid, kv_tid", "return q, kv_tid")
+    (d,) = [d for d in _validate(attn / "plan.yaml") if d.code == "PC201"]
+    assert d.line == 37
+    assert d.hint == (
+        "bind it: `with pl.spmd(...) as q_tid:` on qb_matmul (proj.py:31), returned by its "
+        "helper; or name a task attention() binds: rms_tid, late_dep, kv_tid, attn_tid"
+    )

@@ -129,7 +129,7 @@ def _diagnose_plan(
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
-    extra: list[Diagnostic] = []
+    extra: list[tuple[Diagnostic, tuple[ir.Warm, ...]]] = []
     if validated.plan is not None and any(k.source for k in validated.plan.layers.values()):
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only with `source`)
 

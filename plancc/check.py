@@ -53,12 +53,18 @@ class Checked:
 _Found = tuple[Diagnostic, tuple[ir.Warm, ...]]
 
 
-def check(plan: ir.Plan, *, judged: bool = True, extra: Sequence[Diagnostic] = ()) -> Checked:
+def check(
+    plan: ir.Plan,
+    *,
+    judged: bool = True,
+    extra: Sequence[tuple[Diagnostic, tuple[ir.Warm, ...]]] = (),
+) -> Checked:
     """``judged``: the plan had no error before this stage, so every rule saw all of it
     and an entry that silences nothing is stale (PC006); after an error it may only
     be waiting for the finding the error hides. ``extra``: findings of other checks
-    (the source checks, PC200-PC208), silenced as the rules' are."""
-    found: list[_Found] = [(d, ()) for d in extra]
+    (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
+    silenced as the rules' are."""
+    found: list[_Found] = list(extra)
     for r in discover():
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)

@@ -446,3 +446,24 @@ def test_a_task_bound_nowhere_names_the_kernel_to_bind_it_on(attn: Path) -> None
         "bind it: `with pl.spmd(...) as q_tid:` on qb_matmul (proj.py:31), returned by its "
         "helper; or name a task attention() binds: rms_tid, late_dep, kv_tid, attn_tid"
     )
+
+
+def test_a_warm_may_allow_its_source_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PC206 is about a warm: its `allow` silences it (with a reason), as for the rules."""
+    work = tmp_path / "warmcall"
+    shutil.copytree(DATA / "warmcall", work)
+    plan = work / "plan.yaml"
+    plan.write_text(_extract("warmcall", monkeypatch, work), encoding="utf-8")
+    _edit(work / "layer.py", "    prefetch_w_up(w_up, gate_tid)\n", "")
+    _edit(
+        plan,
+        "        tensors: [w_up]\n",
+        "        tensors: [w_up]\n        allow: [PC206]\n        reason: called downstream\n",
+    )
+    report = api.validate_paths([str(plan)])
+    assert [d.code for d in report.diagnostics if d.code in SOURCE_CODES] == []
+    assert [(a.diagnostic.code, a.warm, a.reason) for a in report.allowed] == [
+        ("PC206", "prefetch_w_up", "called downstream")
+    ]

@@ -59,13 +59,22 @@ class Checker:
         self.model: ModelPlan = v.plan
         self.plan = plan
         self.override = override
-        self.out: list[Diagnostic] = []
+        self.out: list[tuple[Diagnostic, tuple[ir.Warm, ...]]] = []
 
     def at(self, *path: str | int) -> Pos:
         return self.v.at(*path)
 
-    def report(self, pos: Pos, code: Code, message: str, hint: str | None = None) -> None:
-        self.out.append(diag(self.plan.file, pos, code, message, hint))
+    def report(
+        self,
+        pos: Pos,
+        code: Code,
+        message: str,
+        hint: str | None = None,
+        warm: ir.Warm | None = None,
+    ) -> None:
+        """``warm``: the plan warm it is about, whose `allow` may silence it."""
+        d = diag(self.plan.file, pos, code, message, hint)
+        self.out.append((d, () if warm is None else (warm,)))
 
     def stage_at(self, it: LayerReading, s: ir.Stage, key: str | None = None) -> Pos:
         path: tuple[str | int, ...] = ("layers", it.kind, "stages", s.index)

@@ -27,7 +27,7 @@ from plancc.validate import Validated
 
 
 class SourceChecks(OrderChecks, WarmChecks):
-    def run(self) -> list[Diagnostic]:
+    def run(self) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
         kinds = [k for k, layer in self.model.layers.items() if layer.source]
         if not kinds:
             return []
@@ -226,8 +226,11 @@ class SourceChecks(OrderChecks, WarmChecks):
             )
 
 
-def check_sources(v: Validated, plan: ir.Plan, override: str | None = None) -> list[Diagnostic]:
-    """PC200-PC208 for every layer kind of ``plan`` that names its `source`."""
+def check_sources(
+    v: Validated, plan: ir.Plan, override: str | None = None
+) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
+    """PC200-PC208 for every layer kind of ``plan`` that names its `source`, each with the
+    plan warm it is about (its `allow` may silence it)."""
     if v.plan is None or not any(layer.source for layer in v.plan.layers.values()):
         return []
     return SourceChecks(v, plan, override).run()

@@ -22,7 +22,7 @@ class WarmChecks(Checker):
             if w.name in reading.possible or w.name_hint in reading.possible:
                 continue
             pos, message, hint = problem
-            self.report(pos, codes.SOURCE_CALL, message, hint)
+            self.report(pos, codes.SOURCE_CALL, message, hint, w)
         for i, sw in enumerate(reading.warms):
             if i in used_warms:
                 continue

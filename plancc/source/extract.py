@@ -28,7 +28,7 @@ from plancc.source.base import ancestors, split_source
 from plancc.source.modules import Module, SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Reading
-from plancc.source.values import Dynamic
+from plancc.source.values import ClassV, Dynamic, Instance
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -79,9 +79,44 @@ class _Dims:
             value = self.reader.const(mod, node)
             if node.attr in self.config and self.config[node.attr] == value:
                 return ast.Name(node.attr)
+            derived = self.derived(mod, node, depth)
+            if derived is not None:
+                return derived
             return ast.Constant(value) if type(value) is int else None
         if isinstance(node, ast.Name):
             return self.name(mod, node.id, depth)
+        return None
+
+    def derived(self, mod: Module, node: ast.Attribute, depth: int) -> ast.expr | None:
+        """A config property over config keys (`M.q_dim`: `num_heads * head_dim`)."""
+        if not self.config:
+            return None
+        base = self.reader.const(mod, node.value)
+        if not isinstance(base, Instance):
+            return None
+        cls = self.reader.global_callee(base.module, base.call.func, 0)
+        if not isinstance(cls, ClassV):
+            return None
+        for stmt in cls.node.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == node.attr:
+                ret = next((r for r in stmt.body if isinstance(r, ast.Return)), None)
+                if ret is not None and ret.value is not None:
+                    return self.over_self(base, ret.value, depth + 1)
+        return None
+
+    def over_self(self, base: Instance, node: ast.expr, depth: int) -> ast.expr | None:
+        if depth > 32:
+            return None
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
+            a = self.over_self(base, node.left, depth + 1)
+            b = self.over_self(base, node.right, depth + 1)
+            return None if a is None or b is None else ast.BinOp(a, node.op, b)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            value = self.reader.attribute(base, node.attr)
+            if node.value.id == "self" and self.config.get(node.attr) == value:
+                return ast.Name(node.attr)
         return None
 
     def name(self, mod: Module, name: str, depth: int) -> ast.expr | None:

@@ -467,3 +467,20 @@ def test_a_warm_may_allow_its_source_finding(
     assert [(a.diagnostic.code, a.warm, a.reason) for a in report.allowed] == [
         ("PC206", "prefetch_w_up", "called downstream")
     ]
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        ("layer.py", "plancc: layer.py: not PATH:FUNCTION (a Python file and a function in it)\n"),
+        ("nope.py:f", "plancc: cannot read {tmp}/nope.py: No such file or directory\n"),
+    ],
+)
+def test_extract_usage_errors(
+    argument: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["extract", argument])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == message.format(tmp=tmp_path)

@@ -168,14 +168,16 @@ def extract(
     config_keys: dict[str, int] = {}
     if config is not None:
         config_keys = _config(config)
+    for source in sources:
+        path, function = split_source(source)
+        if not path or not function.isidentifier():
+            raise SourceError(f"{source}: not PATH:FUNCTION (a Python file and a function in it)")
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
     reader = Reader(root)
     readings: list[tuple[str, Reading]] = []
     for i, (source, path) in enumerate(zip(sources, paths, strict=True)):
         function = split_source(source)[1]
-        if not function:
-            raise SourceError(f"{source}: not PATH:FUNCTION")
         r = Reader(root)
         r.modules = reader.modules
         reading = r.read(path, function)

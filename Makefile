@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/pc104.py
 	$(BIN)/python bench/measure.py
 	$(BIN)/python bench/lsp.py
+	$(BIN)/python bench/source.py
 
 # docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
 .PHONY: screenshot

@@ -67,6 +67,11 @@ class Validation:
     def warnings(self) -> int:
         return sum(d.severity is Severity.WARNING for d in self.diagnostics)
 
+    @property
+    def notices(self) -> int:
+        """Never counted against the exit code, even under --strict."""
+        return sum(d.severity is Severity.NOTICE for d in self.diagnostics)
+
     def failed(self, strict: bool = False) -> bool:
         return self.errors > 0 or (strict and self.warnings > 0)
 
@@ -83,7 +88,12 @@ def _plan_location(file: str) -> str:
 
 
 def diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader = read_capped, *, ranges: bool = False
+    source: PlanInput,
+    raw: bytes,
+    read_file: FileReader = read_capped,
+    *,
+    ranges: bool = False,
+    source_root: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
@@ -98,7 +108,7 @@ def diagnose_plan(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _diagnose_plan(source, raw, read_file, ranges)
+        return _diagnose_plan(source, raw, read_file, ranges, source_root)
     finally:
         if paused:
             if gc.get_freeze_count() == 0:  # unfreeze would thaw a caller's frozen objects
@@ -108,7 +118,7 @@ def diagnose_plan(
 
 
 def _diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader, ranges: bool
+    source: PlanInput, raw: bytes, read_file: FileReader, ranges: bool, source_root: str | None
 ) -> PlanResult:
     label = source.label
     doc = load(label, raw, ranges=ranges)
@@ -119,7 +129,13 @@ def _diagnose_plan(
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
-    checked = check(plan, judged=not any(d.severity is Severity.ERROR for d in diagnostics))
+    extra: list[tuple[Diagnostic, tuple[ir.Warm, ...]]] = []
+    if validated.plan is not None and any(k.source for k in validated.plan.layers.values()):
+        from plancc.source.checks import check_sources  # noqa: PLC0415 (only with `source`)
+
+        extra = check_sources(validated, plan, source_root)
+    judged = not any(d.severity is Severity.ERROR for d in diagnostics)
+    checked = check(plan, judged=judged, extra=extra)
     return PlanResult(
         label,
         plan,
@@ -131,10 +147,15 @@ def _diagnose_plan(
     )
 
 
-def validate_paths(paths: Sequence[str], stdin_filename: str | None = None) -> Validation:
+def validate_paths(
+    paths: Sequence[str], stdin_filename: str | None = None, source_root: str | None = None
+) -> Validation:
+    """``source_root``: `--source-root`, where every plan's `source` paths start."""
     try:
         found = inputs.collect(paths, stdin_filename)
-        results = [diagnose_plan(source, raw) for source, raw in found.read()]
+        results = [
+            diagnose_plan(source, raw, source_root=source_root) for source, raw in found.read()
+        ]
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     return Validation(tuple(_unique_models(results)), tuple(found.skipped))
@@ -232,6 +253,7 @@ def build(
     compare: bool = False,
     strict: bool = False,
     stdin_filename: str | None = None,
+    source_root: str | None = None,
 ) -> BuildResult:
     """Validate the plans; unless one fails, render each and write (or with ``compare``, compare).
 
@@ -252,7 +274,7 @@ def build(
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"{out}: not a directory")
-    report = validate_paths(paths, stdin_filename)
+    report = validate_paths(paths, stdin_filename, source_root)
     if report.failed(strict):
         return BuildResult(report, out, compare, strict, ())
     real_out = os.path.realpath(out_dir)

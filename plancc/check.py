@@ -10,7 +10,7 @@ diagnostics are kept apart, with their reasons, for ``--show-allowed``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -53,11 +53,18 @@ class Checked:
 _Found = tuple[Diagnostic, tuple[ir.Warm, ...]]
 
 
-def check(plan: ir.Plan, *, judged: bool = True) -> Checked:
+def check(
+    plan: ir.Plan,
+    *,
+    judged: bool = True,
+    extra: Sequence[tuple[Diagnostic, tuple[ir.Warm, ...]]] = (),
+) -> Checked:
     """``judged``: the plan had no error before this stage, so every rule saw all of it
     and an entry that silences nothing is stale (PC006); after an error it may only
-    be waiting for the finding the error hides."""
-    found: list[_Found] = []
+    be waiting for the finding the error hides. ``extra``: findings of other checks
+    (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
+    silenced as the rules' are."""
+    found: list[_Found] = list(extra)
     for r in discover():
         for f in r.check(plan):
             d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)

@@ -76,6 +76,14 @@ StdinNameOpt = Annotated[
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Warnings fail too (exit 1).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Diagnostics only, no summary.")]
+SourceRootOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source-root",
+        metavar="DIR",
+        help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
+    ),
+]
 ShowAllowedOpt = Annotated[
     bool, typer.Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
@@ -90,8 +98,9 @@ def validate(
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
     stdin_filename: StdinNameOpt = None,
+    source_root: SourceRootOpt = None,
 ) -> int:
-    """Validate plans: schema, names, L2 budget and placement rules."""
+    """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     return commands.validate(
         paths,
         fmt=fmt,
@@ -99,6 +108,7 @@ def validate(
         quiet=quiet,
         show_allowed=show_allowed,
         stdin_filename=stdin_filename,
+        source_root=source_root,
     )
 
 
@@ -132,6 +142,7 @@ def build(
     quiet: QuietOpt = False,
     show_allowed: ShowAllowedOpt = False,
     stdin_filename: StdinNameOpt = None,
+    source_root: SourceRootOpt = None,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     return commands.build(
@@ -143,6 +154,7 @@ def build(
         quiet=quiet,
         show_allowed=show_allowed,
         stdin_filename=stdin_filename,
+        source_root=source_root,
     )
 
 
@@ -312,3 +324,36 @@ def lsp(
 def main() -> NoReturn:
     """The command line through typer (``plancc.launch.main`` is the console script)."""
     console.main(app)
+
+
+@command
+def extract(
+    sources: Annotated[
+        list[str],
+        typer.Argument(help="PATH:FUNCTION of a layer function; one layer kind each."),
+    ],
+    *,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", metavar="NAME", help="The layer kind of each source, in order."),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config", metavar="FILE", help="The model's config.json: its keys become dims."
+        ),
+    ] = None,
+) -> int:
+    """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
+    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
+    from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
+    from plancc.source.modules import SourceError  # noqa: PLC0415 (cold start)
+
+    try:
+        done = run(sources, kind or (), config)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(done.text)
+    for n in done.notices:
+        console.err(f"notice PC208: {n}")
+    return 0

@@ -20,10 +20,14 @@ from plancc.dtypes import DTYPES
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
+    # Printed and reported like the others, never counted against the exit code,
+    # even under --strict: what plancc could not judge (PC208).
+    NOTICE = "notice"
 
 
 ERROR = Severity.ERROR
 WARNING = Severity.WARNING
+NOTICE = Severity.NOTICE
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,150 @@ UNKNOWN_DTYPE: Final = Code(
     textwrap.fill(f"The dtype is not a PyPTO dtype name (lower case): {' '.join(DTYPES)}.", 78),
 )
 
+SOURCE_UNCHECKED: Final = Code(
+    "PC200",
+    "source-unchecked",
+    WARNING,
+    """
+A layer kind's `source` cannot be checked: the `source_root` directory (or
+`--source-root DIR`) does not exist, the file is missing, unreadable, larger
+than 4 MiB or does not parse, or it defines no such function. The message says
+what was looked for and where. A check that silently does not run proves
+nothing, so with `--strict` this fails the build like any warning.
+
+Fix: point `source_root` (or `--source-root`) at a checkout of the model
+repository, or correct the `PATH:FUNCTION` of `source`.
+""",
+)
+SOURCE_TASK: Final = Code(
+    "PC201",
+    "source-task",
+    ERROR,
+    """
+A stage's `task` is bound by no scope (`with pl.spmd(...) as tid:`) or helper
+return (`tid = helper(...)`) of the layer function in its source: the
+generated call `warm(..., tid)` would name a variable that does not exist, and
+the model build would fail.
+
+Fix: name a task the layer function binds (the hint lists them), or bind it
+in the code: `with ... as tid:` on the stage's kernel, `return tid` from its
+helper and `tid = helper(...)` at the call.
+""",
+)
+SOURCE_KERNEL: Final = Code(
+    "PC202",
+    "source-kernel",
+    WARNING,
+    """
+A stage's `kernel` is no kernel of its source: no `pl.at` or `pl.spmd` scope
+of the layer function or its inline helpers has that name (as PyPTO names
+them: a `name_hint` used again gets `_0`, `_1`, ...). `plancc measure` finds
+stages by kernel name, and the source checks map stages to code by it.
+
+Fix: write the kernel's name as the source has it (the hint suggests the
+closest), or correct the `name_hint` in the code.
+""",
+)
+SOURCE_READS: Final = Code(
+    "PC203",
+    "source-reads",
+    WARNING,
+    """
+A stage's `reads` differ from the static tensors its kernels read in the
+source (the stage's kernels: from its `kernel` up to the next stage's kernel,
+in program order). Only tensors the plan declares are compared; the message
+names what the plan misses and what it has in excess. Every L2 rule counts
+these bytes.
+
+Fix: make `reads` what the code reads.
+""",
+)
+SOURCE_ORDER: Final = Code(
+    "PC204",
+    "source-order",
+    WARNING,
+    """
+The plan's order of two stages contradicts the source's: one runs after the
+other in the plan (its `deps`, or list order without them) but beside or
+before it in the source, or the reverse. In the source a kernel runs after
+the kernels of its `deps=` (a `pl.system.task_dummy` barrier stands for what it
+waits on) and after the kernels that last wrote what it reads or writes, as
+PyPTO's runtime orders tasks. The message names both kernels and their lines.
+PC102 and PC104 give opposite advice on the wrong order.
+
+Fix: give the stage the `deps` the code has, or change the code.
+""",
+)
+SOURCE_WARM: Final = Code(
+    "PC205",
+    "source-warm",
+    WARNING,
+    """
+The source runs a warm the plan does not declare: an `async_prefetch` scope,
+or a call of a generated warm function, that matches no warm of the layer
+kind (by `name_hint`, tensors and anchor task, or by the function's name).
+Two warms would share L2 and SDMA, and the plan's budget would not count one.
+
+Fix: declare the warm in the plan, or remove it from the code.
+""",
+)
+SOURCE_CALL: Final = Code(
+    "PC206",
+    "source-call",
+    WARNING,
+    """
+A warm of the plan has no call site in the source: the layer function neither
+calls its generated function (`prefetch_w(wo_a, wo_b, q_rope_tid)`, imported
+from the generated `<model>_warms` module) nor has a scope with its
+`name_hint`, its tensors in issue order and its anchor's task in `deps=`. A warm
+that is not issued saves nothing.
+
+Fix: call the generated function after the anchor's task is bound, or remove
+the warm.
+""",
+)
+SOURCE_SHAPE: Final = Code(
+    "PC207",
+    "source-shape",
+    ERROR,
+    """
+A tensor's shape or dtype differs from the annotation of the source parameter
+it stands for (`pl.Tensor[[dims], pl.DTYPE]`, each dim evaluated from the
+module's constants and the model config it binds). The bytes, the flat view
+and the budget would all be wrong. A plan tensor stands for the parameter of
+its own name, or the one a layer kind's `source_params` maps it to.
+
+Fix: correct the tensor's `shape` or `dtype`, or the mapping.
+""",
+)
+SOURCE_UNRESOLVED: Final = Code(
+    "PC208",
+    "source-unresolved",
+    NOTICE,
+    """
+Part of the source cannot be resolved without running it: a helper chosen at
+import time (from an environment variable), a branch on something that is not
+a constant, a call of a plain Python function given tensors, a parameter's
+dim whose constant is chosen at import time. The message names the line.
+The reader takes such code as a kernel that may read and write every tensor
+it is given, with any of the names its code could give; the checks that
+depend on it are skipped, not guessed. A notice: it never changes the exit
+code.
+""",
+)
+
+SOURCE_CODES: Final = (
+    SOURCE_UNCHECKED,
+    SOURCE_TASK,
+    SOURCE_KERNEL,
+    SOURCE_READS,
+    SOURCE_ORDER,
+    SOURCE_WARM,
+    SOURCE_CALL,
+    SOURCE_SHAPE,
+    SOURCE_UNRESOLVED,
+)
+
 
 # The codes the stages raise (load, validate, resolve, check), in id order.
 STAGE_CODES: Final = (
@@ -206,4 +354,5 @@ STAGE_CODES: Final = (
     BAD_IDENTIFIER,
     BAD_FORWARD,
     UNKNOWN_DTYPE,
+    *SOURCE_CODES,
 )

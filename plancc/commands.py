@@ -38,10 +38,11 @@ def validate(
     quiet: bool = False,
     show_allowed: bool = False,
     stdin_filename: str | None = None,
+    source_root: str | None = None,
 ) -> int:
     from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename)
+    report = validate_paths(paths, stdin_filename, source_root)
     say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
@@ -57,10 +58,18 @@ def build(
     quiet: bool = False,
     show_allowed: bool = False,
     stdin_filename: str | None = None,
+    source_root: str | None = None,
 ) -> int:
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
 
-    result = build_plans(paths, out, compare=compare, strict=strict, stdin_filename=stdin_filename)
+    result = build_plans(
+        paths,
+        out,
+        compare=compare,
+        strict=strict,
+        stdin_filename=stdin_filename,
+        source_root=source_root,
+    )
     say_skipped(result.report.skipped)
     if result.failed:
         _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)

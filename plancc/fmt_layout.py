@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 
 WIDTH = 88
 HEADER = ("plancc", "model", "platform", "budget", "config")
-_TOP = (*HEADER, "dims", "tensors", "layers", "forward", "lint")
+_TOP = (*HEADER, "source_root", "dims", "tensors", "layers", "forward", "lint")
 _STAGE = ("name", "task", "reads", "streams", "sdma", "group", "duration_us", "kernel")
 _WARM = ("name", "name_hint", "after", "tensors", "allow", "reason")
 _TENSOR = ("shape", "dtype", "flat")
@@ -86,7 +86,7 @@ _ORDER = {
     ("budget",): ("l2_fraction",),
     ("lint",): ("ignore",),
     ("tensors", "*"): _TENSOR,
-    ("layers", "*"): ("stages", "warms"),
+    ("layers", "*"): ("source", "source_params", "stages", "warms"),
     ("layers", "*", "stages", "#"): _STAGE,
     ("layers", "*", "warms", "#"): _WARM,
     ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat"),
@@ -95,6 +95,7 @@ _ORDER = {
 }
 _FLOW_MAPS = (
     ("tensors", "*"),
+    ("layers", "*", "source_params"),
     ("layers", "*", "stages", "#"),
     ("layers", "*", "warms", "#", "tensors", "#"),
     ("forward", "kinds"),

@@ -35,6 +35,7 @@ _SHARED: dict[str, tuple[str, bool]] = {
     "-q": ("quiet", False),
     "--show-allowed": ("show_allowed", False),
     "--stdin-filename": ("stdin_filename", True),
+    "--source-root": ("source_root", True),
 }
 OPTIONS: dict[str, dict[str, tuple[str, bool]]] = {
     "validate": _SHARED,

@@ -26,6 +26,9 @@ NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 _NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
 UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
 NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN})
+# `PATH:FUNCTION`: a Python file and the function in it (the path may hold colons).
+SOURCE_PATTERN = r"^.+:[A-Za-z_][A-Za-z0-9_]*$"
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
 DimExpr = int | str  # an integer, a dim or config key name, or an expression over them
@@ -69,6 +72,9 @@ class Warm(NamedTuple):
 class Layer(NamedTuple):
     stages: list[Stage]
     warms: Sequence[Warm] = ()
+    source: str | None = None  # `PATH:FUNCTION` of the model code (docs/sources.md)
+    # plan tensor -> the source parameter it stands for, where the names differ
+    source_params: Mapping[str, str] = MappingProxyType({})
 
 
 class ForwardEntry(NamedTuple):
@@ -97,6 +103,7 @@ class Plan(NamedTuple):
     dims: Mapping[str, DimExpr] = MappingProxyType({})
     forward: list[str | ForwardEntry] | ForwardFromConfig | None = None
     lint: Lint = Lint()
+    source_root: str | None = None
 
 
 def plan_from_tree(tree: dict[str, Any]) -> Plan:
@@ -115,6 +122,7 @@ def plan_from_tree(tree: dict[str, Any]) -> Plan:
         dims=tree.get("dims", {}),
         forward=_forward(forward),
         lint=Lint() if lint is None else Lint(**lint),
+        source_root=tree.get("source_root"),
     )
 
 
@@ -126,7 +134,7 @@ def _layer(layer: dict[str, Any]) -> Layer:
         for w in layer.get("warms", ())
     ]
     stages = [Stage(**_floats(s, "duration_us")) for s in layer["stages"]]
-    return Layer(stages, warms)
+    return Layer(stages, warms, layer.get("source"), layer.get("source_params", {}))
 
 
 def _floats(node: dict[str, Any], key: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ _LINE = re.compile(rf"( *)(- +)?(?:({_NAME}):(?: +|\Z))?")
 # quotes, and `-`, `?`, `:` (taken only before a safe character: that case is
 # checked apart). A `[` or `{` starts a flow collection instead.
 _NOT_PLAIN_START = frozenset("?:,]}#&*!|>'\"%@`")
+_INDICATOR_COLON = re.compile(r":(?: |$)")  # a `:` that would end a block plain scalar
 
 # ``ends`` is None when not worked out, ``folds`` when there are none (see ``scan``).
 Tree = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where] | None, "Folds | None"]
@@ -204,7 +205,7 @@ class _Scanner:
             return self._flow(line, at, line_no, path, depth)
         hash_at = line.find(" #", at)
         text = (line if hash_at < 0 else line[:hash_at]).rstrip(" ")[at:]
-        return self._plain(text, line_no << 32 | (at + 1), path)
+        return self._plain(text, line_no << 32 | (at + 1), path, block=True)
 
     def _flow(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
         """The flow collection at ``line[at]``, which must end the line but for a comment.
@@ -342,17 +343,19 @@ class _Scanner:
         data[key] = self._plain(text, line_at | (at + 1), key_path)
         return _SEP
 
-    def _plain(self, text: str, where: Where, path: PathT) -> Any:
+    def _plain(self, text: str, where: Where, path: PathT, *, block: bool = False) -> Any:
         """A plain scalar (a block value, or in a flow collection, cut at its commas and
         brackets): its value, recorded at ``where``. One starting with an indicator, or
         with a `:` or `#` anywhere, is left to the composer: a key or comment inside a
-        value, or a character both contexts read apart."""
+        value, or a character both contexts read apart; but a block value may hold a `:`
+        followed by neither a space nor its end (`source: x.py:layer`), which YAML reads
+        as part of the scalar in block context."""
         if text not in self.tags:
             first = text[0]
             if (
                 first in _NOT_PLAIN_START
                 or (first == "-" and text[1:2] in ("", " "))
-                or ":" in text
+                or (":" in text and (not block or _INDICATOR_COLON.search(text) is not None))
                 or "#" in text
             ):
                 raise _GiveUp

@@ -20,6 +20,8 @@ import re
 REGEX_PATTERNS = {
     '^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:after|pl|warm_ctx)\\Z)(?!.*_flat\\Z)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
+    '^.+:[A-Za-z_][A-Za-z0-9_]*$': re.compile('^.+:[A-Za-z_][A-Za-z0-9_]*\\Z'),
+    '^[A-Za-z_][A-Za-z0-9_]*$': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$': re.compile('^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*\\Z'),
     '^-?[0-9]{1,18}$': re.compile('^-?[0-9]{1,18}\\Z')
 }
@@ -171,6 +173,11 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                 raise Invalid
             if not (isinstance(data__platform, str) and data__platform == 'a2a3' or isinstance(data__platform, str) and data__platform == 'a2a3sim' or isinstance(data__platform, str) and data__platform == 'a5' or isinstance(data__platform, str) and data__platform == 'a5sim'):
                 raise Invalid
+        if "source_root" in data_keys:
+            data_keys.remove("source_root")
+            data__sourceroot = data["source_root"]
+            if not isinstance(data__sourceroot, (str)):
+                raise Invalid
         if "tensors" in data_keys:
             data_keys.remove("tensors")
             data__tensors = data["tensors"]
@@ -301,6 +308,30 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_layer(data,
         if data__missing_keys:
             raise Invalid
         data_keys = set(data.keys())
+        if "source" in data_keys:
+            data_keys.remove("source")
+            data__source = data["source"]
+            if not isinstance(data__source, (str)):
+                raise Invalid
+            if isinstance(data__source, str):
+                if not REGEX_PATTERNS['^.+:[A-Za-z_][A-Za-z0-9_]*$'].search(data__source):
+                    raise Invalid
+        if "source_params" in data_keys:
+            data_keys.remove("source_params")
+            data__sourceparams = data["source_params"]
+            if not isinstance(data__sourceparams, (dict)):
+                raise Invalid
+            data__sourceparams_is_dict = isinstance(data__sourceparams, dict)
+            if data__sourceparams_is_dict:
+                data__sourceparams_keys = set(data__sourceparams.keys())
+                for data__sourceparams_key in data__sourceparams_keys:
+                    if data__sourceparams_key not in []:
+                        data__sourceparams_value = data__sourceparams.get(data__sourceparams_key)
+                        if not isinstance(data__sourceparams_value, (str)):
+                            raise Invalid
+                        if isinstance(data__sourceparams_value, str):
+                            if not REGEX_PATTERNS['^[A-Za-z_][A-Za-z0-9_]*$'].search(data__sourceparams_value):
+                                raise Invalid
         if "stages" in data_keys:
             data_keys.remove("stages")
             data__stages = data["stages"]

@@ -19,7 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
 from plancc.dtypes import DTYPES
-from plancc.model import NAME_PATTERN, SIZE_PATTERN, UNRESERVED_NAME_PATTERN
+from plancc.model import (
+    IDENTIFIER_PATTERN,
+    NAME_PATTERN,
+    SIZE_PATTERN,
+    SOURCE_PATTERN,
+    UNRESERVED_NAME_PATTERN,
+)
 from plancc.names import PLATFORMS
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
@@ -89,6 +95,20 @@ class Warm(_Strict):
 class Layer(_Strict):
     stages: Annotated[list[Stage], Field(min_length=1)]
     warms: list[Warm] = []
+    source: (
+        Annotated[
+            str,
+            Field(
+                pattern=SOURCE_PATTERN,
+                description="PATH:FUNCTION of the layer's model code, PATH from source_root",
+            ),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
+    source_params: Annotated[
+        dict[str, Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]],
+        Field(description="plan tensor -> the source parameter it stands for"),
+    ] = {}
 
 
 class ForwardEntry(_Strict):
@@ -139,6 +159,13 @@ class Plan(_Strict):
         | SkipJsonSchema[None]
     ) = None
     lint: Lint = Lint()
+    source_root: (
+        Annotated[
+            str,
+            Field(description="where the layer kinds' source paths start, relative to the plan"),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
 
 
 def _without_null_defaults(node: Any) -> Any:

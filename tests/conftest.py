@@ -5,6 +5,26 @@ from pathlib import Path
 
 import pytest
 
+import plancc.source.checks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_sibling_pypto_lib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hermetic: the shipped plans' `source_root` (../../pypto-lib) finds no checkout
+    beside this repository, as in CI; a test that wants one passes --source-root."""
+    sibling = (ROOT.parent / "pypto-lib").resolve()
+    real = plancc.source.checks.source_root
+
+    def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
+        found = real(plan_file, declared, override)
+        if override is None and Path(found).resolve() == sibling:
+            return found + ".absent-in-tests"
+        return found
+
+    monkeypatch.setattr(plancc.source.checks, "source_root", source_root)
+
 
 @pytest.fixture
 def write_plan(tmp_path: Path) -> Callable[..., Path]:

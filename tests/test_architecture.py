@@ -51,6 +51,7 @@ LAYERS: list[set[str]] = [
         "plancc.write",
         "plancc.orphans",
         "plancc.runtime",
+        "plancc.source",
     },
     {"plancc.api", "plancc.fmt", "plancc.measure"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html"},

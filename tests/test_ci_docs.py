@@ -46,14 +46,20 @@ def _hook_command(hook: dict[str, object], files: list[str]) -> list[str]:
     return [*entry, *args, *([] if hook.get("pass_filenames") is False else files)]
 
 
-def test_the_three_hooks() -> None:
+def test_the_four_hooks() -> None:
     hooks = _hooks()
-    assert list(hooks) == ["plancc-validate", "plancc-fmt", "plancc-build-check"]
+    assert list(hooks) == [
+        "plancc-validate",
+        "plancc-fmt",
+        "plancc-build-check",
+        "plancc-check-source",
+    ]
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert re.search(str(hook["files"]), "plans/deepseek_v4_flash.yaml")
         assert re.search(str(hook["files"]), "plans/new.yml")
     assert re.search(str(hooks["plancc-build-check"]["files"]), "plans/configs/x.config.json")
+    assert re.search(str(hooks["plancc-check-source"]["files"]), "models/x/decode_csa.py")
 
 
 def test_the_hooks_pass_on_good_plans_and_fail_on_bad_ones(repo: Path) -> None:
@@ -108,4 +114,10 @@ def test_the_pre_commit_example_names_the_declared_hooks() -> None:
     config = _yaml(block)
     assert isinstance(config, dict)
     ids = [h["id"] for h in config["repos"][0]["hooks"]]
-    assert ids == list(_hooks())
+    # plancc-check-source is for model repositories: docs/sources.md shows it.
+    assert ids == [h for h in _hooks() if h != "plancc-check-source"]
+    text = (ROOT / "docs" / "sources.md").read_text("utf-8")
+    block = text.split("```yaml\n# .pre-commit-config.yaml", 1)[1].split("\n", 1)[1]
+    config = _yaml(block.split("```", 1)[0])
+    assert isinstance(config, dict)
+    assert [h["id"] for h in config["repos"][0]["hooks"]] == ["plancc-check-source"]

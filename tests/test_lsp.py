@@ -582,7 +582,10 @@ async def test_typing_the_flash_plan_through_the_server(client: LanguageClient) 
         got = await open_text(client, source[:n], flash)
         # Only a text that is a whole plan may be clean (a prefix can be one).
         assert got or check_text(flash, source[:n], {}).plan is not None, n
-    assert [d for d in got if d.severity != T.DiagnosticSeverity.Hint] == []  # clean
+    # Clean but for the source checks (PC2xx): they depend on the pypto-lib checkout
+    # beside this one (none: PC200; upstream main: its drift; docs/sources.md).
+    shown = [d for d in got if d.severity != T.DiagnosticSeverity.Hint]
+    assert [d for d in shown if not str(d.code).startswith("PC2")] == []
     close(client, flash)
     errors = [m for m in client.log_messages if m.type == T.MessageType.Error]
     assert errors == []

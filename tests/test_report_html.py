@@ -381,7 +381,7 @@ def test_report_writes_build_model_report_html(
     run = invoke("report", FLASH)
     assert run.exit_code == 0, run.output
     assert run.stdout == (
-        "plans/deepseek_v4_flash.yaml: 0 errors, 0 warnings -> written: "
+        "plans/deepseek_v4_flash.yaml: 0 errors, 1 warning -> written: "
         "build/deepseek_v4_flash_report.html\n"
     )
     written = (tmp_path / "build" / "deepseek_v4_flash_report.html").read_text("utf-8")

@@ -27,6 +27,7 @@ def json_(report: Validation, *, show_allowed: bool = False) -> str:
         "diagnostics": [_json_diagnostic(d) for d in report.diagnostics],
         "errors": report.errors,
         "warnings": report.warnings,
+        "notices": report.notices,
         "plans": [plan_numbers(r.plan) for r in report.results if r.plan is not None],
     }
     if show_allowed:

@@ -10,6 +10,7 @@ from urllib.parse import quote
 from plancc import __version__
 from plancc.api import BuildResult, Validation
 from plancc.check import catalog
+from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.formats.base import Options, OutputFormat, stale_message
 
@@ -31,6 +32,11 @@ _STALE_DOC = (
     "A generated output is missing, or differs from what `plancc build` would write.\n\n"
     "Fix: run the same `plancc build` without `--check`, and commit the result."
 )
+
+
+def _level(severity: Severity) -> str:
+    """SARIF's levels: error, warning, note (a notice)."""
+    return "note" if severity is Severity.NOTICE else severity.value
 
 
 def _rule(id: str, name: str, doc: str, level: str) -> dict[str, Any]:
@@ -76,12 +82,12 @@ def sarif(
     silenced warning is a result with an in-source suppression that gives its reason."""
     codes = catalog()
     index = {c.id: i for i, c in enumerate(codes)}
-    rules = [_rule(c.id, c.name, c.doc, c.severity.value) for c in codes]
+    rules = [_rule(c.id, c.name, c.doc, _level(c.severity)) for c in codes]
 
     def of(d: Diagnostic) -> dict[str, Any]:
         message = d.message + (f" ({d.hint})" if d.hint else "")
         where = _location(d.file, d.line, d.col)
-        return _result(d.code, index[d.code], d.severity.value, message, where)
+        return _result(d.code, index[d.code], _level(d.severity), message, where)
 
     results = [of(d) for d in report.diagnostics]
     for a in report.allowed if show_allowed else ():

@@ -10,7 +10,11 @@ from plancc.metrics import plan_numbers
 from plancc.summary import peak_share, summary_line, unused_notice
 from plancc.text import plural
 
-_COLOURS = {Severity.ERROR: "\033[1;31m", Severity.WARNING: "\033[1;33m"}
+_COLOURS = {
+    Severity.ERROR: "\033[1;31m",
+    Severity.WARNING: "\033[1;33m",
+    Severity.NOTICE: "\033[1;36m",
+}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
@@ -45,8 +49,10 @@ def plan_diagnostics(r: PlanResult, colour: bool, show_allowed: bool) -> list[st
 
 
 def totals(report: Validation) -> str:
+    """``0 errors, 1 warning in 1 plan``; notices are named only when there are some."""
+    notices = f", {plural(report.notices, 'notice')}" if report.notices else ""
     return (
-        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} "
+        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}{notices} "
         f"in {plural(len(report.results), 'plan')}"
     )
 

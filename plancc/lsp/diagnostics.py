@@ -62,6 +62,7 @@ def to_lsp(state: PlanState) -> list[lsp.Diagnostic]:
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+    Severity.NOTICE: lsp.DiagnosticSeverity.Information,
 }
 
 

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 5ecafc6e063055e0339ae68c875f9c39e30e0204a7b3e74eb01435a7adf3d16e
+Plan sha256: 20b00b00a4fb86de5cec934f30bb67c90cf7f4ee8e6a4b8ef1a24b623cf2b57b
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

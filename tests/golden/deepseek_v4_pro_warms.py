@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: d88353bb06f9b0dad373439605c8d53e560997c6be804bcb8bea9a2f19c8c298
+Plan sha256: 8d5b26381dc4257da9998d0b053a85bd18026c4bef3e0213817397fa40ab158a
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -1,0 +1,91 @@
+"""Reading model code: a CSA layer spanning ten modules, cold and with its modules cached.
+
+With a pypto-lib checkout beside this repository (or PLANCC_PYPTO_LIB), the
+DeepSeek V4 Flash CSA layer itself (decode_csa.py and the nine modules it
+reads); otherwise a generated layer of the same shape: ten modules, each with a
+helper of five kernels. "cold" parses every module; "cached" reads again with
+the parsed modules kept (the language server's case: a file is parsed again
+only when its mtime or size changed); "check" is the whole `validate` of the
+shipped Flash plan against it. Each figure is the CPU time of the fastest of
+five runs. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from plancc.source import modules
+from plancc.source.reader import Reader, read_layer
+
+ROOT = Path(__file__).resolve().parent.parent
+LIB = Path(os.environ.get("PLANCC_PYPTO_LIB", ROOT.parent / "pypto-lib"))
+CSA = "models/deepseek_v4_flash_mtp/decode_csa.py"
+
+
+def generated(where: Path) -> tuple[Path, str]:
+    """Ten modules: a layer calling nine helpers, five kernels each."""
+    imports = "".join(f"from helper{i} import helper{i}\n" for i in range(9))
+    calls = "".join(f"    helper{i}(x, w{i}, y)\n" for i in range(9))
+    params = "".join(f"    w{i}: pl.Tensor[[D, D], pl.BF16],\n" for i in range(9))
+    (where / "layer.py").write_text(
+        f"import pypto.language as pl\n{imports}\nD = 512\nT = 8\n\n@pl.jit.inline\n"
+        f"def layer(\n    x: pl.Tensor[[T, D], pl.BF16],\n{params}"
+        "    y: pl.Tensor[[T, D], pl.BF16],\n):\n" + calls
+    )
+    for i in range(9):
+        kernels = "".join(
+            f'    with pl.spmd(4, name_hint="k{i}_{j}") as t{j}:\n'
+            f"        y[0:1, :] = pl.matmul(x, w[:, 0:64], out_dtype=pl.BF16)\n"
+            for j in range(5)
+        )
+        (where / f"helper{i}.py").write_text(
+            "import pypto.language as pl\n\nD = 512\n\n@pl.jit.inline\n"
+            f"def helper{i}(x: pl.Tensor[[8, D], pl.BF16], w: pl.Tensor[[D, D], pl.BF16], "
+            f"y: pl.Tensor[[8, D], pl.BF16]):\n{kernels}    return t4\n"
+        )
+    return where / "layer.py", "layer"
+
+
+def best(fn: Callable[[], object], runs: int = 5, cold: bool = False) -> float:
+    times = []
+    for _ in range(runs):
+        if cold:
+            modules.clear_cache()
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        if (LIB / CSA).is_file():
+            path, function, what = LIB / CSA, "attention_csa", f"Flash CSA layer ({LIB})"
+        else:
+            path, function = generated(Path(tmp))
+            what = "generated ten-module layer (no pypto-lib checkout)"
+        reader = Reader()
+        reading = reader.read(str(path), function)
+        files = len(reader.modules)
+        cold = best(lambda: read_layer(str(path), function), cold=True)
+        cached = best(lambda: read_layer(str(path), function))
+        print(f"source: {what}: {len(reading.kernels)} kernels from {files} modules")
+        print(f"source: read cold {cold * 1000:.0f} ms, cached {cached * 1000:.0f} ms")
+        if (LIB / CSA).is_file():
+            from plancc import api
+
+            plan = str(ROOT / "plans" / "deepseek_v4_flash.yaml")
+            check = best(lambda: api.validate_paths([plan], source_root=str(LIB)))
+            print(
+                f"source: validate of the Flash plan with its three sources {check * 1000:.0f} ms"
+            )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""The source checks, PC200-PC208: a plan against the model code its layer kinds name.
+
+For each layer kind with `source: PATH:FUNCTION` (PATH from the plan's
+`source_root`, or ``--source-root``), the function is read (``reader``) and
+compared: the stages' `task` (PC201), `kernel` (PC202), `reads` (PC203) and
+order (PC204), the warms (PC205, PC206), the tensors' shapes and dtypes
+(PC207); what the reader could not resolve is a notice (PC208), and a source
+that cannot be read is PC200. A stage stands for a run of kernels: from its
+`kernel` up to the next stage's kernel in program order. Stages without a
+`kernel`, or whose kernel lies in unresolved code, are not compared.
+Each diagnostic is at the plan node at fault and names the source's file:line.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plancc import codes, ir
+from plancc.diagnostics import Diagnostic
+from plancc.source.base import LayerReading, ancestors, closest, source_root, split_source
+from plancc.source.modules import SourceError
+from plancc.source.order import OrderChecks
+from plancc.source.reader import read_layer
+from plancc.source.reading import Kernel, Reading
+from plancc.source.warms import WarmChecks
+from plancc.validate import Validated
+
+
+class SourceChecks(OrderChecks, WarmChecks):
+    def run(self) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
+        kinds = [k for k, layer in self.model.layers.items() if layer.source]
+        if not kinds:
+            return []
+        root = source_root(self.plan.file, self.model.source_root, self.override)
+        if not os.path.isdir(root):
+            given = (
+                f"--source-root {self.override}"
+                if self.override is not None
+                else f"source_root '{self.model.source_root or '.'}'"
+            )
+            where = (
+                self.at("source_root")
+                if self.model.source_root is not None and self.override is None
+                else self.at("layers", kinds[0], "source")
+            )
+            self.report(
+                where,
+                codes.SOURCE_UNCHECKED,
+                f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
+                "check out the model repository there, or pass --source-root DIR",
+            )
+            return self.out
+        for kind in kinds:
+            self.layer(kind, root)
+        return self.out
+
+    def layer(self, kind: str, root: str) -> None:
+        model_layer = self.model.layers[kind]
+        layer = self.plan.layers.get(kind)
+        source = model_layer.source or ""
+        path, function = split_source(source)
+        where = self.at("layers", kind, "source")
+        try:
+            reading = read_layer(os.path.join(root, path), function, root)
+        except SourceError as exc:
+            self.report(
+                where,
+                codes.SOURCE_UNCHECKED,
+                f"source of layer kind '{kind}' not checked: {exc}",
+                f"looked for {function}() in {os.path.join(root, path)}",
+            )
+            return
+        if layer is None:
+            return
+        seen: set[tuple[str, int]] = set()
+        for u in reading.unresolved:
+            if (u.file, u.line) in seen:
+                continue
+            seen.add((u.file, u.line))
+            self.report(
+                where,
+                codes.SOURCE_UNRESOLVED,
+                f"{u.file}:{u.line}: {u.what}: not resolved statically; the checks of what "
+                "it runs are skipped",
+            )
+        param_of, tensor_of = self.mapping(kind, reading)
+        it = LayerReading(kind, layer, reading, param_of, tensor_of)
+        self.shapes(it)
+        if not layer.complete:
+            return
+        runs = self.kernels(it)
+        self.tasks(it, runs)
+        self.reads(it, runs)
+        self.order(it, runs)
+        self.warms(it)
+
+    def mapping(self, kind: str, reading: Reading) -> tuple[dict[str, str], dict[str, str]]:
+        declared = self.model.layers[kind].source_params
+        param_of: dict[str, str] = {}
+        for tensor, param in declared.items():
+            if tensor not in self.plan.tensors:
+                self.report(
+                    self.v.key_at("layers", kind, "source_params", tensor),
+                    codes.UNKNOWN_NAME,
+                    f"source_params names '{tensor}', which is no tensor of the plan",
+                    closest(tensor, self.plan.tensors),
+                )
+            elif param not in reading.params or not reading.params[param].tensor:
+                self.report(
+                    self.at("layers", kind, "source_params", tensor),
+                    codes.UNKNOWN_NAME,
+                    f"'{param}' is no tensor parameter of {reading.function}() ({reading.file})",
+                    closest(param, [p for p in reading.params if reading.params[p].tensor]),
+                )
+            else:
+                param_of[tensor] = param
+        mapped = set(param_of.values())
+        for tensor in self.plan.tensors:
+            p = reading.params.get(tensor)
+            if tensor not in param_of and tensor not in mapped and p is not None and p.tensor:
+                param_of[tensor] = tensor
+        return param_of, {p: t for t, p in param_of.items()}
+
+    # -- PC207
+
+    def shapes(self, it: LayerReading) -> None:
+        unknown: list[str] = []
+        for tensor, param in it.param_of.items():
+            t = self.plan.tensors[tensor]
+            p = it.reading.params[param]
+            where = f"{param} ({it.reading.file}:{p.line}, {it.reading.function})"
+            if any(v is None and not d for v, d in zip(p.values, p.dynamic, strict=True)):
+                unknown.append(f"{param} ({it.reading.file}:{p.line})")
+            if p.dtype is not None and p.dtype != t.dtype.name:
+                self.report(
+                    self.at("tensors", tensor, "dtype"),
+                    codes.SOURCE_SHAPE,
+                    f"tensor '{tensor}' is {t.dtype.name}; its source parameter {where} is "
+                    f"{p.dtype}",
+                    f"write dtype: {p.dtype}, or correct the annotation at "
+                    f"{it.reading.file}:{p.line}",
+                )
+            if not _same_shape(t.shape, p.values, p.dynamic):
+                self.report(
+                    self.at("tensors", tensor, "shape"),
+                    codes.SOURCE_SHAPE,
+                    f"tensor '{tensor}' has shape {_shape(t.shape)}; its source parameter "
+                    f"{where} has {_shape(p.values, p.dynamic)}",
+                    f"write the shape the annotation gives, or correct it at "
+                    f"{it.reading.file}:{p.line}",
+                )
+        if unknown:
+            more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
+            self.report(
+                self.at("layers", it.kind, "source"),
+                codes.SOURCE_UNRESOLVED,
+                f"a dim of {unknown[0]}{more} is not resolved statically (a constant chosen "
+                "at import time?): those dims are not compared",
+            )
+
+    # -- PC202, and each stage's run of kernels
+
+    def kernels(self, it: LayerReading) -> dict[int, list[Kernel] | None]:
+        """Each stage with a `kernel` found in the source: its run of kernels (None when
+        the run is not known: the kernel may lie in unresolved code)."""
+        reading = it.reading
+        found: dict[int, Kernel] = {}
+        unsure: dict[int, None] = {}
+        for s in it.layer.stages:
+            if s.kernel is None:
+                continue
+            k = reading.kernel(s.kernel)
+            if k is not None:
+                found[s.index] = k
+            elif s.kernel in reading.possible:
+                unsure[s.index] = None
+            else:
+                names = [k.name for k in reading.kernels if not k.opaque]
+                self.report(
+                    self.stage_at(it, s, "kernel"),
+                    codes.SOURCE_KERNEL,
+                    f"stage '{s.name}': kernel '{s.kernel}' is no kernel of "
+                    f"{reading.function}() ({reading.file})",
+                    closest(s.kernel, names)
+                    or f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
+                )
+        starts = sorted({k.index for k in found.values()})
+        runs: dict[int, list[Kernel] | None] = dict(unsure)
+        for stage, k in found.items():
+            nxt = next((i for i in starts if i > k.index), len(reading.kernels))
+            run = reading.kernels[k.index : nxt]
+            runs[stage] = None if any(r.opaque for r in run) else run
+        return runs
+
+    # -- PC201
+
+    def tasks(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
+        reading = it.reading
+        for s in it.layer.stages:
+            if s.task is None or s.task in reading.tasks:
+                continue
+            bound = ", ".join(reading.tasks) or "none"
+            elsewhere = reading.bound.get(s.task)
+            if elsewhere is not None:
+                hint = (
+                    f"'{s.task}' is bound at {elsewhere[0]}:{elsewhere[1]}, inside a helper: "
+                    f"return it, and bind `{s.task} = helper(...)` in {reading.function}()"
+                )
+            else:
+                run = runs.get(s.index)
+                on = "the stage's kernel"
+                if run:  # the last of its kernels that waits for its first: its output
+                    anc = ancestors(reading)
+                    last = [k for k in run[1:] if anc[k.index] >> run[0].index & 1] or run[:1]
+                    on = f"{last[-1].name} ({last[-1].file}:{last[-1].line})"
+                hint = (
+                    f"bind it: `with pl.spmd(...) as {s.task}:` on {on}, returned by its "
+                    f"helper; or name a task {reading.function}() binds: {bound}"
+                )
+            self.report(
+                self.stage_at(it, s, "task"),
+                codes.SOURCE_TASK,
+                f"stage '{s.name}': task '{s.task}' is bound by no scope or helper return of "
+                f"{reading.function}() ({reading.file})",
+                hint,
+            )
+
+
+def check_sources(
+    v: Validated, plan: ir.Plan, override: str | None = None
+) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
+    """PC200-PC208 for every layer kind of ``plan`` that names its `source`, each with the
+    plan warm it is about (its `allow` may silence it)."""
+    if v.plan is None or not any(layer.source for layer in v.plan.layers.values()):
+        return []
+    return SourceChecks(v, plan, override).run()
+
+
+def _same_shape(
+    plan: tuple[int | None, ...], src: tuple[int | None, ...], dyn: tuple[bool, ...]
+) -> bool:
+    if len(plan) != len(src):
+        return False
+    for a, b, d in zip(plan, src, dyn, strict=True):
+        if d or a is None:
+            if d != (a is None):
+                return False
+        elif b is not None and a != b:
+            return False
+    return True
+
+
+def _shape(values: tuple[int | None, ...], dyn: tuple[bool, ...] | None = None) -> str:
+    out = []
+    for i, v in enumerate(values):
+        if v is not None:
+            out.append(f"{v:,}".replace(",", ""))
+        elif dyn is None or dyn[i]:
+            out.append("dynamic")
+        else:
+            out.append("?")
+    return "[" + ", ".join(out) + "]"

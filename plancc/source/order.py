@@ -1,0 +1,104 @@
+"""PC203 (a stage's reads against its kernels') and PC204 (the plan's order against the
+source's: deps and last writers)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from plancc import codes
+from plancc.source.base import Checker, LayerReading, ancestors, run_names
+from plancc.source.reading import Kernel
+
+
+class OrderChecks(Checker):
+    # -- PC203
+
+    def reads(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
+        for index, run in runs.items():
+            if run is None:
+                continue
+            s = it.layer.stages[index]
+            read: set[str] = set()
+            for k in run:
+                read |= k.reads
+            src = {
+                it.tensor_of[p]
+                for p in it.reading.params_of(read)
+                if p in it.tensor_of and self.plan.tensors[it.tensor_of[p]].static
+            }
+            plan = {
+                t
+                for t in s.reads
+                if t in it.param_of and t in self.plan.tensors and self.plan.tensors[t].static
+            }
+            missing, extra = sorted(src - plan), sorted(plan - src)
+            if not missing and not extra:
+                continue
+            parts = []
+            if missing:
+                parts.append(f"the plan misses {', '.join(missing)}")
+            if extra:
+                parts.append(f"no kernel of it reads {', '.join(extra)}")
+            kernels = run_names(run)
+            keep = [t for t in s.reads if t not in extra]
+            self.report(
+                self.stage_at(it, s, "reads") if s.reads else self.stage_at(it, s, "kernel"),
+                codes.SOURCE_READS,
+                f"stage '{s.name}' ({kernels}, {run[0].file}:{run[0].line}): " + "; ".join(parts),
+                f"reads: [{', '.join([*keep, *missing])}]",
+            )
+
+    # -- PC204
+
+    def order(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
+        anc = ancestors(it.reading)
+        known = {i: run for i, run in runs.items() if run is not None}
+        stages = sorted(known)
+        sched = it.layer.schedule
+
+        def before(a: int, b: int) -> bool:
+            first = known[b][0].index
+            return any(anc[first] >> k.index & 1 for k in known[a])
+
+        for j in stages:
+            for i in stages:
+                if i >= j:
+                    break
+                plan_rel = "after" if sched.runs_before(i, j) else "beside"
+                if before(i, j):
+                    src_rel = "after"
+                elif before(j, i):
+                    src_rel = "before"
+                else:
+                    src_rel = "beside"
+                if plan_rel == src_rel:
+                    continue
+                a, b = it.layer.stages[i], it.layer.stages[j]
+                ka, kb = known[i][0], known[j][0]
+                self.report(
+                    self.stage_at(it, b, "kernel"),
+                    codes.SOURCE_ORDER,
+                    f"stage '{b.name}' runs {plan_rel} '{a.name}' in the plan, but its kernel "
+                    f"{kb.name} ({kb.file}:{kb.line}) runs {src_rel} {ka.name} "
+                    f"({ka.file}:{ka.line}) in the source",
+                    self.deps_hint(it, j, known, before),
+                )
+                break
+
+    def deps_hint(
+        self,
+        it: LayerReading,
+        j: int,
+        known: dict[int, list[Kernel]],
+        before: Callable[[int, int], bool],
+    ) -> str:
+        earlier = [i for i in sorted(known) if i < j and before(i, j)]
+        direct = [i for i in earlier if not any(before(i, m) for m in earlier if m != i)]
+        names = [it.layer.stages[i].name for i in direct]
+        later = [i for i in sorted(known) if i > j and before(i, j)]
+        if later:
+            return (
+                f"the source runs '{it.layer.stages[later[0]].name}' first: list it before "
+                f"'{it.layer.stages[j].name}'"
+            )
+        return f"deps: [{', '.join(names)}]"

@@ -1,0 +1,345 @@
+"""Read a PyPTO layer function with ``ast``: kernels, tasks, tensors, deps, warms.
+
+The reader walks the layer function's body as PyPTO's orchestration would run
+it, statement by statement, expanding every ``@pl.jit.inline`` helper it calls
+(found in its own module or a sibling module it imports), with the call's
+arguments bound to the helper's parameters. A value is a tensor (a layer
+parameter, or one made by ``pl.create_tensor``; ``pl.reshape``, ``pl.slice``,
+a subscript and ``pl.assemble`` alias the tensor they take), a task (the kernels
+a TaskId stands for: a scope's ``as tid``, a ``pl.system.task_dummy`` over
+others, an array of them), a constant, a helper, or unknown. A kernel is a
+``with pl.at(..., name_hint=)``, ``with pl.spmd(..., name_hint=)`` or ``for …
+in pl.spmd(..., name_hint=)`` scope: its reads and writes are every tensor its
+body uses (a subscript store, ``pl.assemble``, ``pl.write`` and ``pl.store``
+write), its deps the tasks of its ``deps=`` and the last writers of what it
+reads or writes (outside ``pl.manual_scope``), as PyPTO's runtime orders them.
+
+What cannot be known without running code is never guessed: a helper chosen at
+import time (``hc_pre = _bind_hc_pre()``, on an environment variable) or a branch
+on something not constant becomes an ``opaque`` kernel that may read and write
+every tensor it is given, with the names its code could give its kernels, and
+an ``Unresolved`` note with its line (PC208).
+
+Bounds: a file is read up to 4 MiB, at most ``MAX_MODULES`` modules, helpers
+nest at most ``MAX_DEPTH`` deep, a helper that calls itself is opaque, and at
+most ``MAX_STEPS`` statements are walked. Problems reading the layer's own file
+raise ``SourceError`` (PC200); nothing here raises anything else for bad input.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any
+
+from plancc.source.modules import Module, SourceError, load_module
+from plancc.source.reading import Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.resolver import MAX_DEPTH
+from plancc.source.scopes import ALIASING, Frame, Scopes
+from plancc.source.values import (
+    UNKNOWN,
+    ArrayV,
+    ChosenV,
+    ConstV,
+    Dynamic,
+    FuncV,
+    ModV,
+    TaskV,
+    TensorV,
+    TupleV,
+    WarmFnV,
+    dotted,
+    eval_local,
+    int_or_none,
+    is_jit,
+    is_opaque,
+    is_warm_module,
+    roots,
+    tensor_only,
+)
+
+MAX_STEPS = 200_000
+_PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
+_BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
+
+__all__ = ["Reader", "Reading", "SourceError", "read_layer"]
+
+
+class _Budget(Exception):
+    pass
+
+
+class Reader(Scopes):
+    def __init__(self, root: str | None = None) -> None:
+        super().__init__(root)
+        self.created = 0
+        self.steps = 0
+
+    def read(self, path: str, function: str) -> Reading:
+        mod = load_module(path)
+        self.modules[os.path.normpath(path)] = mod
+        node = mod.globals.get(function)
+        if not isinstance(node, ast.FunctionDef):
+            defined = sorted(n for n, s in mod.globals.items() if isinstance(s, ast.FunctionDef))
+            raise SourceError(
+                f"{self.show(path)} defines no function '{function}'"
+                + (f" (it defines {', '.join(defined[:8])})" if defined else "")
+            )
+        params = self.params(mod, node)
+        frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
+        frame.layer = True
+        for p in params.values():
+            if not p.tensor:
+                frame.env[p.name] = UNKNOWN
+        try:
+            self.block(frame, node.body)
+        except (_Budget, RecursionError):
+            self.unresolved.append(
+                Unresolved(self.show(path), node.lineno, "the code is too large or deep to read")
+            )
+        return Reading(
+            self.show(path),
+            function,
+            node.lineno,
+            params,
+            self.kernels,
+            self.tasks,
+            self.warms,
+            self.calls,
+            self.unresolved,
+            self.bound,
+            mod,
+        )
+
+    def params(self, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
+        out: dict[str, Param] = {}
+        for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+            out[arg.arg] = self.param(mod, arg)
+        return out
+
+    def param(self, mod: Module, arg: ast.arg) -> Param:
+        ann = arg.annotation
+        while isinstance(ann, ast.Subscript) and dotted(ann.value) in {
+            f"pl.{w}" for w in _PL_TENSOR_WRAPPERS
+        }:
+            ann = ann.slice
+        if not (isinstance(ann, ast.Subscript) and dotted(ann.value) == "pl.Tensor"):
+            return Param(arg.arg, arg.lineno, False)
+        parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        dims: tuple[ast.expr, ...] = ()
+        dtype = None
+        if parts and isinstance(parts[0], (ast.List, ast.Tuple)):
+            dims = tuple(parts[0].elts)
+        if len(parts) > 1:
+            d = dotted(parts[1])
+            if d.startswith("pl."):
+                dtype = d[3:].lower()
+        consts = [self.const(mod, d) for d in dims]
+        values = tuple(int_or_none(v) for v in consts)
+        dynamic = tuple(isinstance(v, Dynamic) for v in consts)
+        return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)
+
+    # -- statements
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _Budget
+
+    def block(self, frame: Frame, body: list[ast.stmt]) -> Any:
+        """Walk ``body``; the value of the first `return` reached, else None."""
+        for stmt in body:
+            self.step()
+            result = self.stmt(frame, stmt)
+            if result is not None:
+                return result
+        return None
+
+    def stmt(self, frame: Frame, stmt: ast.stmt) -> Any:
+        if isinstance(stmt, ast.Return):
+            return self.value(frame, stmt.value) if stmt.value is not None else ConstV(None)
+        if isinstance(stmt, ast.Assign):
+            value = self.value(frame, stmt.value, targets=stmt.targets)
+            for t in stmt.targets:
+                self.assign(frame, t, value, stmt)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self.assign(frame, stmt.target, self.value(frame, stmt.value), stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            pass
+        elif isinstance(stmt, ast.Expr):
+            self.value(frame, stmt.value)
+        elif isinstance(stmt, ast.With):
+            return self.with_(frame, stmt)
+        elif isinstance(stmt, ast.For):
+            return self.for_(frame, stmt)
+        elif isinstance(stmt, ast.If):
+            return self.if_(frame, stmt)
+        elif isinstance(stmt, (ast.While, ast.Try)):
+            self.opaque(frame, stmt, "a loop or try block outside a kernel")
+        return None
+
+    def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = value
+            if frame.layer and isinstance(value, TaskV):
+                self.tasks[target.id] = Task(
+                    target.id,
+                    value.kernels,
+                    self.show(frame.module.path),
+                    stmt.lineno,
+                    value.opaque,
+                )
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.items if isinstance(value, TupleV) else ()
+            for i, t in enumerate(target.elts):
+                v = items[i] if i < len(items) else (value if is_opaque(value) else UNKNOWN)
+                self.assign(frame, t, v, stmt)
+        elif isinstance(target, ast.Subscript):
+            base = self.value(frame, target.value)
+            if isinstance(base, ArrayV) and isinstance(value, TaskV):
+                base.kernels |= value.kernels
+
+    def if_(self, frame: Frame, stmt: ast.If) -> Any:
+        test = self.const_in(frame, stmt.test)
+        if isinstance(test, (bool, int, str, float)) and not isinstance(test, Dynamic):
+            return self.block(frame, stmt.body if test else stmt.orelse)
+        self.opaque(frame, stmt, "a branch on something not constant")
+        return None
+
+    def const_in(self, frame: Frame, node: ast.expr) -> Any:
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        for n in names:
+            v = frame.env.get(n)
+            if v is not None and not isinstance(v, ConstV):
+                return UNKNOWN
+            if isinstance(v, ConstV) and v.value is UNKNOWN:
+                return UNKNOWN
+        if names & frame.env.keys():
+            env = {n: frame.env[n].value for n in names & frame.env.keys()}
+            return eval_local(node, env, lambda e: self.const(frame.module, e))
+        return self.const(frame.module, node)
+
+    def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:
+        if isinstance(node, ast.Name):
+            if node.id in frame.env:
+                return frame.env[node.id]
+            return self.global_value(frame.module, node.id)
+        if isinstance(node, ast.Constant):
+            return ConstV(node.value)
+        if isinstance(node, ast.Tuple):
+            return TupleV(tuple(self.value(frame, e) for e in node.elts))
+        if isinstance(node, ast.Subscript):
+            base = self.value(frame, node.value)
+            if isinstance(base, ArrayV):
+                return TaskV(frozenset(base.kernels))
+            if isinstance(base, TupleV) and isinstance(node.slice, ast.Constant):
+                i = node.slice.value
+                if isinstance(i, int) and -len(base.items) <= i < len(base.items):
+                    return base.items[i]
+            return tensor_only(base)
+        if isinstance(node, ast.Attribute):
+            base = self.value(frame, node.value)
+            if isinstance(base, ModV) and base.module is not None:
+                return self.global_value(base.module, node.attr)
+            if isinstance(base, ModV) and is_warm_module(base.name):
+                return WarmFnV(base.name, node.attr)
+            return UNKNOWN
+        if isinstance(node, ast.Call):
+            return self.call(frame, node)
+        if isinstance(node, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
+            return ConstV(self.const_in(frame, node))
+        return UNKNOWN
+
+    def call(self, frame: Frame, node: ast.Call) -> Any:
+        fn = dotted(node.func)
+        if fn == "pl.create_tensor":
+            self.created += 1
+            return TensorV(f"#{self.created}")
+        if fn in ALIASING and node.args:
+            return tensor_only(self.value(frame, node.args[0]))
+        if fn == "pl.system.task_dummy":
+            kernels: set[int] = set()
+            for kw in node.keywords:
+                if kw.arg == "deps":
+                    for n in ast.walk(kw.value):
+                        if isinstance(n, ast.Name):
+                            v = frame.env.get(n.id)
+                            if isinstance(v, (TaskV, ArrayV)):
+                                kernels |= set(v.kernels)
+            return TaskV(frozenset(kernels))
+        if fn == "pl.array.create":
+            return ArrayV()
+        if fn.startswith("pl.") or fn.startswith("pypto."):
+            return UNKNOWN
+        callee = self.value(frame, node.func)
+        if isinstance(callee, WarmFnV):
+            self.warm_call(frame, node, callee)
+            return ConstV(None)
+        args = [self.value(frame, a) for a in node.args]
+        kwargs = {kw.arg: self.value(frame, kw.value) for kw in node.keywords if kw.arg}
+        if isinstance(callee, ChosenV):
+            self.opaque(
+                frame,
+                node,
+                f"helper '{fn}' is chosen at import time ({callee.file}:{callee.line}{callee.why})",
+                [*args, *kwargs.values()],
+                callee.names,
+            )
+            return TaskV(frozenset(), opaque=True)
+        if isinstance(callee, FuncV) and is_jit(callee.node):
+            return self.inline(frame, node, callee, args, kwargs)
+        given = [*args, *kwargs.values()]
+        if any(roots(a) for a in given) and (
+            isinstance(callee, FuncV)
+            or (isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
+        ):
+            # A plain function given tensors: what it does with them is not read.
+            what = f"'{fn or ast.unparse(node.func)}' is not a @pl.jit.inline helper"
+            self.opaque(frame, node, what + " the reader can follow", given)
+            return TaskV(frozenset(), opaque=True)
+        return UNKNOWN
+
+    def inline(
+        self, frame: Frame, node: ast.Call, callee: FuncV, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
+        key = f"{callee.module.path}:{callee.node.name}"
+        if key in frame.stack or frame.depth >= MAX_DEPTH:
+            why = "calls itself" if key in frame.stack else f"nests more than {MAX_DEPTH} deep"
+            self.opaque(
+                frame, node, f"helper '{callee.node.name}' {why}", [*args, *kwargs.values()]
+            )
+            return TaskV(frozenset(), opaque=True)
+        fn = callee.node
+        names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        env: dict[str, Any] = {}
+        for i, a in enumerate(args):
+            if i < len(names):
+                env[names[i]] = a
+        for k, v in kwargs.items():
+            env[k] = v
+        for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+            env.setdefault(a.arg, UNKNOWN)
+        inner = Frame(callee.module, env, fn.name, frame.depth + 1, (*frame.stack, key))
+        result = self.block(inner, fn.body)
+        return UNKNOWN if result is None else result
+
+    def warm_call(self, frame: Frame, node: ast.Call, fn: WarmFnV) -> None:
+        tensors: list[str | None] = []
+        task = None
+        deps: frozenset[int] = frozenset()
+        for i, a in enumerate(node.args):
+            v = self.value(frame, a)
+            if i == len(node.args) - 1 and isinstance(v, TaskV):
+                task = a.id if isinstance(a, ast.Name) else None
+                deps = v.kernels
+            else:
+                found = sorted(roots(v))
+                tensors.append(found[0] if found else None)
+        self.calls.append(
+            WarmCall(fn.name, self.show(frame.module.path), node.lineno, tuple(tensors), task, deps)
+        )
+
+
+def read_layer(path: str, function: str, root: str | None = None) -> Reading:
+    """The reading of ``function`` in the Python file ``path`` (SourceError: PC200)."""
+    return Reader(root).read(path, function)

@@ -1,0 +1,110 @@
+"""What a reading of a layer function gives: its parameters, kernels, tasks, warms, and
+what could not be resolved (see ``plancc.source.reader``)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from plancc.source.modules import Module
+
+# ---------------------------------------------------------------------------
+# What a reading gives
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    line: int
+    tensor: bool  # a `pl.Tensor[...]` (also inside `pl.Out[...]`/`pl.InOut[...]`)
+    dims: tuple[ast.expr, ...] = ()  # the annotation's shape entries
+    values: tuple[int | None, ...] = ()  # their values; None: dynamic or unknown
+    dtype: str | None = None  # the plan's name of the dtype (`bf16`), None when unknown
+    dynamic: tuple[bool, ...] = ()  # which dims are `pl.dynamic(...)`
+
+
+@dataclass
+class Kernel:
+    index: int
+    name: str  # as PyPTO names it: the name_hint, `_0`, `_1`, ... on repeats
+    hint: str
+    file: str
+    line: int
+    task: str | None = None  # the `as` variable, in its own function
+    reads: set[str] = field(default_factory=set)  # tensor roots
+    writes: set[str] = field(default_factory=set)
+    deps: set[int] = field(default_factory=set)  # explicit: `deps=` (task_dummy mapped through)
+    after: set[int] = field(default_factory=set)  # the last writers of what it reads or writes
+    opaque: bool = False  # an unresolved helper or branch: may read and write all it is given
+    names: frozenset[str] = frozenset()  # an opaque kernel: the names its code could give
+
+
+@dataclass(frozen=True)
+class Warm:
+    """An `async_prefetch` scope in the code."""
+
+    name_hint: str
+    file: str
+    line: int
+    tensors: tuple[str, ...]  # roots, in issue order
+    deps: frozenset[int]  # kernels it waits for
+    dep_names: tuple[str, ...]  # the task variables of its `deps=`
+
+
+@dataclass(frozen=True)
+class WarmCall:
+    """A call of a function of a generated warm module (`from x_warms import w`)."""
+
+    function: str
+    file: str
+    line: int
+    tensors: tuple[str | None, ...]  # roots of its tensor arguments
+    task: str | None  # the variable of its last (TaskId) argument
+    deps: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    file: str
+    line: int
+    what: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """A TaskId variable of the layer function."""
+
+    name: str
+    kernels: frozenset[int]
+    file: str
+    line: int
+    opaque: bool = False  # bound to the result of something unresolved
+
+
+@dataclass
+class Reading:
+    file: str
+    function: str
+    line: int
+    params: dict[str, Param]
+    kernels: list[Kernel]
+    tasks: dict[str, Task]  # the layer function's TaskId variables
+    warms: list[Warm]
+    calls: list[WarmCall]
+    unresolved: list[Unresolved]
+    bound: dict[str, tuple[str, int]]  # every `as` task variable anywhere -> (file, line)
+    module: Module
+
+    def kernel(self, name: str) -> Kernel | None:
+        for k in self.kernels:
+            if not k.opaque and k.name == name:
+                return k
+        return None
+
+    @property
+    def possible(self) -> frozenset[str]:
+        """Kernel names that unresolved code could give."""
+        return frozenset(n for k in self.kernels if k.opaque for n in k.names)
+
+    def params_of(self, roots: set[str]) -> set[str]:
+        return {r for r in roots if r in self.params}

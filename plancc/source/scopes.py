@@ -1,0 +1,245 @@
+"""Kernels: the `pl.at` and `pl.spmd` scopes of the code, their names, tensors and order."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from plancc.source.modules import Module
+from plancc.source.reading import Kernel, Task, Unresolved, Warm, WarmCall
+from plancc.source.resolver import Resolver
+from plancc.source.values import (
+    UNKNOWN,
+    ArrayV,
+    ConstV,
+    TaskV,
+    base_name,
+    base_node,
+    dotted,
+    hints_in,
+    prefetched,
+    roots,
+    tensor_only,
+    walk_body,
+)
+
+_SPMD_SUFFIX = "_spmd"
+ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
+
+
+@dataclass
+class Frame:
+    module: Module
+    env: dict[str, Any]
+    function: str
+    depth: int
+    stack: tuple[str, ...]
+    layer: bool = False  # the layer function itself: its TaskId variables are its tasks
+
+
+class Scopes(Resolver):
+    """The kernels found so far, in program order, and what each scope adds."""
+
+    def __init__(self, root: str | None = None) -> None:
+        super().__init__(root)
+        self.kernels: list[Kernel] = []
+        self.taken: set[str] = set()
+        self.warms: list[Warm] = []
+        self.calls: list[WarmCall] = []
+        self.unresolved: list[Unresolved] = []
+        self.tasks: dict[str, Task] = {}
+        self.bound: dict[str, tuple[str, int]] = {}
+        self.writers: dict[str, set[int]] = {}
+        self.manual = 0
+
+    def block(self, frame: Frame, body: list[ast.stmt]) -> Any:
+        raise NotImplementedError  # the reader's
+
+    def opaque(
+        self,
+        frame: Frame,
+        node: ast.AST,
+        what: str,
+        args: list[Any] | None = None,
+        names: frozenset[str] = frozenset(),
+    ) -> None:
+        """Code that cannot be followed: a kernel that may touch every tensor it is given."""
+        file = self.show(frame.module.path)
+        line = getattr(node, "lineno", 1)
+        self.unresolved.append(Unresolved(file, line, what))
+        given: set[str] = set()
+        for v in args if args is not None else self.values_in(frame, node):
+            given |= roots(v)
+        names = names | hints_in(node)
+        k = Kernel(len(self.kernels), "", "", file, line, opaque=True, names=names)
+        k.reads = set(given)
+        k.writes = set(given)
+        self.order(k)
+        self.kernels.append(k)
+
+    def values_in(self, frame: Frame, node: ast.AST) -> list[Any]:
+        return [
+            frame.env[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in frame.env
+        ]
+
+    # -- scopes
+
+    def with_(self, frame: Frame, stmt: ast.With) -> Any:
+        for item in stmt.items:
+            ctx = item.context_expr
+            name = dotted(ctx.func) if isinstance(ctx, ast.Call) else ""
+            if name in ("pl.at", "pl.spmd") and isinstance(ctx, ast.Call):
+                var = item.optional_vars
+                tid = var.id if isinstance(var, ast.Name) else None
+                self.scope(frame, ctx, stmt.body, stmt, tid, spmd_for=False)
+                return None
+            if name == "pl.manual_scope":
+                self.manual += 1
+                try:
+                    return self.block(frame, stmt.body)
+                finally:
+                    self.manual -= 1
+        return self.block(frame, stmt.body)
+
+    def for_(self, frame: Frame, stmt: ast.For) -> Any:
+        it = stmt.iter
+        if isinstance(it, ast.Call) and dotted(it.func) == "pl.spmd":
+            self.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
+            return None
+        # A loop outside kernels runs its scopes many times: each is one kernel.
+        for n in ast.walk(stmt.target):
+            if isinstance(n, ast.Name):
+                frame.env[n.id] = ConstV(UNKNOWN)
+        return self.block(frame, stmt.body)
+
+    def scope(
+        self,
+        frame: Frame,
+        call: ast.Call,
+        body: list[ast.stmt],
+        stmt: ast.stmt,
+        tid: str | None,
+        *,
+        spmd_for: bool,
+    ) -> None:
+        hint = ""
+        deps_node: ast.expr | None = None
+        for kw in call.keywords:
+            if kw.arg == "name_hint" and isinstance(kw.value, ast.Constant):
+                hint = str(kw.value.value)
+            elif kw.arg == "deps":
+                deps_node = kw.value
+        if spmd_for and hint.endswith(_SPMD_SUFFIX):
+            hint = hint[: -len(_SPMD_SUFFIX)]
+        deps: set[int] = set()
+        dep_names: list[str] = []
+        if deps_node is not None:
+            for n in ast.walk(deps_node):
+                if isinstance(n, ast.Name) and n.id in frame.env:
+                    v = frame.env[n.id]
+                    if isinstance(v, (TaskV, ArrayV)):
+                        deps |= set(v.kernels)
+                        dep_names.append(n.id)
+        file = self.show(frame.module.path)
+        warmed = prefetched(body)
+        name = self.name(hint) if hint else ""
+        if warmed is not None:
+            tensors = tuple(r for n in warmed for r in sorted(roots(self.alias(frame, n, body))))
+            self.warms.append(
+                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names))
+            )
+            return
+        k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
+        self.touch(frame, k, body)
+        self.order(k)
+        self.kernels.append(k)
+        if tid is not None:
+            frame.env[tid] = TaskV(frozenset({k.index}))
+            self.bound.setdefault(tid, (file, stmt.lineno))
+            if frame.layer:
+                self.tasks[tid] = Task(tid, frozenset({k.index}), file, stmt.lineno)
+
+    def name(self, hint: str) -> str:
+        """PyPTO's name for a scope: the hint, or the smallest free `hint_N` on a repeat."""
+        name = hint
+        n = 0
+        while name in self.taken:
+            name = f"{hint}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
+
+    def order(self, k: Kernel) -> None:
+        if not self.manual:
+            for r in k.reads | k.writes:
+                k.after |= self.writers.get(r, set())
+        k.after.discard(k.index)
+        for r in k.writes:
+            self.writers[r] = {k.index}
+
+    def alias(self, frame: Frame, name: str, body: list[ast.stmt]) -> Any:
+        return frame.env.get(name, UNKNOWN)
+
+    def touch(self, frame: Frame, k: Kernel, body: list[ast.stmt]) -> None:
+        """The tensors a kernel body reads and writes (its local aliases followed)."""
+        env = dict(frame.env)
+        for node in walk_body(body):
+            if isinstance(node, ast.Assign):
+                v = self.local_value(env, node.value)
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        env[t.id] = v
+                    elif isinstance(t, ast.Subscript):
+                        base = base_name(t.value)
+                        if base is not None:
+                            k.writes |= roots(env.get(base))
+            elif isinstance(node, ast.Call):
+                fn = dotted(node.func)
+                target: ast.expr | None = None
+                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
+                    target = node.args[0]
+                elif fn == "pl.store" and len(node.args) >= 3:
+                    target = node.args[2]
+                if target is not None:
+                    base = base_name(target)
+                    if base is not None:
+                        k.writes |= roots(env.get(base))
+        written_only: set[int] = set()
+        for node in walk_body(body):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Subscript):
+                        b = base_node(t.value)
+                        if b is not None:
+                            written_only.add(id(b))
+            elif isinstance(node, ast.Call):
+                fn = dotted(node.func)
+                arg = None
+                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
+                    arg = node.args[0]
+                elif fn == "pl.store" and len(node.args) >= 3:
+                    arg = node.args[2]
+                b = base_node(arg) if arg is not None else None
+                if b is not None:
+                    written_only.add(id(b))
+        # Names are looked up in the kernel's final environment: a name a kernel
+        # rebinds to a tile is not a tensor, and its uses before that are counted
+        # by the tensor it aliased.
+        for node in walk_body(body):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if id(node) in written_only:
+                    continue
+                v = frame.env.get(node.id) if node.id in frame.env else env.get(node.id)
+                k.reads |= roots(v)
+
+    def local_value(self, env: dict[str, Any], node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            return env.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Subscript):
+            return tensor_only(self.local_value(env, node.value))
+        if isinstance(node, ast.Call) and dotted(node.func) in ALIASING and node.args:
+            return tensor_only(self.local_value(env, node.args[0]))
+        return UNKNOWN
+
+    # -- expressions at orchestration level

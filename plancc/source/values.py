@@ -1,0 +1,287 @@
+"""The values the reader computes, and the small pure helpers over ``ast`` it uses."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from plancc.source.modules import Module
+
+
+@dataclass(frozen=True)
+class TensorV:
+    root: str
+
+
+@dataclass(frozen=True)
+class TaskV:
+    kernels: frozenset[int]
+    opaque: bool = False
+
+
+@dataclass(eq=False)
+class ArrayV:
+    """`pl.array.create(n, pl.TASK_ID)`: tasks stored into it by subscript."""
+
+    kernels: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class FuncV:
+    module: Module
+    node: ast.FunctionDef
+
+
+@dataclass(frozen=True)
+class ChosenV:
+    """A helper chosen at import time: which one is known only by running the module."""
+
+    file: str
+    line: int
+    why: str
+    names: frozenset[str]  # the kernel names any choice could give
+
+
+@dataclass(frozen=True)
+class WarmFnV:
+    module: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ModV:
+    module: Module | None
+    name: str
+
+
+@dataclass(frozen=True)
+class TupleV:
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class ConstV:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Dynamic:
+    name: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A config object: `FLASH = DeepSeekV4Config(hidden_size=4096, ...)`."""
+
+    module: Module
+    call: ast.Call
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+_PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
+
+
+def is_warm_module(name: str) -> bool:
+    """A generated warm module: `<model>_warms` (plancc build's output)."""
+    return name.endswith("_warms")
+
+
+@dataclass(frozen=True)
+class ClassV:
+    module: Module
+    node: ast.ClassDef
+
+
+_ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
+_BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
+
+
+def tensor_only(v: Any) -> Any:
+    return v if isinstance(v, TensorV) else UNKNOWN
+
+
+def roots(v: Any) -> set[str]:
+    if isinstance(v, TensorV):
+        return {v.root}
+    if isinstance(v, TupleV):
+        out: set[str] = set()
+        for item in v.items:
+            out |= roots(item)
+        return out
+    return set()
+
+
+def is_opaque(v: Any) -> bool:
+    return isinstance(v, TaskV) and v.opaque
+
+
+def is_jit(fn: ast.FunctionDef) -> bool:
+    for d in fn.decorator_list:
+        name = dotted(d.func if isinstance(d, ast.Call) else d)
+        if name in ("pl.jit.inline", "pl.jit", "pl.inline", "pl.function"):
+            return True
+    return False
+
+
+def choice_reason(mod: Module, fn: ast.FunctionDef) -> str:
+    """`, on environment variable X` when the module reads one."""
+    for node in ast.walk(mod.tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        arg = node.args[0]
+        env = dotted(node.func) in ("os.environ.get", "os.getenv")
+        if env and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return f", on environment variable {arg.value}"
+    return ""
+
+
+def dotted(node: ast.AST | None) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def base_node(node: ast.expr | None) -> ast.Name | None:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def base_name(node: ast.expr | None) -> str | None:
+    b = base_node(node)
+    return None if b is None else b.id
+
+
+def walk_body(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of ``body`` in source order (iterative)."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def prefetched(body: list[ast.stmt]) -> list[str] | None:
+    """The variables a warm scope prefetches, in order; None for any other scope."""
+    names: list[str] = []
+    found = False
+    for node in walk_body(body):
+        if isinstance(node, ast.Call) and dotted(node.func) == "pl.prefetch.async_prefetch":
+            found = True
+            if node.args and isinstance(node.args[0], ast.Name):
+                names.append(node.args[0].id)
+    return names if found else None
+
+
+def hints_in(node: ast.AST) -> frozenset[str]:
+    out = set()
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.keyword)
+            and n.arg == "name_hint"
+            and isinstance(n.value, ast.Constant)
+        ):
+            out.add(str(n.value.value))
+    return frozenset(out)
+
+
+def hints_reachable(mod: Module, fn: ast.FunctionDef) -> frozenset[str]:
+    """The name hints of ``fn`` and of every function of its module it calls, transitively."""
+    out: set[str] = set()
+    seen: set[str] = set()
+    todo: list[ast.AST] = [fn]
+    while todo:
+        node = todo.pop()
+        out |= hints_in(node)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in seen:
+                seen.add(n.id)
+                target = mod.globals.get(n.id)
+                if isinstance(target, ast.FunctionDef):
+                    todo.append(target)
+    return frozenset(out)
+
+
+def int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, Dynamic)
+
+
+def binop(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(a, Dynamic) or isinstance(b, Dynamic):
+        return a if isinstance(a, Dynamic) else b
+    if not (number(a) and number(b)):
+        return UNKNOWN
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv):
+        return a // b
+    if isinstance(op, ast.Mod):
+        return a % b
+    if isinstance(op, ast.Div):
+        return a / b
+    if isinstance(op, ast.Pow) and abs(b) < 64:
+        return a**b
+    return UNKNOWN
+
+
+def compare(op: ast.cmpop, a: Any, b: Any) -> Any:
+    if a is UNKNOWN or b is UNKNOWN or isinstance(a, (Dynamic, Instance)):
+        return UNKNOWN
+    try:
+        if isinstance(op, ast.Eq):
+            return a == b
+        if isinstance(op, ast.NotEq):
+            return a != b
+        if isinstance(op, ast.Lt):
+            return a < b
+        if isinstance(op, ast.LtE):
+            return a <= b
+        if isinstance(op, ast.Gt):
+            return a > b
+        if isinstance(op, ast.GtE):
+            return a >= b
+    except TypeError:
+        return UNKNOWN
+    return UNKNOWN
+
+
+def eval_local(node: ast.expr, env: dict[str, Any], fallback: Any) -> Any:
+    """A condition over local constants (a helper's constant parameter)."""
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return compare(
+            node.ops[0],
+            eval_local(node.left, env, fallback),
+            eval_local(node.comparators[0], env, fallback),
+        )
+    if isinstance(node, ast.BinOp):
+        return binop(
+            node.op, eval_local(node.left, env, fallback), eval_local(node.right, env, fallback)
+        )
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = eval_local(node.operand, env, fallback)
+        return UNKNOWN if v is UNKNOWN else not v
+    return fallback(node)

@@ -1,0 +1,486 @@
+"""The source reader, `plancc extract` and the source checks PC200-PC208.
+
+Fixtures under tests/data/source/ are model code written for these tests in
+the idioms of pypto-lib: inline helpers across modules, `as tid`, tasks
+returned (one and a tuple), a `task_dummy` barrier, reshape/slice aliases, a
+repeated name_hint, a constant branch, a warm scope (attn/); a helper chosen
+at import time from an environment variable (envbound/); a call of a generated
+warm function (warmcall/). Each has its golden `extract.yaml`
+(``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plancc import api
+from plancc.cli import app
+from plancc.diagnostics import Diagnostic
+from plancc.model import Stage
+from plancc.source.modules import MAX_BYTES, SourceError
+from plancc.source.reader import read_layer
+
+DATA = Path(__file__).parent / "data" / "source"
+FIXTURES = {
+    "attn": ("layer.py:attention", ["--kind", "attn", "--config", "config.json"]),
+    "envbound": ("layer.py:mixed_layer", []),
+    "warmcall": ("layer.py:mlp", []),
+}
+# Until the plan format's `deps` (issue: schedule) is merged, extract writes no deps and
+# a plan is a chain: the source's parallel kernels are then PC204, as they should be.
+DEPS = "deps" in Stage._fields
+SOURCE_CODES = {f"PC20{i}" for i in range(9)}
+
+
+def _extract(name: str, monkeypatch: pytest.MonkeyPatch, where: Path | None = None) -> str:
+    source, options = FIXTURES[name]
+    monkeypatch.chdir(where or DATA / name)
+    result = CliRunner().invoke(app, ["extract", source, *options])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _validate(plan: Path, source_root: Path | None = None) -> list[Diagnostic]:
+    report = api.validate_paths([str(plan)], source_root=str(source_root) if source_root else None)
+    return report.diagnostics
+
+
+def _codes(ds: list[Diagnostic]) -> list[str]:
+    return sorted(d.code for d in ds if d.code in SOURCE_CODES and (DEPS or d.code != "PC204"))
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_extract_golden(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _extract(name, monkeypatch)
+    golden = DATA / name / "extract.yaml"
+    if os.environ.get("PLANCC_REGEN"):
+        golden.write_text(out, encoding="utf-8")
+    assert out == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_round_trip(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """extract -> validate: no source finding (the import-time helper is its one notice)."""
+    work = tmp_path / name
+    shutil.copytree(DATA / name, work)
+    plan = work / "plan.yaml"
+    plan.write_text(_extract(name, monkeypatch, work), encoding="utf-8")
+    found = _validate(plan)
+    assert _codes(found) == (["PC208"] if name == "envbound" else [])
+    assert not [d for d in found if d.severity.value == "error"]
+
+
+def test_reader_fixture() -> None:
+    r = read_layer(str(DATA / "attn" / "layer.py"), "attention", str(DATA / "attn"))
+    kernels = [(k.name, k.file, k.line, k.task) for k in r.kernels]
+    assert kernels == [
+        ("rms_norm", "norm.py", 19, "norm_tid"),
+        ("qa_matmul", "proj.py", 27, None),
+        ("qb_matmul", "proj.py", 31, "q_tid"),
+        ("kv_matmul", "proj.py", 35, "kv_tid"),
+        ("attend", "layer.py", 49, "attn_tid"),
+        ("group_mm", "oproj.py", 24, None),  # a name_hint used again: `_0`, as PyPTO
+        ("group_mm_0", "oproj.py", 30, None),
+    ]
+    # The layer's tasks: returned by a helper, a tuple unpacked, a barrier, `as`.
+    assert {n: sorted(t.kernels) for n, t in r.tasks.items()} == {
+        "rms_tid": [0],
+        "late_dep": [0],
+        "q_tid": [2],
+        "kv_tid": [3],
+        "attn_tid": [4],
+    }
+    reads = [sorted(r.params_of(k.reads)) for k in r.kernels]
+    assert reads == [["norm_w", "x"], ["wq_a"], ["wq_b"], ["wkv"], [], ["wo_a"], ["wo_b"]]
+    assert [sorted(r.params_of(k.writes)) for k in r.kernels][-1] == ["out"]
+    # kv_matmul waits for the barrier over rms_norm; attend for kv_tid and what it reads.
+    assert r.kernels[3].deps == {0}
+    assert r.kernels[4].deps == {3}
+    assert r.kernels[4].after == {2, 3}
+    (warm,) = r.warms
+    assert (warm.name_hint, warm.tensors, warm.deps, warm.line) == (
+        "prefetch_o",
+        ("wo_a", "wo_b"),
+        frozenset({2}),
+        44,
+    )
+    assert r.unresolved == []  # `if USE_SHIFT:` is a constant branch, not taken
+    assert r.params["wo_a"].values == (2, 64, 128)
+
+
+def test_kernel_names_repeat_as_pypto(tmp_path: Path) -> None:
+    """The first keeps its name; each repeat takes the smallest free `_N`."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import pypto.language as pl\n\n@pl.jit.inline\ndef f(a: pl.Tensor[[4], pl.FP32]):\n"
+        + "".join(
+            f'    with pl.at(level=pl.Level.CORE_GROUP, name_hint="{h}"):\n        a[0:1] = 1\n'
+            for h in ("k", "k", "k_0", "k", "s_spmd")
+        )
+        + '    for i in pl.spmd(2, name_hint="s_spmd"):\n        a[0:1] = 2\n',
+        encoding="utf-8",
+    )
+    r = read_layer(str(src), "f")
+    assert [k.name for k in r.kernels] == ["k", "k_0", "k_0_0", "k_1", "s_spmd", "s"]
+
+
+def test_unresolved_is_named_not_guessed(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import pypto.language as pl\n\n"
+        "@pl.jit.inline\ndef again(a: pl.Tensor[[4], pl.FP32]):\n    again(a)\n\n"
+        "@pl.jit.inline\ndef f(a: pl.Tensor[[4], pl.FP32], n: pl.Scalar[pl.INDEX]):\n"
+        "    if n > 2:\n"
+        '        with pl.at(level=pl.Level.CORE_GROUP, name_hint="maybe"):\n'
+        "            a[0:1] = 1\n"
+        "    again(a)\n",
+        encoding="utf-8",
+    )
+    r = read_layer(str(src), "f")
+    assert [(u.line, u.what) for u in r.unresolved] == [
+        (9, "a branch on something not constant"),
+        (5, "helper 'again' calls itself"),
+    ]
+    assert [k.opaque for k in r.kernels] == [True, True]
+    assert r.possible == {"maybe"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("def f(:\n", "m.py:1: does not parse: invalid syntax"),
+        ("x = 1\n", "m.py defines no function 'f'"),
+        ("(" * 300 + ")" * 300 + "\n", "m.py:1: does not parse: too many nested parentheses"),
+    ],
+)
+def test_unreadable_source(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError) as exc:
+        read_layer(str(tmp_path / "m.py"), "f", str(tmp_path))
+    assert str(exc.value).replace(str(tmp_path) + os.sep, "").startswith(message)
+
+
+def test_large_source(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_bytes(b"#" * (MAX_BYTES + 1))
+    with pytest.raises(SourceError, match="larger than 4 MiB"):
+        read_layer(str(tmp_path / "m.py"), "f")
+
+
+def test_import_cycle(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from b import X\nY = X\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("from a import Y\nX = Y\n", encoding="utf-8")
+    (tmp_path / "m.py").write_text(
+        "import pypto.language as pl\nfrom a import Y\n\n"
+        "@pl.jit.inline\ndef f(a: pl.Tensor[[Y, 4], pl.FP32]):\n    pass\n",
+        encoding="utf-8",
+    )
+    r = read_layer(str(tmp_path / "m.py"), "f")
+    assert r.params["a"].values == (None, 4)
+
+
+# ---------------------------------------------------------------------------
+# Mutations: each edit of the code gives its code, at the plan node at fault.
+
+
+@pytest.fixture
+def attn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "attn"
+    shutil.copytree(DATA / "attn", work)
+    (work / "plan.yaml").write_text(_extract("attn", monkeypatch, work), encoding="utf-8")
+    return work
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _at(work: Path, code: str) -> list[tuple[int, str]]:
+    plan = (work / "plan.yaml").read_text(encoding="utf-8").splitlines()
+    return [
+        (d.line, plan[d.line - 1].strip()) for d in _validate(work / "plan.yaml") if d.code == code
+    ]
+
+
+def test_mutation_rename_name_hint(attn: Path) -> None:
+    _edit(attn / "proj.py", '"qb_matmul"', '"qb_mm"')
+    assert _at(attn, "PC202") == [
+        (37, "- {name: qb_matmul, task: q_tid, reads: [wq_b], kernel: qb_matmul}")
+    ]
+
+
+def test_mutation_stop_returning_a_task(attn: Path) -> None:
+    _edit(attn / "proj.py", "return q_tid, kv_tid", "return q, kv")
+    lines = [line for line, _ in _at(attn, "PC201")]
+    assert lines == [37, 38]  # q_tid and kv_tid: the stages that name them
+    ds = _validate(attn / "plan.yaml")
+    (d,) = [d for d in ds if d.code == "PC201" and d.line == 37]
+    assert "task 'q_tid' is bound by no scope or helper return of attention()" in d.message
+    assert d.hint is not None
+    assert "'q_tid' is bound at proj.py:31, inside a helper" in d.hint
+
+
+def test_mutation_swap_two_kernels(attn: Path) -> None:
+    """qb_matmul moved above qa_matmul no longer waits for the qr it reads, nor so for the
+    norm before it."""
+    text = (attn / "proj.py").read_text(encoding="utf-8")
+    qa = text[text.index("    for n in pl.spmd") : text.index("    with pl.spmd(Q_DIM")]
+    qb = text[text.index("    with pl.spmd(Q_DIM") : text.index("    # Off the critical")]
+    (attn / "proj.py").write_text(text.replace(qa + qb, qb + qa), encoding="utf-8")
+    found = [d for d in _validate(attn / "plan.yaml") if d.code == "PC204"]
+    (d,) = [d for d in found if d.line == 37]
+    assert d.message == (
+        "stage 'qb_matmul' runs after 'rms_norm' in the plan, but its kernel qb_matmul "
+        "(proj.py:27) runs beside rms_norm (norm.py:19) in the source"
+    )
+
+
+def test_mutation_add_a_read(attn: Path) -> None:
+    _edit(attn / "layer.py", "kv[row : row + 1, 0:1])", "kv[row : row + 1, 0:1], wkv[0:1, 0:1])")
+    ds = [d for d in _validate(attn / "plan.yaml") if d.code == "PC203"]
+    assert [(d.line, d.message) for d in ds] == [
+        (39, "stage 'attend' (kernel attend, layer.py:49): the plan misses wkv")
+    ]
+    assert ds[0].hint == "reads: [wkv]"
+
+
+def test_mutation_change_an_annotation(attn: Path) -> None:
+    _edit(
+        attn / "layer.py",
+        "wq_b: pl.Tensor[[Q_RANK, Q_DIM], pl.INT8]",
+        "wq_b: pl.Tensor[[Q_RANK, Q_DIM], pl.BF16]",
+    )
+    _edit(attn / "layer.py", "wkv: pl.Tensor[[D, HEAD_DIM]", "wkv: pl.Tensor[[D, 2 * HEAD_DIM]")
+    ds = [d for d in _validate(attn / "plan.yaml") if d.code == "PC207"]
+    assert [(d.line, d.col, d.message) for d in ds] == [
+        (
+            25,
+            41,
+            "tensor 'wq_b' is int8; its source parameter wq_b (layer.py:26, attention) is bf16",
+        ),
+        (
+            26,
+            16,
+            "tensor 'wkv' has shape [256, 64]; its source parameter wkv (layer.py:27, "
+            "attention) has [256, 128]",
+        ),
+    ]
+    assert all(d.severity.value == "error" for d in ds)
+
+
+def test_mutation_add_a_warm_scope(attn: Path) -> None:
+    _edit(
+        attn / "layer.py",
+        "    attn = pl.create_tensor(",
+        "    wkv_flat = pl.reshape(wkv, [D * HEAD_DIM])\n"
+        '    with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_kv", deps=[rms_tid]):\n'
+        "        ctx = pl.prefetch.make_context()\n"
+        "        pl.prefetch.async_prefetch(wkv_flat, ctx)\n"
+        "    attn = pl.create_tensor(",
+    )
+    ds = [d for d in _validate(attn / "plan.yaml") if d.code == "PC205"]
+    assert [(d.line, d.message) for d in ds] == [
+        (
+            42,
+            "layer.py:49 runs warm 'prefetch_kv' (wkv) after rms_tid, which layer kind 'attn' "
+            "does not declare",
+        )
+    ]
+
+
+def test_mutation_remove_a_call_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "warmcall"
+    shutil.copytree(DATA / "warmcall", work)
+    (work / "plan.yaml").write_text(_extract("warmcall", monkeypatch, work), encoding="utf-8")
+    assert _at(work, "PC206") == []
+    _edit(work / "layer.py", "    prefetch_w_up(w_up, gate_tid)\n", "")
+    assert _at(work, "PC206") == [(26, "- name: prefetch_w_up")]
+
+
+def test_mutation_delete_the_file(attn: Path) -> None:
+    (attn / "layer.py").unlink()
+    ds = [d for d in _validate(attn / "plan.yaml") if d.code in SOURCE_CODES]
+    assert [(d.code, d.line, d.severity.value) for d in ds] == [("PC200", 33, "warning")]
+    assert "source of layer kind 'attn' not checked: cannot read" in ds[0].message
+
+
+def test_missing_source_root_is_one_warning(attn: Path) -> None:
+    ds = [d for d in _validate(attn / "plan.yaml", attn / "nowhere") if d.code in SOURCE_CODES]
+    assert [(d.code, d.line) for d in ds] == [("PC200", 33)]
+    assert ds[0].message.startswith("--source-root ")
+    assert ds[0].message.endswith(
+        "/nowhere is not a directory: the sources of attn were not checked"
+    )
+
+
+def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "envbound"
+    shutil.copytree(DATA / "envbound", work)
+    (work / "plan.yaml").write_text(_extract("envbound", monkeypatch, work), encoding="utf-8")
+    for fmt in ("text", "json", "github", "sarif"):
+        result = CliRunner().invoke(
+            app, ["validate", "--strict", "-f", fmt, str(work / "plan.yaml")]
+        )
+        assert result.exit_code == 0, result.output
+        assert "PC208" in result.stdout
+    result = CliRunner().invoke(app, ["validate", str(work / "plan.yaml")])
+    assert "notice PC208: layer.py:18: helper 'mix' is chosen at import time" in result.stdout
+    assert result.stdout.endswith("0 errors, 0 warnings, 1 notice in 1 plan\n")
+
+
+def test_plan_without_source_is_unchanged(tmp_path: Path) -> None:
+    """The shipped plans' checks, without their `source` keys, are today's."""
+    for plan in sorted((Path(__file__).parent.parent / "plans").glob("*.yaml")):
+        text = plan.read_text(encoding="utf-8")
+        kept = "".join(
+            line + "\n"
+            for line in text.splitlines()
+            if not line.lstrip().startswith(("source:", "source_params:", "source_root:"))
+        )
+        copy = tmp_path / plan.name
+        copy.write_text(kept, encoding="utf-8")
+        shutil.copytree(plan.parent / "configs", tmp_path / "configs", dirs_exist_ok=True)
+        assert [d.code for d in _validate(copy)] == []
+
+
+# ---------------------------------------------------------------------------
+# pypto-lib itself, where a checkout is beside this one (not in plancc's CI).
+
+PYPTO_LIB = Path(os.environ.get("PLANCC_PYPTO_LIB", "/work/pypto-lib"))
+PYPTO_FORK = Path(os.environ.get("PLANCC_PYPTO_LIB_FORK", "/work/pypto-lib-fork"))
+FLASH = Path(__file__).parent.parent / "plans" / "deepseek_v4_flash.yaml"
+
+
+@pytest.mark.skipif(not PYPTO_LIB.is_dir(), reason="no pypto-lib checkout")
+def test_flash_against_pypto_lib_main() -> None:
+    """The real drift: q_rope_tid bound nowhere, prefetch_attn_w undeclared, the plan's warm
+    never called; in each of the three attention layer kinds."""
+    ds = _validate(FLASH, PYPTO_LIB)
+    found = sorted(
+        (d.code, d.message.split(":")[0]) for d in ds if d.code in {"PC201", "PC205", "PC206"}
+    )
+    assert [c for c, _ in found] == ["PC201"] * 3 + ["PC205"] * 3 + ["PC206"] * 3
+    assert all("q_rope_tid" in d.message for d in ds if d.code == "PC201")
+    assert all("'prefetch_attn_w'" in d.message for d in ds if d.code == "PC205")
+    assert not [d for d in ds if d.code in {"PC200", "PC202", "PC203", "PC207"}]
+
+
+@pytest.mark.skipif(not PYPTO_FORK.is_dir(), reason="no pypto-lib fork checkout")
+def test_flash_against_the_fork() -> None:
+    """The form the plan was measured on: no drift (but the stage order, PC204, until the
+    plan's stages carry the code's deps)."""
+    ds = _validate(FLASH, PYPTO_FORK)
+    assert [d.code for d in ds if d.code in SOURCE_CODES - {"PC204", "PC208"}] == []
+    assert [d.code for d in ds if d.code == "PC208"] == ["PC208"] * 3  # hc_pre, per kind
+
+
+def test_a_module_is_parsed_again_only_when_it_changes(tmp_path: Path) -> None:
+    from plancc.source.modules import load_module
+
+    src = tmp_path / "m.py"
+    src.write_text("X = 1\n", encoding="utf-8")
+    first = load_module(str(src))
+    assert load_module(str(src)) is first  # unchanged: the parsed module is kept
+    src.write_text("X = 22\n", encoding="utf-8")  # another size
+    second = load_module(str(src))
+    assert second is not first
+    assert "X" in second.globals
+
+
+def test_source_params_name_what_exists(attn: Path) -> None:
+    plan = attn / "plan.yaml"
+    text = plan.read_text(encoding="utf-8")
+    text = text.replace(
+        "    source: layer.py:attention\n",
+        "    source: layer.py:attention\n    source_params: {wq_b: w_q_b, nothing: wkv}\n",
+    )
+    plan.write_text(text, encoding="utf-8")
+    ds = [d for d in _validate(plan) if d.code == "PC010"]
+    assert [(d.line, d.col, d.message) for d in ds] == [
+        (34, 27, "'w_q_b' is no tensor parameter of attention() (layer.py)"),
+        (34, 34, "source_params names 'nothing', which is no tensor of the plan"),
+    ]
+    assert ds[0].hint == "did you mean 'wq_b'?"
+
+
+def test_no_edit_of_the_code_gives_a_traceback(tmp_path: Path) -> None:
+    """Every other line of every fixture module deleted, and each module cut short every
+    fifth line: the reader returns or raises SourceError (PC200), never anything else."""
+    n = 0
+    for fixture, (source, _) in sorted(FIXTURES.items()):
+        path, function = source.split(":")
+        for module in sorted((DATA / fixture).glob("*.py")):
+            lines = module.read_text(encoding="utf-8").splitlines(keepends=True)
+            for i in range(len(lines)):
+                texts = [] if i % 2 else ["".join(lines[:i] + lines[i + 1 :])]
+                texts += [] if i % 5 else ["".join(lines[:i])]
+                for text in texts:
+                    n += 1
+                    work = tmp_path / str(n)
+                    shutil.copytree(DATA / fixture, work)
+                    (work / module.name).write_text(text, encoding="utf-8")
+                    with contextlib.suppress(SourceError):
+                        read_layer(str(work / path), function, str(work))
+
+
+def test_a_task_bound_nowhere_names_the_kernel_to_bind_it_on(attn: Path) -> None:
+    """As pypto-lib main's qkv_proj_rope: the stage's kernel is a `for` form, no task."""
+    _edit(
+        attn / "proj.py",
+        '    with pl.spmd(Q_DIM // N_TILE, name_hint="qb_matmul") as q_tid:\n'
+        "        col = pl.tile.get_block_idx() * N_TILE\n",
+        '    for qb in pl.spmd(Q_DIM // N_TILE, name_hint="qb_matmul"):\n'
+        "        col = qb * N_TILE\n",
+    )
+    _edit(attn / "proj.py", "return q_tid, kv_tid", "return q, kv_tid")
+    (d,) = [d for d in _validate(attn / "plan.yaml") if d.code == "PC201"]
+    assert d.line == 37
+    assert d.hint == (
+        "bind it: `with pl.spmd(...) as q_tid:` on qb_matmul (proj.py:31), returned by its "
+        "helper; or name a task attention() binds: rms_tid, late_dep, kv_tid, attn_tid"
+    )
+
+
+def test_a_warm_may_allow_its_source_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PC206 is about a warm: its `allow` silences it (with a reason), as for the rules."""
+    work = tmp_path / "warmcall"
+    shutil.copytree(DATA / "warmcall", work)
+    plan = work / "plan.yaml"
+    plan.write_text(_extract("warmcall", monkeypatch, work), encoding="utf-8")
+    _edit(work / "layer.py", "    prefetch_w_up(w_up, gate_tid)\n", "")
+    _edit(
+        plan,
+        "        tensors: [w_up]\n",
+        "        tensors: [w_up]\n        allow: [PC206]\n        reason: called downstream\n",
+    )
+    report = api.validate_paths([str(plan)])
+    assert [d.code for d in report.diagnostics if d.code in SOURCE_CODES] == []
+    assert [(a.diagnostic.code, a.warm, a.reason) for a in report.allowed] == [
+        ("PC206", "prefetch_w_up", "called downstream")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        ("layer.py", "plancc: layer.py: not PATH:FUNCTION (a Python file and a function in it)\n"),
+        ("nope.py:f", "plancc: cannot read {tmp}/nope.py: No such file or directory\n"),
+    ],
+)
+def test_extract_usage_errors(
+    argument: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["extract", argument])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == message.format(tmp=tmp_path)

@@ -127,8 +127,8 @@ def test_pc105_names_the_sdma_stages_alive() -> None:
 def test_pc106_gives_the_bytes() -> None:
     d = _one("pc106_across_moe", "PC106")
     assert d.message == (
-        "warm 'prefetch_o_proj_w' (100.7 MB) is evicted before 'proj_b' reads it: 'moe_ffn' "
-        "streams 427.8 MB, 2.62× L2 in all"
+        "warm 'prefetch_o_proj_w' (100.7 MB) is evicted before 'proj_b': 'moe_gate', "
+        "'moe_ffn', 'rms_norm' and 2 more stream 478.3 MB, 2.88× L2 in all"
     )
 
 

@@ -289,7 +289,7 @@ def test_a_broken_plan_still_gets_its_page_and_exit_1(
     run = invoke("report", "data/broken.yaml")
     assert run.exit_code == 1
     assert run.stdout == (
-        "data/broken.yaml: 3 errors, 2 warnings -> written: build/broken_moe_report.html\n"
+        "data/broken.yaml: 3 errors, 1 warning -> written: build/broken_moe_report.html\n"
     )
     html = (tmp_path / "build" / "broken_moe_report.html").read_text("utf-8")
     assert '<span class="status fail">3 errors</span>' in html

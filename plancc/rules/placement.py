@@ -287,8 +287,8 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         what += f" stream{'s' if len(stages) == 1 else ''} {fmt_size(pushed)}"
         yield Finding(
             p.warm.name_pos,
-            f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}' "
-            f"reads it: {what}, {share}× L2 in all",
+            f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}': "
+            f"{what}, {share}× L2 in all",
             "anchor the warm after the streaming stage",
             warm=p.warm,
             stages=tuple(s.index for s in stages),

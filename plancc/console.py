@@ -133,8 +133,6 @@ def _usage_message(exc: Exception) -> str:
     else:
         message = exc.format_message() if isinstance(exc, ce.ClickException) else str(exc)
         message = " ".join(line.strip() for line in message.splitlines() if line.strip())
-        # typer checks values with pydantic, whose messages open with their error type.
-        message = message.replace(": Value error, ", ": ", 1)
         message = message.rstrip(".")
         if message[:1].isupper() and message[1:2].islower():  # "No such …", not "PC…"
             message = message[0].lower() + message[1:]

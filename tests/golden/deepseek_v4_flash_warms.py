@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 5ecafc6e063055e0339ae68c875f9c39e30e0204a7b3e74eb01435a7adf3d16e
+Plan sha256: e2a742fc06e9508ef8d926bc02c54918479b12164a28d0702444355980d7ea3e
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

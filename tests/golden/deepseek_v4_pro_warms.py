@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: d88353bb06f9b0dad373439605c8d53e560997c6be804bcb8bea9a2f19c8c298
+Plan sha256: 355b12eab9af5069ad7dbe25ee9bcfb6ebd23e43d53b5121ccede4502ff7bcd8
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -113,10 +113,11 @@ def test_sdma_and_streams_stages_are_marked() -> None:
 
 def test_stage_reads_are_named_under_each_stage() -> None:
     html = page(FLASH)
-    for name in ("attn_norm_w", "wq_a", "wq_b", "wq_b_scale", "kv_cache", "wo_a", "wo_b"):
+    for name in ("freqs_cos", "wq_a", "wq_b", "wq_b_scale", "kv_cache", "wo_a", "wo_b"):
         assert re.search(rf'<text class="tiny" [^>]*>{name}</text>', html), name
-    # CSA's indexer reads four tensors; a column of 61 px holds 10 characters of 9 px.
-    assert re.search(r'<text class="tiny" [^>]*>weights_p…</text>', html)
+    # A column of 61 px holds 10 characters of 9 px; CSA's 20 stages leave fewer.
+    assert re.search(r'<text class="tiny" [^>]*>attn_norm…</text>', html)
+    assert re.search(r'<text class="tiny" [^>]*>weight…</text>', html)
 
 
 def test_names_under_a_stage_fit_its_column() -> None:
@@ -127,7 +128,8 @@ def test_names_under_a_stage_fit_its_column() -> None:
 
 def test_stage_reads_are_listed_with_their_bytes() -> None:
     html = page(FLASH)
-    assert "<td>wq_a 8.4 MB, wq_b 33.6 MB, wq_b_scale 0.1 MB</td>" in html
+    assert "<td>wq_b 33.6 MB, wq_b_scale 0.1 MB</td>" in html
+    assert "<td>wq_a 8.4 MB, gamma_cq 2,048 B</td>" in html
     assert "<td>kv_cache dynamic</td>" in html
 
 
@@ -172,7 +174,7 @@ def test_occupancy_stacks_add_up_to_liveness() -> None:
 
 def test_occupancy_names_the_peak_against_capacity_and_budget() -> None:
     html = page(FLASH)
-    assert "peak 100.7 MB = 0.50× L2 at kv_cache_write (prefetch_o_proj_w_csa)" in html
+    assert "peak 100.7 MB = 0.50× L2 at indexer_topk (prefetch_o_proj_w_csa)" in html
     assert html.count(">L2 capacity 192 MiB</text>") == 3
     assert html.count(">budget 0.75 × L2 = 144 MiB</text>") == 3
 

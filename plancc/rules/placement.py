@@ -347,20 +347,22 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             p.warm.after_pos,
             f"warm '{p.warm.name}' cannot land: {detail}",
-            _earlier_anchor_hint(p, line, first.index),
+            _earlier_anchor_hint(p, line),
             warm=p.warm,
             stages=tuple(line.between(p.at, first.index)),  # the window
         )
 
 
-def _earlier_anchor_hint(p: Placed, line: Timeline, first: int) -> str:
+def _earlier_anchor_hint(p: Placed, line: Timeline) -> str:
     """The latest earlier anchor with a task from which the warm lands, and which no
     other rule would send back later: every reader of its tensors runs after it
-    (PC040), no stage that streams or uses SDMA starts from it up to the anchor
-    (PC105, PC106), and it is the last to start of those that land (PC104)."""
+    (PC040) and it lands before the first of them (PC107), no stage that streams or
+    uses SDMA starts from it up to the anchor (PC105, PC106), and it is the last to
+    start of those that land (PC104)."""
     start, at = line.start, line.start[p.at]
-    bound = min(at - 1, line.latest_landing(first, p.bytes))
     read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ())]
+    first = min(read, key=lambda r: line.rank[r])  # the first consumer from an earlier anchor
+    bound = min(at - 1, line.latest_landing(first, p.bytes))
     for x in reversed(line.span(0, bound + 1)):
         if line.busy_before[at + 1] != line.busy_before[start[x]]:
             break  # a busy stage from x's step to the anchor's, and so from every earlier x

@@ -96,7 +96,7 @@ def test_pc103_names_the_missing_tensors() -> None:
 def test_pc104_names_the_weights_in_between_and_the_later_anchor() -> None:
     d = _one("pc104_rms_norm_anchor", "PC104")
     assert d.message == (
-        "anchor 'rms_norm' is early: kv_proj, q_proj stream 46.3 MB of weights before 'proj_a'"
+        "anchor 'rms_norm' is early: 'kv_proj', 'q_proj' stream 46.3 MB of weights before 'proj_a'"
     )
     # The later anchor is the seed's optimum, the task that writes q.
     assert d.hint == (
@@ -108,8 +108,8 @@ def test_pc104_names_the_weights_in_between_and_the_later_anchor() -> None:
 def test_pc104_names_three_stages_then_counts() -> None:
     d = _one("pc104_rms_norm_anchor_csa", "PC104")
     assert d.message == (
-        "anchor 'rms_norm' is early: kv_proj, q_proj, compressor and 1 more stream 76.2 MB of "
-        "weights before 'proj_a'"
+        "anchor 'rms_norm' is early: 'kv_proj', 'q_proj', 'compressor' and 1 more stream 76.2 MB "
+        "of weights before 'proj_a'"
     )
     assert d.hint is not None
     assert "'q_proj' (task q_rope_tid)" in d.hint  # compressor and indexer have no task

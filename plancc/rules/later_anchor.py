@@ -55,7 +55,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
             if line.weights[i] and layer.stages[i].consumer_group not in groups
         ]
         total = sum(t.bytes or 0 for i in streaming for t in line.weights[i])
-        names = ", ".join(layer.stages[i].name for i in streaming[:3])
+        names = ", ".join(f"'{layer.stages[i].name}'" for i in streaming[:3])
         if len(streaming) > 3:
             names += f" and {len(streaming) - 3} more"
         stage = layer.stages[later]

@@ -40,6 +40,7 @@ def test_a_fan_out_runs_beside() -> None:
     # between rms_norm's finish (1) and attn's start (3): q_a, q_b and kv
     assert s.between(0, 4) == [1, 2, 3]
     assert s.order() == [0, 1, 3, 2, 4]
+    assert s.steps == 4
     assert s.lanes == (0, 0, 0, 1, 0)
 
 

@@ -198,7 +198,7 @@ def test_pc104_and_pc107_are_drawn_on_the_stages_they_name() -> None:
     pc107 = found["PC107", "warning"]  # the window: kv_proj, of warm 1
     assert (pc107.layer, pc107.figure, pc107.stages, pc107.warm) == ("csa", "timeline", (2,), 0)
     pc104 = found["PC104", "allowed"]  # the stage its message names: compressor, of warm 2
-    assert "compressor streams 8.4 MB of weights before 'proj_a'" in pc104.diagnostic.message
+    assert "'compressor' streams 8.4 MB of weights before 'proj_a'" in pc104.diagnostic.message
     assert (pc104.figure, pc104.stages, pc104.warm) == ("timeline", (5,), 1)
     html = page(DATA / "timed.yaml")
     assert html.count('<path class="bracket warning"') == 1

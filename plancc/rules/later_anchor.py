@@ -49,25 +49,19 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         later = _last_candidate(p, groups)
         if later is None:
             continue
-        streaming = [
-            i
-            for i in line.between(p.at, first)
-            if line.weights[i] and layer.stages[i].consumer_group not in groups
-        ]
-        total = sum(t.bytes or 0 for i in streaming for t in line.weights[i])
-        names = ", ".join(f"'{layer.stages[i].name}'" for i in streaming[:3])
-        if len(streaming) > 3:
-            names += f" and {len(streaming) - 3} more"
+        total, count, shown = line.streamed(p.at, first, groups)
+        names = ", ".join(f"'{layer.stages[i].name}'" for i in shown)
+        if count > len(shown):
+            names += f" and {count - len(shown)} more"
         stage = layer.stages[later]
         yield Finding(
             warm.after_pos,
-            f"anchor '{p.anchor.name}' is early: {names} stream"
-            f"{'s' if len(streaming) == 1 else ''} {fmt_size(total)} of weights before "
-            f"'{layer.stages[first].name}'",
+            f"anchor '{p.anchor.name}' is early: {names} stream{'s' if count == 1 else ''} "
+            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
             warm=warm,
-            stages=tuple(streaming[:3]),  # the stages the message names
+            stages=tuple(shown),  # the stages the message names
         )
 
 
@@ -81,9 +75,10 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
     steps = line.candidate_steps
     k = bisect.bisect_right(steps, min(hi - 1, latest))
     consumers = [s.index for s in p.consumers.values()]
-    for i in reversed(line.candidates[bisect.bisect_left(steps, lo) : k]):
-        if line.stages[i].consumer_group in groups:
-            continue
-        if all(line.runs_before(i, c) for c in consumers):
+    for j in range(k - 1, bisect.bisect_left(steps, lo) - 1, -1):  # the last to start first
+        i = line.candidates[j]
+        if line.stages[i].consumer_group not in groups and all(
+            line.runs_before(i, c) for c in consumers
+        ):
             return i
     return None

@@ -100,6 +100,18 @@ class Timeline:
             self.last_unmeasured.append(last)
         self.step_of = [start[i] for i in self.order]  # the order's steps, to bisect
         self.sdma = [i for i in self.order if stages[i].sdma]  # the `sdma: true` stages (PC105)
+        # The stages that read weights, in step order, and per consumer group the steps
+        # of its own and the sums of their weight bytes: PC104's bytes in a window are
+        # a few bisections, not a scan of it.
+        self.streaming = [i for i in self.order if self.weights[i]]
+        self.streaming_steps = [start[i] for i in self.streaming]
+        self.group_steps: dict[Group, list[int]] = {}
+        self.group_bytes: dict[Group, list[int]] = {}
+        for i in self.streaming:
+            group = stages[i].consumer_group
+            self.group_steps.setdefault(group, []).append(start[i])
+            sums = self.group_bytes.setdefault(group, [0])
+            sums.append(sums[-1] + sum(t.bytes or 0 for t in self.weights[i]))
         # Candidate anchors (PC104): stages that read weights and have a task.
         self.candidates = [i for i in self.order if self.weights[i] and stages[i].task]
         self.candidate_steps = [start[i] for i in self.candidates]
@@ -119,6 +131,30 @@ class Timeline:
     def between(self, a: int, c: int) -> list[int]:
         """The stages between stage a and stage c, in step order."""
         return self.span(*self.window(a, c))
+
+    def streamed(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+        """The weight bytes read by the stages between stage a and stage c outside
+        ``groups``: (bytes, how many stages, the first three of them)."""
+        lo, hi = self.window(a, c)
+        if hi <= lo:
+            return 0, 0, []
+        total = self.weighed_before[hi] - self.weighed_before[lo]
+        first = bisect.bisect_left(self.streaming_steps, lo)
+        count = bisect.bisect_left(self.streaming_steps, hi) - first
+        for g in groups:
+            steps = self.group_steps.get(g)
+            if steps is None:
+                continue  # a group that reads no weights
+            j, k = bisect.bisect_left(steps, lo), bisect.bisect_left(steps, hi)
+            total -= self.group_bytes[g][k] - self.group_bytes[g][j]
+            count -= k - j
+        shown: list[int] = []
+        for i in self.streaming[first:]:
+            if len(shown) == 3 or self.start[i] >= hi:
+                break
+            if self.stages[i].consumer_group not in groups:
+                shown.append(i)
+        return total, count, shown
 
     def consumer(self, tensor: str, anchor: int) -> int | None:
         """The first stage running after ``anchor`` that reads ``tensor``."""

@@ -131,7 +131,7 @@ UNKNOWN_NAME: Final = Code(
     ERROR,
     """
 A name refers to nothing: a dim or config key in an expression, a tensor in
-`reads` or a warm, a stage in `after`, a layer kind in `forward`. The message
+`reads` or a warm, a stage in `after` or `deps`, a layer kind in `forward`. The message
 suggests the closest defined name.
 """,
 )
@@ -147,8 +147,8 @@ a layer kind; a tensor may appear once per warm; two plans of one build may
 not have the same `model`, compared ignoring case (their files would collide
 on a case-insensitive filesystem). Two stages of one layer kind may not have
 the same `task` (two warms gated by one TaskId are the split PC101 warns of),
-and two `forward.kinds` keys may not be the same integer (`4` and `04`, `0`
-and `-0`): reported at the second.
+a stage's `deps` may not name a stage twice, and two `forward.kinds` keys may
+not be the same integer (`4` and `04`, `0` and `-0`): reported at the second.
 """,
 )
 BAD_EXPRESSION: Final = Code(
@@ -185,6 +185,18 @@ integers, a list value with no entry in `kinds`, or `layers` larger than the
 list. The message names the value and the layer index. A `repeat` or `layers`
 over a `dynamic` dim, a forward of more than 100,000 layers, or an empty one
 (`forward: []`, or a config list with no entries), is PC014 too.
+""",
+)
+BAD_DEPS: Final = Code(
+    "PC015",
+    "bad-deps",
+    ERROR,
+    """
+A stage's `deps` names the stage itself or a stage listed after it. A stage
+waits only for stages listed earlier, so the list is always one valid order
+of the layer kind's graph (and can have no cycle). Reported at the entry.
+
+Fix: list the stages in an order in which each comes after its `deps`.
 """,
 )
 UNKNOWN_DTYPE: Final = Code(
@@ -353,6 +365,7 @@ STAGE_CODES: Final = (
     BAD_EXPRESSION,
     BAD_IDENTIFIER,
     BAD_FORWARD,
+    BAD_DEPS,
     UNKNOWN_DTYPE,
     *SOURCE_CODES,
 )

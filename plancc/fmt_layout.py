@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 WIDTH = 88
 HEADER = ("plancc", "model", "platform", "budget", "config")
 _TOP = (*HEADER, "source_root", "dims", "tensors", "layers", "forward", "lint")
-_STAGE = ("name", "task", "reads", "streams", "sdma", "group", "duration_us", "kernel")
+_STAGE = ("name", "task", "deps", "reads", "streams", "sdma", "group", "duration_us", "kernel")
 _WARM = ("name", "name_hint", "after", "tensors", "allow", "reason")
 _TENSOR = ("shape", "dtype", "flat")
 

@@ -2,16 +2,14 @@
 
 Every number here is exact (integers of bytes and elements); every name has
 passed the identifier checks; every position points into the plan file. The IR is
-read-only: frozen dataclasses (built by ``fast_init``'s constructor: a plan of
-10,000 warms has 70,000 of them), tuples, and mappings typed ``Mapping`` (built as
+read-only: frozen dataclasses, tuples, and mappings typed ``Mapping`` (built as
 ``MappingProxyType``). Values derived from a frozen field (a tensor's bytes, a
-stage's consumer group) are ``lazy`` (a lock-free ``cached_property``): the rules ask
-for them per warm. See ``plancc.records``.
+stage's consumer group, a layer kind's schedule) are ``cached_property``: the rules
+ask for them per warm.
 
-Positions are ``lazy`` too: a record keeps ``locate``, which looks its node up in
-the document when a diagnostic or the report first asks. A plan of 10,000 warms
-has 80,000 of them, and a check that finds nothing asks for none. ``locate`` is
-not compared: two records of the same values are equal wherever they were written.
+A record keeps ``locate``, which looks its node up in the document when a
+diagnostic or the report asks for its position. ``locate`` is not compared: two
+records of the same values are equal wherever they were written.
 """
 
 from __future__ import annotations
@@ -19,26 +17,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from plancc.diagnostics import Pos
 from plancc.dtypes import DType
 from plancc.platforms import Platform
-from plancc.records import fast_init, lazy
 from plancc.schedule import Schedule, schedule
 
 # Where a record's node is (no argument), or a node under it (``locate("name")``).
 Locate = Callable[..., Pos]
 
 
-@fast_init
 @dataclass(frozen=True)
 class Dim:
     name: str
     value: int | None  # None: dynamic
 
 
-@fast_init
 @dataclass(frozen=True)
 class FlatView:
     """A flat view: its entries as Python source, their values, and the names they use."""
@@ -49,11 +45,11 @@ class FlatView:
     locate: Locate = field(compare=False, repr=False)
     declared: bool
 
-    @lazy
+    @cached_property
     def pos(self) -> Pos:
         return self.locate()
 
-    @lazy
+    @cached_property
     def elements(self) -> int | None:
         n = 1
         for v in self.values:
@@ -62,12 +58,11 @@ class FlatView:
             n *= v
         return n
 
-    @lazy
+    @cached_property
     def is_flat(self) -> bool:
         return len(self.values) <= 3 and all(v == 1 for v in self.values[:-1])
 
 
-@fast_init
 @dataclass(frozen=True)
 class Tensor:
     name: str
@@ -77,11 +72,11 @@ class Tensor:
     names: frozenset[str]  # dims and config keys the shape uses
     flat: FlatView | None  # None for a tensor with a dynamic dim
 
-    @lazy
+    @cached_property
     def static(self) -> bool:
         return all(d is not None for d in self.shape)
 
-    @lazy
+    @cached_property
     def elements(self) -> int | None:
         n = 1
         for d in self.shape:
@@ -90,13 +85,12 @@ class Tensor:
             n *= d
         return n
 
-    @lazy
+    @cached_property
     def bytes(self) -> int | None:
         n = self.elements
         return None if n is None else -(-n * self.dtype.bits // 8)
 
 
-@fast_init
 @dataclass(frozen=True)
 class Stage:
     name: str
@@ -112,25 +106,24 @@ class Stage:
     # The indices of the stages it waits for, None without `deps` (it waits for the one before).
     deps: tuple[int, ...] | None = None
 
-    @lazy
+    @cached_property
     def pos(self) -> Pos | None:
         """Where its entry starts: `plancc report` places diagnostics by it."""
         return None if self.locate is None else self.locate()
 
-    @lazy
+    @cached_property
     def consumer_group(self) -> tuple[str, str]:
         """Stages sharing a declared group consume together; any other stage is its own group."""
         return ("group", self.group) if self.group is not None else ("stage", self.name)
 
 
-@fast_init
 @dataclass(frozen=True)
 class WarmEntry:
     tensor: Tensor
     flat: FlatView | None  # the view this warm uses (entry override, else the tensor's)
     locate: Locate = field(compare=False, repr=False)
 
-    @lazy
+    @cached_property
     def pos(self) -> Pos:
         return self.locate()
 
@@ -140,7 +133,6 @@ def allow_scope(warm: str) -> str:
     return f"allow on warm '{warm}'"
 
 
-@fast_init
 @dataclass(frozen=True)
 class Warm:
     name: str
@@ -148,33 +140,36 @@ class Warm:
     layer: str
     anchor: int | None  # index of the `after` stage; None when it names no stage (PC010)
     entries: tuple[WarmEntry, ...]
-    live: tuple[int, int]  # first and last stage index during which it holds L2
+    # The first and last step (``Layer.schedule.start``) during which it holds L2: from its
+    # anchor's finish through the start of the last stage after it reading its tensors.
+    live: tuple[int, int]
     allow: Mapping[str, Pos]  # rule ids this warm accepts (upper case), where first named
     reason: str | None
     # A key of the warm's entry: ``locate("after")``.
     locate: Locate = field(compare=False, repr=False)
 
-    @lazy
+    @cached_property
     def name_pos(self) -> Pos:
         return self.locate("name")
 
-    @lazy
+    @cached_property
     def after_pos(self) -> Pos:
         return self.locate("after")
 
-    @lazy
+    @cached_property
     def tensors_pos(self) -> Pos:
         return self.locate("tensors")
 
-    @lazy
+    @cached_property
     def bytes(self) -> int:
         return sum(e.tensor.bytes or 0 for e in self.entries)
 
-    def alive_at(self, stage: int) -> bool:
-        return self.live[0] <= stage <= self.live[1]
+    def alive_at(self, step: int) -> bool:
+        """Whether it holds L2 during ``step``: for stage i, ``layer.schedule.start[i]``
+        (for a layer kind without `deps` the step is the stage's index)."""
+        return self.live[0] <= step <= self.live[1]
 
 
-@fast_init
 @dataclass(frozen=True)
 class Layer:
     name: str
@@ -184,19 +179,17 @@ class Layer:
     # rules that judge stage order and reads skip the layer kind rather than guess.
     complete: bool = True
 
-    @lazy
+    @cached_property
     def schedule(self) -> Schedule:
         """The stages as a graph of `deps`: every before / after / beside the rules ask."""
         return schedule([s.deps for s in self.stages])
 
 
-@fast_init
 @dataclass(frozen=True)
 class Forward:
     kinds: tuple[str, ...]  # the layer kind of each layer, in order
 
 
-@fast_init
 @dataclass(frozen=True)
 class Plan:
     file: str
@@ -222,7 +215,7 @@ class Plan:
     # bytes), for the manifest's source.config; None without a readable config.
     config_file: tuple[str, str] | None = None
 
-    @lazy
+    @cached_property
     def derived(self) -> dict[object, tuple[object, Any]]:
         """What the rules work out once per plan and share (``rules.timeline.once_per_plan``):
         kept with the plan and gone with it (nothing in it refers back to the plan). Not a

@@ -1,4 +1,9 @@
-"""When warms hold L2, and how much they hold at once: an interval sweep per layer kind."""
+"""When warms hold L2, and how much they hold at once: an interval sweep per layer kind.
+
+Time is the layer kind's schedule (``plancc.schedule``): a warm holds L2 from its
+anchor's finish through the start of the last stage after the anchor that reads one
+of its tensors. For a layer kind without `deps`, a step is a stage's index.
+"""
 
 from __future__ import annotations
 
@@ -6,53 +11,64 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from plancc import ir
+from plancc.schedule import Schedule
 
 
-def last_reads(stages: Sequence[ir.Stage]) -> dict[str, int]:
-    """Tensor -> the index of the last stage reading it: one pass per layer kind, so
-    that each warm's interval costs its own tensors, not a scan of the stages."""
-    out: dict[str, int] = {}
+def readers(stages: Sequence[ir.Stage]) -> dict[str, list[int]]:
+    """Tensor -> the indices of the stages reading it, in list order: one pass per layer
+    kind, so that each warm's interval costs its own tensors' readers, not a scan."""
+    out: dict[str, list[int]] = {}
     for s in stages:
-        out.update(dict.fromkeys(s.reads, s.index))
+        for name in dict.fromkeys(s.reads):
+            out.setdefault(name, []).append(s.index)
     return out
 
 
 def live_interval(
-    stages: Sequence[ir.Stage], anchor: int | None, held: Set[str], last_read: Mapping[str, int]
+    schedule: Schedule, anchor: int | None, held: Set[str], read_by: Mapping[str, list[int]]
 ) -> tuple[int, int]:
-    """The first and last stage index a warm holds L2: from the stage after its anchor
-    through the last later stage reading any of ``held`` (its static tensors), else the
-    layer's end. A warm without an anchor is alive nowhere: ``(1, 0)``. ``last_read``
-    is ``last_reads(stages)``."""
+    """The first and last step a warm holds L2: from its anchor's finish through the start
+    of the last stage that runs after the anchor and reads one of ``held`` (its static
+    tensors), else through the layer kind's last step. A warm without an anchor is alive
+    nowhere: ``(1, 0)``. ``read_by`` is ``readers(stages)``."""
     if anchor is None:
         return (1, 0)
-    later = [last_read[t] for t in held if last_read.get(t, -1) > anchor]
-    return (anchor + 1, max(later, default=len(stages) - 1))
+    start = schedule.start
+    later = [start[r] for t in held for r in read_by.get(t, ()) if schedule.runs_before(anchor, r)]
+    return (schedule.finish(anchor), max(later, default=schedule.steps - 1))
+
+
+def step_stage(layer: ir.Layer, step: int) -> int:
+    """The stage that names a step in a message: the one of that step whose name comes
+    first (for a layer kind without `deps`, the step's only stage). Names, not the list
+    order, so that no message depends on which valid order the stages are listed in."""
+    start = layer.schedule.start
+    return min((i for i, s in enumerate(start) if s == step), key=lambda i: layer.stages[i].name)
 
 
 @dataclass(frozen=True)
 class Peak:
     bytes: int
-    stage: int | None  # the first stage at which the peak is reached
+    stage: int | None  # the stage naming the first step at which the peak is reached
     warms: tuple[ir.Warm, ...]  # the warms alive then, in plan order
 
 
 def layer_peak(layer: ir.Layer) -> Peak:
-    """The largest sum of distinct warmed tensors' bytes held during any one stage.
+    """The largest sum of distinct warmed tensors' bytes held during any one step.
 
-    Warms hold L2 from the stage after their anchor through their last consumer;
-    a sweep over those interval endpoints finds the peak in O(n log n).
+    Warms hold L2 over an interval of steps (``ir.Warm.live``); a sweep over those
+    interval endpoints finds the peak in O(n log n).
     """
-    events: list[tuple[int, int, int]] = []  # (stage, +1 start / -1 end after, warm index)
+    events: list[tuple[int, int, int]] = []  # (step, +1 start / -1 end after, warm index)
     for i, warm in enumerate(layer.warms):
         start, end = warm.live
         if start <= end:
             events += [(start, 1, i), (end + 1, -1, i)]
-    events.sort()  # by stage, ends (-1) before starts at the same stage, then plan order
+    events.sort()  # by step, ends (-1) before starts at the same step, then plan order
     held: dict[str, int] = {}  # tensor -> number of alive warms holding it
     total = 0
-    best = Peak(0, None, ())
-    for stage, kind, i in events:
+    best_bytes, best_step = 0, None
+    for step, kind, i in events:
         warm = layer.warms[i]
         for entry in warm.entries:
             size = entry.tensor.bytes or 0
@@ -63,12 +79,13 @@ def layer_peak(layer: ir.Layer) -> Peak:
             else:
                 held[name] -= 1
                 total -= size if held[name] == 0 else 0
-        if kind > 0 and total > best.bytes:
-            best = Peak(total, stage, ())
-    if best.stage is None:
-        return best
+        if kind > 0 and total > best_bytes:
+            best_bytes, best_step = total, step
+    if best_step is None:
+        return Peak(0, None, ())
     # Every warm alive then, also those adding no new bytes (a tensor already held).
-    return Peak(best.bytes, best.stage, tuple(w for w in layer.warms if w.alive_at(best.stage)))
+    alive = tuple(w for w in layer.warms if w.alive_at(best_step))
+    return Peak(best_bytes, step_stage(layer, best_step), alive)
 
 
 def plan_peak(plan: ir.Plan) -> int:

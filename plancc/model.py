@@ -47,6 +47,7 @@ class Tensor(NamedTuple):
 class Stage(NamedTuple):
     name: str
     task: str | None = None
+    deps: Sequence[str] | None = None  # None: waits for the stage listed before it
     reads: Sequence[str] = ()
     streams: int | str | None = None
     sdma: bool = False

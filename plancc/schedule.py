@@ -34,6 +34,11 @@ class Schedule:
         return tuple(start)
 
     @cached_property
+    def steps(self) -> int:
+        """How many steps the layer kind takes: one past the last stage's start."""
+        return max(self.start, default=-1) + 1
+
+    @cached_property
     def linear(self) -> bool:
         """Whether each stage waits for just the one listed before it (a plan without `deps`)."""
         return all(waits == ((i - 1,) if i else ()) for i, waits in enumerate(self.deps))

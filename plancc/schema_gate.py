@@ -496,6 +496,17 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
         if data__missing_keys:
             raise Invalid
         data_keys = set(data.keys())
+        if "deps" in data_keys:
+            data_keys.remove("deps")
+            data__deps = data["deps"]
+            if not isinstance(data__deps, (list, tuple)):
+                raise Invalid
+            data__deps_is_list = isinstance(data__deps, (list, tuple))
+            if data__deps_is_list:
+                data__deps_len = len(data__deps)
+                for data__deps_x, data__deps_item in enumerate(data__deps):
+                    if not isinstance(data__deps_item, (str)):
+                        raise Invalid
         if "duration_us" in data_keys:
             data_keys.remove("duration_us")
             data__durationus = data["duration_us"]

@@ -61,6 +61,13 @@ class Tensor(_Strict):
 class Stage(_Strict):
     name: Name
     task: Name | SkipJsonSchema[None] = None
+    deps: (
+        Annotated[
+            list[str],
+            Field(description="the stages listed earlier that must finish before this one starts"),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
     reads: list[str] = []
     streams: (
         Annotated[StrictInt, Field(ge=0)]

@@ -28,7 +28,6 @@ LAYERS: list[set[str]] = [
         "plancc.fmt_layout",
         "plancc.scalars",
         "plancc.schema_gate",
-        "plancc.records",
     },
     {"plancc.codes", "plancc.expr", "plancc.graph", "plancc.schedule"},
     {"plancc.diagnostics"},

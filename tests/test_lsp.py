@@ -238,7 +238,7 @@ async def test_hover_tensor_dim_warm_and_rule(client: LanguageClient) -> None:
     assert "alive in: k_proj, core, o_a, o_b" in warm
     assert "bytes: 50,331,648 B = 50.3 MB = 48.0 MiB = 0.25× L2" in warm
     assert "estimated landing: first consumer 'o_a'; add `duration_us`" in warm
-    assert "- warning PC104: anchor 'q_proj' is early: k_proj streams 1.0 MB" in warm
+    assert "- warning PC104: anchor 'q_proj' is early: 'k_proj' streams 1.0 MB" in warm
     assert await _hover(client, text, "k_proj, task") == (
         "stage `k_proj` (#2 of `attn`)\n\nreads: wk\n\nwarms alive: warm_o"
     )

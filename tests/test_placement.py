@@ -96,7 +96,7 @@ def test_pc103_names_the_missing_tensors() -> None:
 def test_pc104_names_the_weights_in_between_and_the_later_anchor() -> None:
     d = _one("pc104_rms_norm_anchor", "PC104")
     assert d.message == (
-        "anchor 'rms_norm' is early: kv_proj, q_proj stream 46.3 MB of weights before 'proj_a'"
+        "anchor 'rms_norm' is early: 'kv_proj', 'q_proj' stream 46.3 MB of weights before 'proj_a'"
     )
     # The later anchor is the seed's optimum, the task that writes q.
     assert d.hint == (
@@ -108,8 +108,8 @@ def test_pc104_names_the_weights_in_between_and_the_later_anchor() -> None:
 def test_pc104_names_three_stages_then_counts() -> None:
     d = _one("pc104_rms_norm_anchor_csa", "PC104")
     assert d.message == (
-        "anchor 'rms_norm' is early: kv_proj, q_proj, compressor and 1 more stream 76.2 MB of "
-        "weights before 'proj_a'"
+        "anchor 'rms_norm' is early: 'kv_proj', 'q_proj', 'compressor' and 1 more stream 76.2 MB "
+        "of weights before 'proj_a'"
     )
     assert d.hint is not None
     assert "'q_proj' (task q_rope_tid)" in d.hint  # compressor and indexer have no task
@@ -127,8 +127,8 @@ def test_pc105_names_the_sdma_stages_alive() -> None:
 def test_pc106_gives_the_bytes() -> None:
     d = _one("pc106_across_moe", "PC106")
     assert d.message == (
-        "warm 'prefetch_o_proj_w' (100.7 MB) is evicted before 'proj_b' reads it: 'moe_ffn' "
-        "streams 427.8 MB, 2.62× L2 in all"
+        "warm 'prefetch_o_proj_w' (100.7 MB) is evicted before 'proj_b': 'moe_gate', "
+        "'moe_ffn', 'rms_norm' and 2 more stream 478.3 MB, 2.88× L2 in all"
     )
 
 

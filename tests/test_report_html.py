@@ -229,10 +229,11 @@ def test_sdma_and_streams_stages_are_marked() -> None:
 
 def test_stage_reads_are_named_under_each_stage() -> None:
     html = page(FLASH)
-    for name in ("attn_norm_w", "wq_a", "wq_b", "wq_b_scale", "kv_cache", "wo_a", "wo_b"):
+    for name in ("freqs_cos", "wq_a", "wq_b", "wq_b_scale", "kv_cache", "wo_a", "wo_b"):
         assert re.search(rf'<text class="tiny" [^>]*>{name}</text>', html), name
-    # CSA's indexer reads four tensors; a column of 61 px holds 10 characters of 9 px.
-    assert re.search(r'<text class="tiny" [^>]*>weights_p…</text>', html)
+    # A column of 61 px holds 10 characters of 9 px; CSA's 20 stages leave fewer.
+    assert re.search(r'<text class="tiny" [^>]*>attn_norm…</text>', html)
+    assert re.search(r'<text class="tiny" [^>]*>weight…</text>', html)
 
 
 def test_names_under_a_stage_fit_its_column() -> None:
@@ -243,7 +244,8 @@ def test_names_under_a_stage_fit_its_column() -> None:
 
 def test_stage_reads_are_listed_with_their_bytes() -> None:
     html = page(FLASH)
-    assert "<td>wq_a 8.4 MB, wq_b 33.6 MB, wq_b_scale 0.1 MB</td>" in html
+    assert "<td>wq_b 33.6 MB, wq_b_scale 0.1 MB</td>" in html
+    assert "<td>wq_a 8.4 MB, gamma_cq 2,048 B</td>" in html
     assert "<td>kv_cache dynamic</td>" in html
 
 
@@ -288,7 +290,7 @@ def test_occupancy_stacks_add_up_to_liveness() -> None:
 
 def test_occupancy_names_the_peak_against_capacity_and_budget() -> None:
     html = page(FLASH)
-    assert "peak 100.7 MB = 0.50× L2 at kv_cache_write (prefetch_o_proj_w_csa)" in html
+    assert "peak 100.7 MB = 0.50× L2 at indexer_topk (prefetch_o_proj_w_csa)" in html
     assert html.count(">L2 capacity 192 MiB</text>") == 3
     assert html.count(">budget 0.75 × L2 = 144 MiB</text>") == 3
 
@@ -312,7 +314,7 @@ def test_pc104_and_pc107_are_drawn_on_the_stages_they_name() -> None:
     pc107 = found["PC107", "warning"]  # the window: kv_proj, of warm 1
     assert (pc107.layer, pc107.figure, pc107.stages, pc107.warm) == ("csa", "timeline", (2,), 0)
     pc104 = found["PC104", "allowed"]  # the stage its message names: compressor, of warm 2
-    assert "compressor streams 8.4 MB of weights before 'proj_a'" in pc104.diagnostic.message
+    assert "'compressor' streams 8.4 MB of weights before 'proj_a'" in pc104.diagnostic.message
     assert (pc104.figure, pc104.stages, pc104.warm) == ("timeline", (5,), 1)
     html = page(DATA / "timed.yaml")
     assert html.count('<path class="bracket warning"') == 1
@@ -405,7 +407,7 @@ def test_a_broken_plan_still_gets_its_page_and_exit_1(
     run = invoke("report", "data/broken.yaml")
     assert run.exit_code == 1
     assert run.stdout == (
-        "data/broken.yaml: 3 errors, 2 warnings -> written: build/broken_moe_report.html\n"
+        "data/broken.yaml: 3 errors, 1 warning -> written: build/broken_moe_report.html\n"
     )
     html = (tmp_path / "build" / "broken_moe_report.html").read_text("utf-8")
     assert '<span class="status fail">3 errors</span>' in html

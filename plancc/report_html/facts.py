@@ -179,7 +179,7 @@ def _held(layer: ir.Layer) -> tuple[tuple[int, ...], ...]:
         row = []
         for warm in layer.warms:
             n = 0
-            if warm.alive_at(stage):
+            if warm.alive_at(layer.schedule.start[stage]):
                 for e in warm.entries:
                     if e.tensor.name not in seen:
                         seen.add(e.tensor.name)

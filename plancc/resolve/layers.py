@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from decimal import ROUND_CEILING, Decimal, localcontext
 from functools import partial
 from types import MappingProxyType
 
 from plancc import codes, ir, model
 from plancc.diagnostics import Pos
-from plancc.liveness import last_reads, live_interval
+from plancc.liveness import live_interval, readers
 from plancc.resolve.context import Context, Unresolved
 from plancc.resolve.tensors import flat_view, tensor_ref
+from plancc.schedule import Schedule, schedule
 from plancc.text import clip
 
 _UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}
@@ -50,6 +52,48 @@ def _unique_task(
     )
 
 
+def _deps(
+    ctx: Context, kind: str, stage: tuple[str, int], deps: Sequence[str], index: Mapping[str, int]
+) -> tuple[int, ...]:
+    """The indices of the stages ``stage`` (its name and index) waits for; ``index`` maps
+    every stage name of the kind to its first index. An entry that names no stage (PC010),
+    repeats one (PC011), or names the stage itself or one listed after it (PC015) is
+    reported and left out."""
+    name, i = stage
+    out: dict[int, int] = {}  # stage index -> the entry naming it first
+    for j, dep in enumerate(deps):
+        where = ctx.v.at("layers", kind, "stages", i, "deps", j)
+        d = index.get(dep)
+        if d is None:
+            if (kind, dep) not in ctx.v.broken.stages:
+                ctx.report(
+                    where,
+                    codes.UNKNOWN_NAME,
+                    f"unknown stage '{clip(dep)}' in the deps of stage '{name}'",
+                    ctx.suggest(dep, index),
+                )
+        elif d in out:
+            first = ctx.v.at("layers", kind, "stages", i, "deps", out[d])
+            ctx.report(
+                where,
+                codes.DUPLICATE_NAME,
+                f"stage '{dep}' is listed twice in the deps of stage '{name}' "
+                f"(first at {first.line}:{first.col})",
+            )
+        elif d >= i:
+            ctx.report(
+                where,
+                codes.BAD_DEPS,
+                f"stage '{name}' waits for "
+                + ("itself" if d == i else f"'{dep}', which is listed after it"),
+                "a stage waits only for stages listed before it: list the stages in an order "
+                "in which each comes after its deps",
+            )
+        else:
+            out[d] = j
+    return tuple(out)
+
+
 def resolve_layer(
     ctx: Context, kind: str, layer: model.Layer, tensors: dict[str, ir.Tensor]
 ) -> ir.Layer:
@@ -59,6 +103,9 @@ def resolve_layer(
     tasks: dict[str, tuple[str, int]] = {}  # task -> the first stage with it, and its index
     at = ctx.v.at
     standins = ctx.v.broken.standin_stages
+    index: dict[str, int] = {}  # every stage's name -> its first index, for `deps`
+    for i, s in enumerate(layer.stages):
+        index.setdefault(s.name, i)
     # Positions are looked up only for a report, but for the stage's own (the IR's).
     for i, s in enumerate(layer.stages):
         path = ("layers", kind, "stages", i)
@@ -96,14 +143,16 @@ def resolve_layer(
                 duration_us=s.duration_us,
                 kernel=s.kernel,
                 locate=partial(at, *path),
+                deps=None if s.deps is None else _deps(ctx, kind, (s.name, i), s.deps, index),
             )
         )
     by_name: dict[str, ir.Stage] = {}
     for stage in stages:
         by_name.setdefault(stage.name, stage)  # a duplicate stage name (PC011) keeps its first
-    last_read = last_reads(stages)  # indexed once per layer kind, not once per warm
+    # Indexed once per layer kind, not once per warm.
+    timed = (schedule([s.deps for s in stages]), by_name, readers(stages))
     warms = [
-        resolve_warm(ctx, kind, i, raw, stages=(stages, by_name, last_read), tensors=tensors)
+        resolve_warm(ctx, kind, i, raw, stages=timed, tensors=tensors)
         for i, raw in enumerate(layer.warms)
     ]
     complete = not any(k == kind for k, _ in ctx.v.broken.standin_stages)
@@ -116,10 +165,10 @@ def resolve_warm(
     i: int,
     w: model.Warm,
     *,
-    stages: tuple[list[ir.Stage], dict[str, ir.Stage], dict[str, int]],
+    stages: tuple[Schedule, dict[str, ir.Stage], dict[str, list[int]]],
     tensors: dict[str, ir.Tensor],
 ) -> ir.Warm:
-    listed, by_name, last_read = stages  # the layer kind's stages, by name, last readers
+    timed, by_name, read_by = stages  # the layer kind's schedule, stages by name, readers
     path = ("layers", kind, "warms", i)
     allow: dict[str, Pos] = {}  # codes compare case-insensitively: `allow: [pc107]`
     for k, rid in enumerate(w.allow or ()):
@@ -164,11 +213,11 @@ def resolve_warm(
             except Unresolved:
                 continue
         entries.append(ir.WarmEntry(tensor, flat, pos))
-    # Alive from the stage after the anchor through the last stage reading any of its
+    # Alive from the anchor's finish through the last stage after it reading any of its
     # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
     # alive nowhere, but its tensors are still checked.
     held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(listed, anchor.index if anchor is not None else None, held, last_read)
+    live = live_interval(timed, anchor.index if anchor is not None else None, held, read_by)
     return ir.Warm(
         name=w.name,
         name_hint=w.name_hint or w.name,

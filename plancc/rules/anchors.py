@@ -13,27 +13,38 @@ from plancc.rules.timeline import timeline
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
 def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
-    """A warmed tensor is read at or before the anchor stage.
+    """A warmed tensor is read by a stage that does not run after the anchor stage.
 
-    A warm is issued when its anchor finishes, so it would start after its
-    consumer has already read the weights: pure overhead that competes with
-    the layer's own streams.
+    A warm is issued when its anchor finishes. A stage at or before the anchor
+    has read the weights by then; a stage that runs beside the anchor (no
+    `deps` path between them) may have: the warm may start after its consumer,
+    pure overhead that competes with the layer's own streams. Reported at the
+    tensor's entry, naming the first such reader.
 
-    Fix: anchor the warm on a stage before the tensor's first reader, or
-    drop the tensor from the warm.
+    Fix: anchor the warm on a stage that runs before every reader of the
+    tensor, or drop the tensor from the warm.
     """
     for p in placed(plan):  # each anchored warm's static entries, shared with PC101-PC107
-        layer, at, read_by = p.layer, p.at, p.line.readers
+        layer, at, line = p.layer, p.at, p.line
+        anchor = layer.stages[at].name
         for entry in p.entries:
-            first = read_by.get(entry.tensor.name, (at + 1,))[0]
-            if first <= at:
-                yield Finding(
-                    entry.pos,
-                    f"tensor '{entry.tensor.name}' is read by '{layer.stages[first].name}', at "
-                    f"or before anchor '{layer.stages[at].name}': the warm would start after "
-                    "its consumer",
-                    stages=(first,),
-                )
+            early = next(
+                (r for r in line.readers.get(entry.tensor.name, ()) if not line.runs_before(at, r)),
+                None,
+            )
+            if early is None:
+                continue
+            reader = layer.stages[early].name
+            if line.schedule.beside(at, early):
+                where, what = f"which runs beside anchor '{anchor}'", "may start"
+            else:
+                where, what = f"at or before anchor '{anchor}'", "would start"
+            yield Finding(
+                entry.pos,
+                f"tensor '{entry.tensor.name}' is read by '{reader}', {where}: the warm {what} "
+                "after its consumer",
+                stages=(early,),
+            )
 
 
 @rule("PC041", "unread-warm", Severity.WARNING)

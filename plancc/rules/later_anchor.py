@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, rule
-from plancc.rules.placed import placed
+from plancc.rules.placed import Placed, placed
+from plancc.rules.timeline import Group
 from plancc.text import fmt_size
 
 
@@ -15,15 +17,17 @@ from plancc.text import fmt_size
 def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 
-    A candidate is a stage strictly between the anchor and the warm's first
-    consumer, outside the consumer groups the warm touches, that reads static
-    tensors (weights) and has a `task`. It is excluded when the warm could not
-    land from it: it is the stage right before the first consumer, or every
-    stage between it and the first consumer has `duration_us` and PC107's
-    arithmetic, anchored there, would fire. PC104 fires when a candidate is
-    left; reported at `after`, naming the weights streamed in between, and the
-    hint names the last candidate. Anchored there, the warm is clear of PC104
-    and of PC107.
+    A candidate is a stage between the anchor and the warm's first consumer
+    (a stage whose step lies from the anchor's finish up to that consumer's
+    start; see "The schedule"), outside the consumer groups the warm touches,
+    that reads static tensors (weights), has a `task`, and runs before every
+    consumer of the warm (anchored there, the warm gets no PC040). It is
+    excluded when the warm could not land from it: no stage lies between it and
+    the first consumer, or every stage between them has `duration_us` and
+    PC107's arithmetic, anchored there, would fire. PC104 fires when a candidate
+    is left; reported at `after`, naming the weights streamed in between, and the
+    hint names the last candidate to start. Anchored there, the warm is clear of
+    PC104 and of PC107.
 
     Why: a warm issued while the layer still streams its own weights competes
     with those streams for HBM bandwidth and L2. In the seed (DeepSeek V4
@@ -40,22 +44,41 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
         if p.first is None:
             continue
-        layer, warm, at, line, first = p.layer, p.warm, p.at, p.line, p.first.index
+        layer, warm, line, first = p.layer, p.warm, p.line, p.first.index
         groups = {s.consumer_group for s in p.consumers.values()}
-        later = line.last_candidate(at, line.latest_landing(first, warm.bytes), groups)
+        later = _last_candidate(p, groups)
         if later is None:
             continue
-        total, count, shown = line.streamed(at, first, groups)
-        names = ", ".join(layer.stages[i].name for i in shown)
+        total, count, shown = line.streamed(p.at, first, groups)
+        names = ", ".join(f"'{layer.stages[i].name}'" for i in shown)
         if count > len(shown):
             names += f" and {count - len(shown)} more"
         stage = layer.stages[later]
         yield Finding(
             warm.after_pos,
-            f"anchor '{layer.stages[at].name}' is early: {names} stream{'s' if count == 1 else ''} "
+            f"anchor '{p.anchor.name}' is early: {names} stream{'s' if count == 1 else ''} "
             f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
             warm=warm,
             stages=tuple(shown),  # the stages the message names
         )
+
+
+def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
+    """The candidate anchor that starts last, or None: between the anchor and the first
+    consumer, outside ``groups``, and from which the warm still lands."""
+    line = p.line
+    assert p.first is not None
+    lo, hi = line.window(p.at, p.first.index)
+    latest = line.latest_landing(p.first.index, p.warm.bytes)
+    steps = line.candidate_steps
+    k = bisect.bisect_right(steps, min(hi - 1, latest))
+    consumers = [s.index for s in p.consumers.values()]
+    for j in range(k - 1, bisect.bisect_left(steps, lo) - 1, -1):  # the last to start first
+        i = line.candidates[j]
+        if line.stages[i].consumer_group not in groups and all(
+            line.runs_before(i, c) for c in consumers
+        ):
+            return i
+    return None

@@ -1,24 +1,23 @@
 """Each anchored warm seen against its layer kind: what the placement rules read.
 
 PC040 and PC101-PC107 (``anchors``, ``placement``, ``later_anchor``) each walk every
-anchored warm with its static entries and each one's consumer, the first stage after
-the anchor that reads it.
-``placed`` works that list out once per plan. It defines no rule: the rules keep
-the order of their own modules.
+anchored warm with its static entries and each one's consumer, the first stage
+running after the anchor that reads it (the earliest to start; of one step, the
+one whose name comes first). ``placed`` works that list out once per plan. It
+defines no rule: the rules keep the order of their own modules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from plancc import ir
-from plancc.records import fast_init, lazy
 from plancc.rules import anchored
 from plancc.rules.timeline import Timeline, once_per_plan, timeline
 
 
-@fast_init
 @dataclass(frozen=True)
 class Placed:
     """One warm seen against its layer kind: its static tensors and their consumers."""
@@ -34,22 +33,20 @@ class Placed:
     def anchor(self) -> ir.Stage:
         return self.layer.stages[self.at]
 
-    @lazy
+    @cached_property
     def first(self) -> ir.Stage | None:
-        return min(self.consumers.values(), key=lambda s: s.index, default=None)
+        """The consumer that starts first: the warm must land before it."""
+        return min(self.consumers.values(), key=lambda s: self.line.rank[s.index], default=None)
 
-    @lazy
+    @cached_property
     def last(self) -> ir.Stage | None:
-        return max(self.consumers.values(), key=lambda s: s.index, default=None)
+        """The consumer that starts last."""
+        return max(self.consumers.values(), key=lambda s: self.line.rank[s.index], default=None)
 
     @property
     def bytes(self) -> int:
         """The static entries' bytes: the warm's (a dynamic tensor counts for none)."""
         return self.warm.bytes
-
-    def between(self, end: int) -> tuple[ir.Stage, ...]:
-        """The stages strictly between the anchor and stage index ``end``."""
-        return self.layer.stages[self.at + 1 : end]
 
 
 def placed(plan: ir.Plan) -> list[Placed]:
@@ -63,7 +60,7 @@ def _each_placed(plan: ir.Plan) -> Iterator[Placed]:
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
         if line is None or line.stages is not layer.stages:  # the next layer kind's
-            line = timeline(plan, layer)  # each consumer in O(log n), not a scan per warm
+            line = timeline(plan, layer)
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
             c = line.consumer(e.tensor.name, at)

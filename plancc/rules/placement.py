@@ -8,10 +8,13 @@ Shared vocabulary (docs/plan-format.md, Rules):
 
 - Only *static* tensors (every dim an integer: weights) count. A tensor with a
   dynamic dim (paged KV cache) counts for none of these rules.
-- A warmed tensor's *consumer* is the first stage after the anchor that reads it.
-- The *first* and *last consumer* are the earliest and latest of those.
+- Before, after, between, first and last are the layer kind's schedule ("The
+  schedule": stages as a graph of `deps`; without `deps`, the list order).
+- A warmed tensor's *consumer* is the first stage running after the anchor that
+  reads it (the earliest to start).
+- The *first* and *last consumer* are the earliest and latest of those to start.
 - The *consumer groups* a warm touches are the groups of its consumers.
-- A warm is *alive* from the stage after its anchor through its last consumer.
+- A warm is *alive* from its anchor's finish through its last consumer.
 """
 
 from __future__ import annotations
@@ -25,22 +28,19 @@ from functools import partial
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.liveness import layer_peak
+from plancc.liveness import layer_peak, step_stage
 from plancc.rules import Finding, rule
 from plancc.rules.placed import Placed, placed
-from plancc.rules.timeline import Timeline, within
+from plancc.rules.timeline import Timeline
 from plancc.text import fmt_share, fmt_size
 
-_Members = tuple[list[int], list[ir.Stage]]
 
-
-def _groups(layer: ir.Layer) -> dict[tuple[str, str], _Members]:
-    """Consumer group -> the indices and the stages in it, in stage order."""
-    out: dict[tuple[str, str], _Members] = {}
-    for s in layer.stages:
-        indices, stages = out.setdefault(s.consumer_group, ([], []))
-        indices.append(s.index)
-        stages.append(s)
+def _groups(line: Timeline) -> dict[tuple[str, str], list[ir.Stage]]:
+    """Consumer group -> the stages in it, in step order."""
+    out: dict[tuple[str, str], list[ir.Stage]] = {}
+    for i in line.order:
+        s = line.stages[i]
+        out.setdefault(s.consumer_group, []).append(s)
     return out
 
 
@@ -92,11 +92,13 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 def issue_order(plan: ir.Plan) -> Iterator[Finding]:
     """The warm's issue order differs from its tensors' consumer order.
 
-    A tensor's consumer is the first stage after the anchor that reads it.
-    Fires when `tensors` lists a tensor before one whose consumer comes
-    earlier; reported once per warm, at the first tensor issued too early.
-    Tensors with the same consumer may come in any order; tensors with no
-    consumer after the anchor (and tensors with a dynamic dim) are ignored.
+    A tensor's consumer is the first stage running after the anchor that
+    reads it. Fires when `tensors` lists a tensor before one whose consumer
+    starts earlier; reported once per warm, at the first tensor issued too
+    early.
+    Tensors whose consumers start at the same step may come in any order;
+    tensors with no consumer after the anchor (and tensors with a dynamic dim)
+    are ignored.
 
     Why: SDMA moves the list in order, so the tensor needed first must land
     first. In the seed, `wo_a` then `wo_b` (proj_a reads wo_a before proj_b
@@ -107,13 +109,14 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
     """
     for p in placed(plan):
         issued = [e for e in p.entries if e.tensor.name in p.consumers]
+        start = {e.tensor.name: p.line.start[p.consumers[e.tensor.name].index] for e in issued}
         for i, early in enumerate(issued):
-            at = p.consumers[early.tensor.name].index
-            later = [e for e in issued[i + 1 :] if p.consumers[e.tensor.name].index < at]
+            at = start[early.tensor.name]
+            later = [e for e in issued[i + 1 :] if start[e.tensor.name] < at]
             if not later:
                 continue
-            needed = min(later, key=lambda e: p.consumers[e.tensor.name].index)
-            order = sorted(issued, key=lambda e: p.consumers[e.tensor.name].index)
+            needed = min(later, key=lambda e: start[e.tensor.name])
+            order = sorted(issued, key=lambda e: start[e.tensor.name])
             yield Finding(
                 early.pos,
                 f"'{early.tensor.name}' is issued before '{needed.tensor.name}', which "
@@ -146,19 +149,18 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     weights that cannot be warmed with the rest, split the group, or accept
     the finding with an `allow` and its reason.
     """
-    members: dict[str, dict[tuple[str, str], _Members]] = {}
+    members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     for p in placed(plan):
+        line = p.line
         warmed = {e.tensor.name for e in p.entries}
-        by_first = sorted(p.consumers.values(), key=lambda s: s.index)
+        by_first = sorted(p.consumers.values(), key=lambda s: line.rank[s.index])
         found = []
         read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
         # Each layer kind's groups are listed once, not rescanned per warm.
-        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.layer))
-        weights = p.line.weights  # the static tensors each stage reads
+        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(line))
         for group in dict.fromkeys(s.consumer_group for s in by_first):
-            indices, of_group = groups[group]
-            stages = of_group[bisect.bisect_right(indices, p.at) :]
-            needed = {t.name: t for s in stages for t in weights[s.index]}
+            stages = [s for s in groups[group] if line.runs_before(p.at, s.index)]
+            needed = {t.name: t for s in stages for t in line.weights[s.index]}
             read.update(needed)
             missing = [t for t in needed if t not in warmed]
             if missing:
@@ -185,11 +187,11 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     """An `sdma: true` stage runs while the warm is alive.
 
     Fires when a stage marked `sdma: true` (an all-to-all dispatch or
-    combine) lies in the warm's live interval: from the stage after its
-    anchor through the last stage that reads one of its (static) tensors,
-    both ends inclusive; a warm none of whose tensors is read after the
-    anchor stays alive to the end of the layer kind. Reported at the warm's
-    `name`, naming the SDMA stages.
+    combine) starts in the warm's live interval: from its anchor's finish
+    through the start of the last stage running after the anchor that reads
+    one of its (static) tensors, both ends inclusive; a warm none of whose
+    tensors is read after the anchor stays alive to the end of the layer
+    kind. Reported at the warm's `name`, naming the SDMA stages.
 
     Why: a warm is an SDMA transfer; so is the MoE all-to-all. In the seed,
     warming `routed_w1` sped the expert FFN up (365.9 → 327.7 µs) but blew
@@ -201,70 +203,93 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     for p in placed(plan):
         if not p.entries:
             continue
-        start, end = p.at + 1, p.warm.live[1]
         line = p.line
-        sdma = within(line.sdma, start, end)
-        busy = [p.layer.stages[i].name for i in sdma]
-        if busy:
+        first, last = p.warm.live
+        sdma = [i for i in line.sdma if first <= line.start[i] <= last]
+        if sdma:
+            stages = p.layer.stages
+            since, until = stages[step_stage(p.layer, first)], stages[_last_read(p)]
             yield Finding(
                 p.warm.name_pos,
-                f"warm '{p.warm.name}' is alive (stages '{p.layer.stages[start].name}' to "
-                f"'{p.layer.stages[end].name}') while SDMA stage(s) {_names(busy)} run",
+                f"warm '{p.warm.name}' is alive (stages '{since.name}' to '{until.name}') "
+                "while SDMA stage(s) "
+                f"{_names([stages[i].name for i in sdma])} run",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
                 stages=tuple(sdma),
             )
 
 
+def _last_read(p: Placed) -> int:
+    """The stage that ends the warm's live interval: the last to start of those running
+    after the anchor that read its tensors, else the layer kind's last."""
+    line = p.line
+    read = [
+        r
+        for e in p.entries
+        for r in line.readers.get(e.tensor.name, ())
+        if line.runs_before(p.at, r)
+    ]
+    return max(read, key=lambda r: line.rank[r], default=line.order[-1])
+
+
 @rule("PC106", "streamed-out", Severity.WARNING)
 def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
-    """The bytes streamed between the anchor and the warm's last consumer, plus the warm, exceed L2.
+    """What the layer pushes through L2 before the warm's last consumer, plus the warm, exceeds L2.
 
-    Sums `streams` over the stages strictly between the anchor and the warm's
-    last consumer (the latest of its static tensors' consumers, each the
-    first stage after the anchor that reads the tensor), adds the warm's
-    bytes, and fires when that exceeds the platform's L2. Reported at the
-    warm's `name`.
+    The stages between the anchor and the warm's last consumer (the latest to
+    start of its static tensors' consumers; "between" as "The schedule"
+    defines it: every stage whose step lies from the anchor's finish up to
+    that consumer's start) push bytes through L2: their `streams`, and the
+    static tensors (weights) they read that the warm does not hold, each
+    stage's own. Fires when those bytes plus the warm's exceed the platform's
+    L2. Not reported for a warm larger than L2 by itself: PC030 reports that.
+    Reported at the warm's `name`, naming up to three of those stages.
 
     Why: what streams through L2 while the warm waits for its consumer
     evicts it. In the seed, the MoE between two layers pushes 427.8 MB
     through L2 (2.2× L2), so nothing warmed before it survives to the next
-    attention layer.
+    attention layer. A layer's own weights do the same: a Qwen3-14B A8W8
+    layer that warms `w_down` (89.1 MB) once `out_proj` is done reads
+    `w_gate` and `w_up` (178.3 MB) before `down_proj` reads it.
 
     Fix: anchor the warm after the streaming stage, so that it is issued
-    once the stream has passed.
+    once the stream has passed; or warm less.
     """
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     l2 = plan.platform.l2_bytes
     for p in placed(plan):
         last = p.last
-        if last is None:
-            continue
+        if last is None or p.bytes > l2:
+            continue  # a warm larger than L2 alone: PC030's finding
         line = p.line
-        streamed = line.streamed_before[last.index] - line.streamed_before[p.at + 1]
-        if streamed + p.bytes <= l2:
+        lo, hi = line.window(p.at, last.index)
+        pushed = 0
+        if hi > lo:
+            pushed = line.streamed_before[hi] - line.streamed_before[lo]
+            pushed += line.weighed_before[hi] - line.weighed_before[lo]
+            for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
+                steps = [line.start[r] for r in line.readers.get(e.tensor.name, ())]
+                reads = bisect.bisect_left(steps, hi) - bisect.bisect_left(steps, lo)
+                pushed -= reads * (e.tensor.bytes or 0)
+        if pushed + p.bytes <= l2:
             continue
-        between = within(line.streams_at, p.at + 1, last.index - 1)
-        stages = [p.layer.stages[i] for i in between]
-        share = fmt_share(Fraction(streamed + p.bytes, l2), [Fraction(1)])
-        if stages:
-            what = ", ".join(f"'{s.name}'" for s in stages[:3])
-            what += f" and {len(stages) - 3} more" if len(stages) > 3 else ""
-            what += f" stream{'s' if len(stages) == 1 else ''} {fmt_size(streamed)}"
-            message = (
-                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}' "
-                f"reads it: {what}, {share}× L2 in all"
-            )
-        else:
-            message = (
-                f"warm '{p.warm.name}' ({fmt_size(p.bytes)}, {share}× L2) is larger than L2: it "
-                f"is evicted before '{last.name}' reads it"
-            )
+        held = {e.tensor.name for e in p.entries}
+        stages = [
+            p.layer.stages[i]
+            for i in line.span(lo, hi)
+            if p.layer.stages[i].streams or any(t.name not in held for t in line.weights[i])
+        ]
+        share = fmt_share(Fraction(pushed + p.bytes, l2), [Fraction(1)])
+        what = ", ".join(f"'{s.name}'" for s in stages[:3])
+        what += f" and {len(stages) - 3} more" if len(stages) > 3 else ""
+        what += f" stream{'s' if len(stages) == 1 else ''} {fmt_size(pushed)}"
         yield Finding(
             p.warm.name_pos,
-            message,
-            "anchor the warm after the streaming stage" if stages else "warm less",
+            f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}': "
+            f"{what}, {share}× L2 in all",
+            "anchor the warm after the streaming stage",
             warm=p.warm,
             stages=tuple(s.index for s in stages),
         )
@@ -279,13 +304,15 @@ def _percent(share: Fraction) -> str:
 def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     """The warm cannot land before its first consumer reads the weights.
 
-    When every stage strictly between the anchor and the first consumer has
-    `duration_us`, the window is their sum (the anchor's own duration does
-    not count); the rule fires when window × the platform's single-stream
-    SDMA rate (285 GB/s on a2a3) is less than a quarter of the warm's bytes,
-    and the message gives the estimated fraction landed. When any of those
-    stages lacks `duration_us`, it fires only when the first consumer is the
-    stage right after the anchor. Reported at `after`.
+    The window is the steps from the anchor's finish to the first consumer's
+    start ("The schedule"). When every stage between them has `duration_us`,
+    each step lasts as long as its longest stage and the window is their sum
+    (the anchor's own duration does not count); the rule fires when window ×
+    the platform's single-stream SDMA rate (285 GB/s on a2a3) is less than a
+    quarter of the warm's bytes, and the message gives the estimated fraction
+    landed. When any of those stages lacks `duration_us`, it fires only when
+    no stage lies between the anchor and the first consumer. Reported at
+    `after`.
 
     Why: a warm only helps the bytes it lands before their consumer reads
     them; the rest competes with the layer's own HBM streams. The seed's
@@ -320,23 +347,28 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             p.warm.after_pos,
             f"warm '{p.warm.name}' cannot land: {detail}",
-            _earlier_anchor_hint(p, line, first.index),
+            _earlier_anchor_hint(p, line),
             warm=p.warm,
-            stages=tuple(range(p.at + 1, first.index)),  # the window
+            stages=tuple(line.between(p.at, first.index)),  # the window
         )
 
 
-def _earlier_anchor_hint(p: Placed, line: Timeline, first: int) -> str:
+def _earlier_anchor_hint(p: Placed, line: Timeline) -> str:
     """The latest earlier anchor with a task from which the warm lands, and which no
-    other rule would send back later: after every read of its tensors (PC040) and
-    every stage that streams or uses SDMA up to the anchor (PC105, PC106), and with
-    no later candidate to move to (PC104)."""
-    after = max([line.last_busy[p.at], *(line.read_upto(e.tensor.name, p.at) for e in p.entries)])
-    bound = min(p.at - 1, line.latest_landing(first, p.bytes))
-    x = line.last_task[bound] if bound >= 0 else -1
-    if x > after:
-        stage = p.layer.stages[x]
-        return f"anchor at '{stage.name}' (task {stage.task}), or warm only weights read later"
+    other rule would send back later: every reader of its tensors runs after it
+    (PC040) and it lands before the first of them (PC107), no stage that streams or
+    uses SDMA starts from it up to the anchor (PC105, PC106), and it is the last to
+    start of those that land (PC104)."""
+    start, at = line.start, line.start[p.at]
+    read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ())]
+    first = min(read, key=lambda r: line.rank[r])  # the first consumer from an earlier anchor
+    bound = min(at - 1, line.latest_landing(first, p.bytes))
+    for x in reversed(line.span(0, bound + 1)):
+        if line.busy_before[at + 1] != line.busy_before[start[x]]:
+            break  # a busy stage from x's step to the anchor's, and so from every earlier x
+        stage = line.stages[x]
+        if stage.task is not None and all(line.runs_before(x, r) for r in read):
+            return f"anchor at '{stage.name}' (task {stage.task}), or warm only weights read later"
     return "warm only weights consumed later in the layer"
 
 
@@ -350,7 +382,7 @@ def _complete_hint(plan: ir.Plan, p: Placed, missing: list[ir.Tensor]) -> str:
     line = p.line
     extra = tuple(ir.WarmEntry(t, t.flat, partial(p.warm.locate, "tensors")) for t in missing)
     reads = [line.consumer(t.name, p.at) for t in missing]
-    end = max([p.warm.live[1], *(r for r in reads if r is not None)])
+    end = max([p.warm.live[1], *(line.start[r] for r in reads if r is not None)])
     grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
     layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
     if Fraction(layer_peak(layer).bytes, l2) > plan.l2_fraction:

@@ -1,10 +1,15 @@
-"""A layer kind's stages indexed once, so that anchor questions cost O(log n) per warm.
+"""A layer kind's stages on its schedule, indexed once for the rules.
 
-PC104 asks, for every warm, "which is the last stage between the anchor and
-the first consumer that could anchor it instead?" and PC107 "how long is the
-window before the first consumer?". Scanning the stages per warm made a layer
-of 1,000 warms at one anchor take seconds; ``Timeline`` answers both from
-prefix sums, sorted index lists and jump pointers built once per layer kind.
+The rules ask, per warm: which stage first reads a tensor after the anchor, what
+the stages between two stages push through L2, and whether a warm lands in the
+window before its first consumer. "Between A and C" is every stage whose step
+lies from A's finish up to C's start (docs/plan-format.md, "The schedule"), so
+sums over steps answer it: ``Timeline`` keeps the stages in step order with
+prefix sums per step, and each answer is a bisection, not a scan of the layer.
+
+Where a rule must name one of several stages of a step, it takes the one whose name
+comes first: step order is (start, name), never the list order, so that no finding
+depends on which valid order the stages are listed in.
 """
 
 from __future__ import annotations
@@ -30,174 +35,167 @@ class Landing:
     """Whether a warm of ``bytes`` anchored at one stage lands before its first consumer."""
 
     fires: bool  # PC107 would fire
-    window_us: Fraction | None  # the summed durations, when every stage in between has one
+    window_us: Fraction | None  # the window's duration, when every stage in it has one
     landed: Fraction | None  # the estimated bytes landed in that window
 
 
+def _prefix(values: Sequence[int]) -> list[int]:
+    out = [0]
+    for v in values:
+        out.append(out[-1] + v)
+    return out
+
+
 class Timeline:
-    """One complete layer kind, indexed for the anchor rules."""
+    """One complete layer kind, indexed for the placement rules."""
 
     def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
         # The SDMA rate, not the plan: what ``once_per_plan`` keeps on the plan never
         # refers back to it, so a plan dropped is freed at once.
         self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
         self.stages = stages = layer.stages
-        tensors = plan.tensors
-        # One pass over the stages fills every per-stage index (a layer kind of 10,000
-        # stages is built in each check, so the passes are not one per index).
-        self.readers: dict[str, list[int]] = {}  # tensor -> the stages reading it, in order
-        self.weights: list[list[ir.Tensor]] = []  # per stage: the static tensors it reads
-        self.streaming: list[int] = []  # the stages that read weights
-        self.sdma: list[int] = []  # the `sdma: true` stages (PC105)
-        self.streams_at: list[int] = []  # the stages with `streams` (PC106)
-        # Prefix sums over stages [0, i): weight bytes, `streams` bytes and durations.
-        # The duration sums stay int 0 until a duration is met: Fraction additions of 0
-        # cost more than the rest of the timeline on a plan without durations.
-        self.bytes_before = [0]
-        self.streamed_before = [0]
-        self.duration_before: list[Fraction | int] = [0]
-        # For each stage, the last stage at or before it lacking a duration, with a
-        # task, and pushing other bytes through L2 or using SDMA; -1 when none.
-        self.last_unmeasured: list[int] = []
-        self.last_task: list[int] = []
-        self.last_busy: list[int] = []
-        weighed = 0
-        streamed = 0
-        total: Fraction | int = 0
-        unmeasured = task = busy = -1
-        for i, s in enumerate(stages):
-            weights: list[ir.Tensor] = []
-            if s.reads:
-                for name in dict.fromkeys(s.reads):
-                    self.readers.setdefault(name, []).append(i)
-                    t = tensors.get(name)
-                    if t is not None and t.static:
-                        weights.append(t)
-                        weighed += t.bytes or 0
-                if weights:
-                    self.streaming.append(i)
-            self.weights.append(weights)
-            self.bytes_before.append(weighed)
-            if s.sdma:
-                self.sdma.append(i)
-            if s.streams:
-                self.streams_at.append(i)
-                streamed += s.streams
-            self.streamed_before.append(streamed)
+        self.schedule = sched = layer.schedule
+        self.start = start = sched.start
+        # Every stage in step order, and each stage's place in it.
+        self.order = sorted(range(len(stages)), key=lambda i: (start[i], stages[i].name))
+        self.rank = [0] * len(stages)
+        for k, i in enumerate(self.order):
+            self.rank[i] = k
+        self.readers: dict[str, list[int]] = {}  # tensor -> the stages reading it, step order
+        self.weights: list[list[ir.Tensor]] = [[] for _ in stages]  # static tensors read
+        steps = sched.steps
+        weighed, streamed, busy, unmeasured = ([0] * steps for _ in range(4))
+        step_us: list[Fraction | int] = [0] * steps  # a step lasts as long as its longest stage
+        for i in self.order:
+            s, k = stages[i], start[i]
+            for name in dict.fromkeys(s.reads):
+                self.readers.setdefault(name, []).append(i)
+                t = plan.tensors.get(name)
+                if t is not None and t.static:
+                    self.weights[i].append(t)
+                    weighed[k] += t.bytes or 0
+            streamed[k] += s.streams
+            busy[k] += bool(s.streams or s.sdma)
             if s.duration_us is None:
-                unmeasured = i
+                unmeasured[k] += 1
             else:
-                total += decimal(s.duration_us)
-            self.duration_before.append(total)
-            self.last_unmeasured.append(unmeasured)
-            if s.task is not None:
-                task = i
-            self.last_task.append(task)
-            if s.streams or s.sdma:
-                busy = i
-            self.last_busy.append(busy)
-        # The duration sums as floats, to bisect without Fraction's slow comparisons
-        # (then exact).
+                step_us[k] = max(step_us[k], decimal(s.duration_us))
+        # Sums over the steps before step k: weight bytes (each stage's static reads),
+        # `streams` bytes, stages pushing other bytes or using SDMA, stages without a
+        # duration, and durations. The duration sums stay int 0 until a duration is met.
+        self.weighed_before = _prefix(weighed)
+        self.streamed_before = _prefix(streamed)
+        self.busy_before = _prefix(busy)
+        self.unmeasured_before = _prefix(unmeasured)
+        self.duration_before: list[Fraction | int] = [0]
+        for d in step_us:
+            self.duration_before.append(self.duration_before[-1] + d)
+        # The duration sums as floats, to bisect without Fraction's slow comparisons.
         self.duration_floats = [float(d) for d in self.duration_before]
-        # Per consumer group: its streaming stages and the prefix sums of their bytes.
-        self.group_streaming: dict[Group, list[int]] = {}
+        # The last step at or before step k with a stage lacking a duration; -1 when none.
+        self.last_unmeasured: list[int] = []
+        last = -1
+        for k in range(steps):
+            last = k if unmeasured[k] else last
+            self.last_unmeasured.append(last)
+        self.step_of = [start[i] for i in self.order]  # the order's steps, to bisect
+        self.sdma = [i for i in self.order if stages[i].sdma]  # the `sdma: true` stages (PC105)
+        # The stages that read weights, in step order, and per consumer group the steps
+        # of its own and the sums of their weight bytes: PC104's bytes in a window are
+        # a few bisections, not a scan of it.
+        self.streaming = [i for i in self.order if self.weights[i]]
+        self.streaming_steps = [start[i] for i in self.streaming]
+        self.group_steps: dict[Group, list[int]] = {}
         self.group_bytes: dict[Group, list[int]] = {}
         for i in self.streaming:
             group = stages[i].consumer_group
-            weight = self.bytes_before[i + 1] - self.bytes_before[i]
-            members = self.group_streaming.get(group)
-            if members is None:
-                self.group_streaming[group] = [i]
-                self.group_bytes[group] = [0, weight]
-            else:
-                members.append(i)
-                sums = self.group_bytes[group]
-                sums.append(sums[-1] + weight)
-        # Candidate anchors: stages that stream weights and have a task. For each (by
-        # position), the position of the last earlier candidate in another consumer
-        # group: skipping a touched group is one jump per run of it.
-        self.candidates = [i for i in self.streaming if stages[i].task is not None]
-        self.other_before: list[int] = []
-        before = -1  # the last candidate of the run before the current one
-        for k, i in enumerate(self.candidates):
-            if k and stages[self.candidates[k - 1]].consumer_group != stages[i].consumer_group:
-                before = k - 1
-            self.other_before.append(before)
+            self.group_steps.setdefault(group, []).append(start[i])
+            sums = self.group_bytes.setdefault(group, [0])
+            sums.append(sums[-1] + sum(t.bytes or 0 for t in self.weights[i]))
+        # Candidate anchors (PC104): stages that read weights and have a task.
+        self.candidates = [i for i in self.order if self.weights[i] and stages[i].task]
+        self.candidate_steps = [start[i] for i in self.candidates]
+
+    def runs_before(self, a: int, b: int) -> bool:
+        return self.schedule.runs_before(a, b)
+
+    def window(self, a: int, c: int) -> tuple[int, int]:
+        """The steps from stage a's finish up to stage c's start (empty when lo >= hi)."""
+        return self.start[a] + 1, self.start[c]
+
+    def span(self, lo: int, hi: int) -> list[int]:
+        """The stages starting at a step in [lo, hi), in step order."""
+        steps = self.step_of
+        return self.order[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
+
+    def between(self, a: int, c: int) -> list[int]:
+        """The stages between stage a and stage c, in step order."""
+        return self.span(*self.window(a, c))
+
+    def streamed(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+        """The weight bytes read by the stages between stage a and stage c outside
+        ``groups``: (bytes, how many stages, the first three of them)."""
+        lo, hi = self.window(a, c)
+        if hi <= lo:
+            return 0, 0, []
+        total = self.weighed_before[hi] - self.weighed_before[lo]
+        first = bisect.bisect_left(self.streaming_steps, lo)
+        count = bisect.bisect_left(self.streaming_steps, hi) - first
+        for g in groups:
+            steps = self.group_steps.get(g)
+            if steps is None:
+                continue  # a group that reads no weights
+            j, k = bisect.bisect_left(steps, lo), bisect.bisect_left(steps, hi)
+            total -= self.group_bytes[g][k] - self.group_bytes[g][j]
+            count -= k - j
+        shown: list[int] = []
+        for i in self.streaming[first:]:
+            if len(shown) == 3 or self.start[i] >= hi:
+                break
+            if self.stages[i].consumer_group not in groups:
+                shown.append(i)
+        return total, count, shown
 
     def consumer(self, tensor: str, anchor: int) -> int | None:
-        """The first stage after ``anchor`` that reads ``tensor``."""
-        readers = self.readers.get(tensor, [])
-        k = bisect.bisect_right(readers, anchor)
-        return readers[k] if k < len(readers) else None
-
-    def read_upto(self, tensor: str, stage: int) -> int:
-        """The last stage at or before ``stage`` that reads ``tensor``; -1 when none."""
-        readers = self.readers.get(tensor, [])
-        k = bisect.bisect_right(readers, stage)
-        return readers[k - 1] if k else -1
+        """The first stage running after ``anchor`` that reads ``tensor``."""
+        for r in self.readers.get(tensor, ()):
+            if self.runs_before(anchor, r):
+                return r
+        return None
 
     def landing(self, anchor: int, first: int, warm_bytes: int) -> Landing:
-        """PC107's arithmetic for a warm of ``warm_bytes`` anchored at ``anchor``."""
-        rate = self.rate
-        measured = first > anchor + 1 and self.last_unmeasured[first - 1] <= anchor
-        if measured and rate is not None:
-            window = Fraction(self.duration_before[first] - self.duration_before[anchor + 1])
-            landed = window * rate / 1_000_000
+        """PC107's arithmetic for a warm of ``warm_bytes`` anchored at ``anchor``: the window
+        is the steps from the anchor's finish to the first consumer's start, each as long as
+        its longest stage, estimated when every stage in it has `duration_us`."""
+        lo, hi = self.window(anchor, first)
+        measured = hi > lo and self.unmeasured_before[hi] == self.unmeasured_before[lo]
+        if measured and self.rate is not None:
+            window = Fraction(self.duration_before[hi] - self.duration_before[lo])
+            landed = window * self.rate / 1_000_000
             return Landing(4 * landed < warm_bytes, window, landed)
-        return Landing(first == anchor + 1, None, None)
+        return Landing(hi <= lo, None, None)
 
     def latest_landing(self, first: int, warm_bytes: int) -> int:
-        """The last stage index, before ``first`` - 1, from which a warm of ``warm_bytes``
-        lands in time (PC107 would not fire); -1 when none. Landing is monotone: an
-        earlier anchor has a longer window, or an unmeasured stage in it."""
-        bound = first - 2  # the stage right before the consumer never leaves a window
+        """The last step from which an anchor starting there lands a warm of ``warm_bytes``
+        before stage ``first`` (PC107 would not fire), -1 when none; an anchor starting
+        earlier lands too: an earlier anchor has a longer window, or an unmeasured stage in
+        it."""
+        at = self.start[first]
+        bound = at - 2  # an anchor right before the consumer never leaves a window
         rate = self.rate
         if bound < 0 or rate is None or warm_bytes == 0:
             return bound
-        unmeasured = self.last_unmeasured[first - 1]  # anchors before it: not estimated
-        if unmeasured > bound:  # the stage before the consumer has no duration: no estimate
+        unmeasured = self.last_unmeasured[at - 1]  # anchors before it: not estimated
+        if unmeasured > bound:  # the step before the consumer has no duration: no estimate
             return bound
         need = Fraction(warm_bytes * 1_000_000, 4 * rate)  # the window that lands a quarter
-        # Anchored at c (c >= unmeasured), the window is before[first] - before[c + 1].
-        target = self.duration_before[first] - need
+        # Anchored at step c (c >= unmeasured), the window is before[at] - before[c + 1].
+        target = self.duration_before[at] - need
         k = bisect_exact(self.duration_before, self.duration_floats, target) - 1
         best = min(k - 1, bound)
         if best >= max(unmeasured, 0):
             return best
         return max(min(unmeasured - 1, bound), -1)
-
-    def last_candidate(self, after: int, upto: int, groups: set[Group]) -> int | None:
-        """The last candidate anchor in (``after``, ``upto``] outside ``groups``."""
-        k = bisect.bisect_right(self.candidates, upto) - 1
-        while k >= 0 and self.stages[self.candidates[k]].consumer_group in groups:
-            k = self.other_before[k]
-        if k >= 0 and self.candidates[k] > after:
-            return self.candidates[k]
-        return None
-
-    def streamed(self, after: int, before: int, groups: set[Group]) -> tuple[int, int, list[int]]:
-        """Weight bytes and streaming stages strictly between two stages, outside
-        ``groups``: (bytes, how many stages, the first three of them)."""
-        lo, hi = after + 1, before
-        if hi <= lo:
-            return 0, 0, []
-        total = self.bytes_before[hi] - self.bytes_before[lo]
-        count = bisect.bisect_left(self.streaming, hi) - bisect.bisect_left(self.streaming, lo)
-        for g in groups:
-            idx = self.group_streaming.get(g)
-            if idx is None:
-                continue  # a group that streams nothing
-            a, b = bisect.bisect_left(idx, lo), bisect.bisect_left(idx, hi)
-            total -= self.group_bytes[g][b] - self.group_bytes[g][a]
-            count -= b - a
-        shown: list[int] = []
-        k = bisect.bisect_left(self.streaming, lo)
-        while len(shown) < 3 and k < len(self.streaming) and self.streaming[k] < hi:
-            i = self.streaming[k]
-            if self.stages[i].consumer_group not in groups:
-                shown.append(i)
-            k += 1
-        return total, count, shown
 
 
 def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], target: Fraction) -> int:
@@ -208,11 +206,6 @@ def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], targe
     lo = bisect.bisect_left(floats, near)
     hi = bisect.bisect_right(floats, near)
     return bisect.bisect_right(exact, target, lo, hi)
-
-
-def within(indices: list[int], start: int, end: int) -> list[int]:
-    """The indices in [start, end], from a sorted list."""
-    return indices[bisect.bisect_left(indices, start) : bisect.bisect_right(indices, end)]
 
 
 T = TypeVar("T")

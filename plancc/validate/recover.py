@@ -68,7 +68,7 @@ class KeyOnly:
 
 # Lists of references whose bad items are dropped one by one: the rest of the
 # list, and the entity that holds it, stay checkable.
-_ITEM_LISTS = frozenset({"reads", "allow", "ignore", "tensors"})
+_ITEM_LISTS = frozenset({"reads", "deps", "allow", "ignore", "tensors"})
 
 
 def _entity(path: PathT) -> PathT:

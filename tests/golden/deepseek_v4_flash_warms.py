@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 20b00b00a4fb86de5cec934f30bb67c90cf7f4ee8e6a4b8ef1a24b623cf2b57b
+Plan sha256: 9d76d244655444da0b8994fa3622473ae82aa35fd0a0adff0f395ef9d09085da
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

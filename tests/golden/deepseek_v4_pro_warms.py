@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 8d5b26381dc4257da9998d0b053a85bd18026c4bef3e0213817397fa40ab158a
+Plan sha256: 0b4ae7c0a803f2f73c528721ff7ee44b90ef6acc3b182d869829e674645515a5
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -215,8 +215,11 @@ def test_every_stage_and_warm_is_labelled_in_real_text() -> None:
 
 def test_a_layer_without_durations_is_drawn_not_to_scale() -> None:
     html = page(FLASH)
-    caption = "stages in order (not to scale: equal widths, as not every stage has duration_us)"
-    assert html.count(caption) == 3
+    caption = (
+        "stages by step of the schedule, those that run beside each other in parallel lanes"
+        " (not to scale: equal widths, as not every stage has duration_us)"
+    )
+    assert html.count(caption) == 3  # the shipped layer kinds are graphs (deps)
     assert "No landing estimate: not every stage between q_proj and proj_a has duration_us." in html
 
 

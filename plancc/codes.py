@@ -116,9 +116,10 @@ CONFIG_FILE: Final = Code(
     ERROR,
     """
 The `config:` file cannot be used: it is missing or unreadable, is not a
-regular file, is larger than 4 MiB, is not JSON, its top level is not an
-object, or a key the plan uses is not an integer. Reported at the `config`
-node.
+regular file, is larger than 4 MiB, is not JSON, repeats a key in an object
+(JSON keeps one of the two silently; the message names the key and its lines,
+as a duplicate key in the plan is PC001), its top level is not an object, or a
+key the plan uses is not an integer. Reported at the `config` node.
 """,
 )
 UNKNOWN_NAME: Final = Code(

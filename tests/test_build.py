@@ -588,3 +588,16 @@ def test_a_plan_that_is_one_of_the_outputs_is_refused(
     )
     assert plan.read_text("utf-8") == PLAN
     assert os.listdir(tmp_path) == [output]
+
+
+def test_check_names_each_orphaned_output_in_its_default_output(repo: Path) -> None:
+    plan, out_dir = repo / "plans" / "demo.yaml", repo / "out"
+    assert _build(str(plan), "--out", str(out_dir))[0] == 0
+    plan.write_text(PLAN.replace("model: demo", "model: renamed"), encoding="utf-8")
+    assert _build(str(plan), "--out", str(out_dir))[0] == 0
+    code, out, _ = _build(str(plan), "--out", str(out_dir), "--check")
+    assert code == 1
+    assert out.splitlines()[-3:] == [
+        f"{(out_dir / name).as_posix()} is produced by no plan any more; delete it"
+        for name in OUTPUTS
+    ] + ["0 errors, 0 warnings in 1 plan; all 2 outputs up to date, 2 orphaned"]

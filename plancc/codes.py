@@ -98,7 +98,8 @@ UNUSED_SILENCE: Final = Code(
     """
 An `allow` entry of a warm, or a `lint.ignore` entry, silences nothing in this
 run: the warning it names does not fire on that warm (or anywhere in the
-plan), or the list names it twice. Reported at the entry, like ruff's RUF100.
+plan), the list names it twice, or it names PC004, which is never silenced.
+Reported at the entry, like ruff's RUF100.
 A stale suppression is worse than none: it would silently hide the next real
 finding of that rule, long after its `reason` stopped being true.
 

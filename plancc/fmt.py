@@ -102,7 +102,12 @@ def run(
         raise inputs.InputError("-: a plan from standard input is formatted alone")
     lines: list[str] = []
     changed = refused = 0
+    cleaned: set[str] = set()
     for plan, raw in found.read():
+        real = os.path.realpath(plan.label)
+        if not dry and not plan.piped and os.path.dirname(real) not in cleaned:
+            cleaned.add(os.path.dirname(real))  # what a killed fmt left beside its plans
+            write.remove_leftovers(Path(os.path.dirname(real)))
         try:
             after = format_plan(plan.label, raw)
         except FmtError as exc:
@@ -125,7 +130,7 @@ def run(
         elif check:
             lines.append(f"{plan.label}: would be reformatted")
         else:
-            write.replace(Path(os.path.realpath(plan.label)), after)
+            write.replace(Path(real), after)
             lines.append(f"{plan.label}: formatted")
     if not diff:
         same = len(found.plans) - len(found.skipped) - changed - refused

@@ -29,7 +29,8 @@ a scalar from a flow collection to block style: a plain scalar only a flow
 collection lets stand (`c:` in ``{b: c:}``, `-`) is single-quoted; the lines of
 a plain or quoted scalar written over several lines are indented two columns
 in from its key (their leading spaces are no part of the value); a key written
-over several lines is put on one, as YAML folds it. As a safety net the result
+over several lines is put on one, as YAML folds it (in double quotes when that
+holds a line break). As a safety net the result
 is read back with plancc's own loader and must hold the same document and the
 same comments, or nothing is changed. Formatting is idempotent.
 """

@@ -9,6 +9,7 @@ attached to entries; the tree is written out again in canonical order and style.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -438,15 +439,27 @@ def _trimmed(block: str) -> str:
 
 def _folded(text: str) -> str | None:
     """A plain or quoted scalar written over several lines (a key in a flow mapping), on
-    one line: YAML folds each line break between two lines of text into a space and
-    drops the spaces around it. None when that is not all its line breaks do: a blank
-    line (a newline in the value), a backslash in double quotes (it may escape a break)."""
+    one line, as YAML folds it: a line break between two lines of text is a space, one
+    followed by blank lines a newline for each, in double quotes then; the spaces
+    around a break go. None for a backslash in double quotes (it may escape a break)."""
     props = _PROPERTIES.match(text)
-    style = text[props.end() if props else 0 :][:1]
-    lines = [line.strip(" \t") for line in text.split("\n")]
-    if not all(lines) or style in ("|", ">") or (style == '"' and "\\" in text):
+    head = props.group() if props else ""
+    body = text[len(head) :]
+    quote = body[:1] if body[:1] in ("'", '"') else ""
+    if body[:1] in ("|", ">") or (quote == '"' and "\\" in body):
         return None
-    return " ".join(lines)
+    lines = [line.strip(" \t") for line in body.removeprefix(quote).split("\n")]
+    value, blank = lines[0], 0
+    for at, line in enumerate(lines[1:], 2):
+        if line or at == len(lines):
+            value, blank = value + ("\n" * blank or " ") + line, 0
+        else:
+            blank += 1
+    if "\n" not in value:
+        return head + quote + value
+    inner = value.removesuffix(quote)
+    inner = inner.replace("''", "'") if quote == "'" else inner
+    return head + json.dumps(inner, ensure_ascii=False)  # JSON's escapes are YAML's
 
 
 _PROPERTIES = re.compile(r"^(?:[!&]\S*\s+)+")

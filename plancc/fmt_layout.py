@@ -9,13 +9,14 @@ attached to entries; the tree is written out again in canonical order and style.
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
+
+from plancc.fmt_scalars import folded, quoted, trimmed
 
 WIDTH = 88
 HEADER = ("plancc", "model", "platform", "budget", "config")
@@ -176,7 +177,7 @@ class Layout:
             if node.kind == "map":
                 key = self.node(child, events, depth + 1)
                 if key.kind == "scalar" and "\n" in key.text:
-                    key.text = _folded(key.text) or key.text  # a block key is one line
+                    key.text = folded(key.text) or key.text  # a block key is one line
                 if key.kind != "scalar" or "\n" in key.text:
                     raise FmtError(f"line {key.line + 1}: a key that is not a one-line scalar")
                 value = self.node(next(events), events, depth + 1)
@@ -199,13 +200,13 @@ class Layout:
         style = getattr(event, "style", None)
         block = style in ("|", ">")
         if block and "+" not in text.split("\n", 1)[0]:
-            text = _trimmed(text)  # trailing blank lines are layout, not content
+            text = trimmed(text)  # trailing blank lines are layout, not content
         end = start + len(text)
         self.scalar_spans.append((start, end))
         plain = style is None  # or an alias
         if plain and type(event).__name__ == "ScalarEvent" and "\n" not in text:
-            quoted = _quoted(text)
-            plain, text = quoted == text, quoted
+            written = quoted(text)
+            plain, text = written == text, written
         node = Node("scalar", text=text, line=event.start_mark.line)
         node.end_line = self.line_of(max(end - 1, start))
         node.flow_safe = bool(text) and "\n" not in text and not block
@@ -258,8 +259,8 @@ class Layout:
         deeper on a tie). One that ends there gives the comment to the collection it is
         in when that is a flow collection closing on the same line, and so on outwards
         (``tensors: [w, v]  # c`` is the comment of ``tensors``); so a comment after an
-        item of a flow collection split over lines stays with that item. A line where
-        no entry starts or ends (a ``]`` alone) goes to the innermost entry around it."""
+        item of a flow collection split over lines stays with that item. On a line where
+        no entry starts or ends (``,`` alone), it goes before the entry after it."""
         out: dict[int, Entry] = {}
         for e in self.entries:
             for line in {e.line, e.end_line} & targets:
@@ -273,15 +274,7 @@ class Layout:
                     break
                 owner = owner.parent
             out[line] = owner
-        wanted = sorted(targets - set(out))
-        inner: dict[int, Entry] = {}
-        for e in self.entries:  # one bisect per entry
-            at = bisect.bisect_right(wanted, e.line)
-            while at < len(wanted) and wanted[at] <= e.end_line:
-                if wanted[at] not in inner or inner[wanted[at]].depth < e.depth:
-                    inner[wanted[at]] = e
-                at += 1
-        return out | inner
+        return out
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -415,52 +408,4 @@ class Layout:
         return "{" + joined + "}" if node.kind == "map" else "[" + joined + "]"
 
 
-def _quoted(text: str) -> str:
-    """A plain scalar that only a flow collection lets stand unquoted (one that ends in
-    `:`, as in ``{b: c:}``, or an indicator alone) in single quotes, which hold the same
-    string in block style and in flow style; its anchor and tag kept. Else as it is."""
-    props = _PROPERTIES.match(text)
-    head, value = (props.group(), text[props.end() :]) if props else ("", text)
-    if value.endswith(":") or value in ("-", "?"):
-        return head + "'" + value.replace("'", "''") + "'"
-    return text
-
-
-def _trimmed(block: str) -> str:
-    """A block scalar's text without the empty lines after it (those no more indented
-    than its first line of text: a line of more spaces holds the rest as content)."""
-    lines = block.split("\n")
-    content = [line for line in lines[1:] if line.strip(" ")]
-    indent = len(content[0]) - len(content[0].lstrip(" ")) if content else 0
-    while len(lines) > 1 and not lines[-1].strip(" ") and len(lines[-1]) <= indent:
-        lines.pop()
-    return "\n".join(lines)
-
-
-def _folded(text: str) -> str | None:
-    """A plain or quoted scalar written over several lines (a key in a flow mapping), on
-    one line, as YAML folds it: a line break between two lines of text is a space, one
-    followed by blank lines a newline for each, in double quotes then; the spaces
-    around a break go. None for a backslash in double quotes (it may escape a break)."""
-    props = _PROPERTIES.match(text)
-    head = props.group() if props else ""
-    body = text[len(head) :]
-    quote = body[:1] if body[:1] in ("'", '"') else ""
-    if body[:1] in ("|", ">") or (quote == '"' and "\\" in body):
-        return None
-    lines = [line.strip(" \t") for line in body.removeprefix(quote).split("\n")]
-    value, blank = lines[0], 0
-    for at, line in enumerate(lines[1:], 2):
-        if line or at == len(lines):
-            value, blank = value + ("\n" * blank or " ") + line, 0
-        else:
-            blank += 1
-    if "\n" not in value:
-        return head + quote + value
-    inner = value.removesuffix(quote)
-    inner = inner.replace("''", "'") if quote == "'" else inner
-    return head + json.dumps(inner, ensure_ascii=False)  # JSON's escapes are YAML's
-
-
-_PROPERTIES = re.compile(r"^(?:[!&]\S*\s+)+")
 _NODE_EVENTS = ("MappingStartEvent", "SequenceStartEvent", "ScalarEvent", "AliasEvent")

@@ -315,7 +315,10 @@ def build(
 
 def _relative(file: str, real_out: str, out: str) -> str:
     """``file``'s path relative to the output directory, POSIX form, from the real
-    locations: a symlinked or respelled --out gives the same bytes."""
+    locations: a symlinked or respelled --out gives the same bytes. A pipe's name
+    (``/dev/fd/63``) is kept as given, the same whatever --out is."""
+    if inputs.process_name(file):
+        return file
     try:
         return Path(os.path.relpath(_plan_location(file), real_out)).as_posix()
     except ValueError:  # another drive on Windows: no relative path exists

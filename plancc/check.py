@@ -92,8 +92,9 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
     """PC006 for each `allow` or `lint.ignore` entry that silences no finding of this run.
 
     Entries of a warm the rules could not judge (its anchor names no stage, its
-    layer kind lost a stage to a schema error) are left alone, as are PC004's
-    entries (not a warning id) and `PC006` itself.
+    layer kind lost a stage to a schema error) are left alone, as is `PC006`
+    itself. PC004 is never silenced (it reports a silence that does not work), so
+    an entry naming it always silences nothing, whether PC004 fires or not.
     """
     raised: set[tuple[str | None, str]] = set()
     for d, by in found:
@@ -110,7 +111,9 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
             continue
         key = (where, code.id)
         scope = None if warm is None else warm.name
-        if key in seen:
+        if code is codes.BAD_SILENCE:
+            message = f"{where} names {code.id}, which cannot be silenced"
+        elif key in seen:
             message = f"{where} names {code.id} twice; this entry silences nothing"
         elif (scope, code.id) not in raised:
             message = f"{where} names {code.id}, which does not fire " + (

@@ -102,7 +102,8 @@ UNUSED_SILENCE: Final = Code(
     """
 An `allow` entry of a warm, or a `lint.ignore` entry, silences nothing in this
 run: the warning it names does not fire on that warm (or anywhere in the
-plan), or the list names it twice. Reported at the entry, like ruff's RUF100.
+plan), the list names it twice, or it names PC004, which is never silenced.
+Reported at the entry, like ruff's RUF100.
 A stale suppression is worse than none: it would silently hide the next real
 finding of that rule, long after its `reason` stopped being true.
 
@@ -120,9 +121,10 @@ CONFIG_FILE: Final = Code(
     ERROR,
     """
 The `config:` file cannot be used: it is missing or unreadable, is not a
-regular file, is larger than 4 MiB, is not JSON, its top level is not an
-object, or a key the plan uses is not an integer. Reported at the `config`
-node.
+regular file, is larger than 4 MiB, is not JSON, repeats a key in an object
+(JSON keeps one of the two silently; the message names the key and its lines,
+as a duplicate key in the plan is PC001), its top level is not an object, or a
+key the plan uses is not an integer. Reported at the `config` node.
 """,
 )
 UNKNOWN_NAME: Final = Code(

@@ -18,13 +18,21 @@ out again:
 - comments above the first key, set off from it by a blank line, are the
   file's header and stay at the top; any other comment on its own line stays
   before the entry that follows it, at that entry's indentation; a comment at
-  the end of a line stays at the end of the innermost entry (outside flow
-  collections) that starts on that line.
+  the end of a line stays with the entry it follows: the last one to start or
+  end on that line, or the flow collection that closes there around it (so a
+  comment after an item of a flow list split over lines stays with that item,
+  and the list is laid out in block style to hold it).
 
 Scalars are copied as written (quotes, `0x10`, block scalars), so values
-keep their meaning; as a safety net the result is read back with plancc's own
-loader and must hold the same document and the same comments, or nothing is
-changed. Formatting is idempotent.
+keep their meaning, with three exceptions that keep it where the layout moves
+a scalar from a flow collection to block style: a plain scalar only a flow
+collection lets stand (`c:` in ``{b: c:}``, `-`) is single-quoted; the lines of
+a plain or quoted scalar written over several lines are indented two columns
+in from its key (their leading spaces are no part of the value); a key written
+over several lines is put on one, as YAML folds it (in double quotes when that
+holds a line break). As a safety net the result
+is read back with plancc's own loader and must hold the same document and the
+same comments, or nothing is changed. Formatting is idempotent.
 """
 
 from __future__ import annotations
@@ -102,7 +110,12 @@ def run(
         raise inputs.InputError("-: a plan from standard input is formatted alone")
     lines: list[str] = []
     changed = refused = 0
+    cleaned: set[str] = set()
     for plan, raw in found.read():
+        real = os.path.realpath(plan.label)
+        if not dry and not plan.piped and os.path.dirname(real) not in cleaned:
+            cleaned.add(os.path.dirname(real))  # what a killed fmt left beside its plans
+            write.remove_leftovers(Path(os.path.dirname(real)))
         try:
             after = format_plan(plan.label, raw)
         except FmtError as exc:
@@ -125,7 +138,7 @@ def run(
         elif check:
             lines.append(f"{plan.label}: would be reformatted")
         else:
-            write.replace(Path(os.path.realpath(plan.label)), after)
+            write.replace(Path(real), after)
             lines.append(f"{plan.label}: formatted")
     if not diff:
         same = len(found.plans) - len(found.skipped) - changed - refused

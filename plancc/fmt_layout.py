@@ -16,6 +16,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from plancc.fmt_scalars import folded, quoted, trimmed
+
 WIDTH = 88
 HEADER = ("plancc", "model", "platform", "budget", "config")
 _TOP = (*HEADER, "source_root", "dims", "tensors", "layers", "forward", "lint")
@@ -34,7 +36,7 @@ class Node:
     text: str = ""  # a scalar's source text, as written (with its anchor and tag)
     anchor: str | None = None  # of a collection
     line: int = 0
-    end_line: int = 0
+    end_line: int = 0  # of a flow collection: the line of its closing bracket
     flow_safe: bool = True  # a scalar that can stand inside [...] or {...}
     entries: list[Entry] = field(default_factory=list)
 
@@ -46,6 +48,9 @@ class Entry:
     line: int
     col: int  # where the entry starts: its key, or its item's dash
     depth: int
+    start: int = 0  # the index in the text where the entry starts (its key, or its item)
+    within: Node | None = None  # the collection it is an entry of
+    parent: Entry | None = None  # the entry whose value that collection is
     in_flow: bool = False  # an entry of a collection written in flow style in the source
     leading: list[str | None] = field(default_factory=list)  # comments; None is a blank line
     eol: list[str] = field(default_factory=list)
@@ -172,6 +177,8 @@ class Layout:
                 return node
             if node.kind == "map":
                 key = self.node(child, events, depth + 1)
+                if key.kind == "scalar" and "\n" in key.text:
+                    key.text = folded(key.text) or key.text  # a block key is one line
                 if key.kind != "scalar" or "\n" in key.text:
                     raise FmtError(f"line {key.line + 1}: a key that is not a one-line scalar")
                 value = self.node(next(events), events, depth + 1)
@@ -180,6 +187,9 @@ class Layout:
             else:
                 value = self.node(child, events, depth + 1)
                 entry = Entry(None, value, value.line, self.dash(child.start_mark.index), depth)
+            entry.start, entry.within = child.start_mark.index, node
+            for inner in value.entries:
+                inner.parent = entry
             entry.in_flow = bool(event.flow_style)
             node.entries.append(entry)
             self.entries.append(entry)
@@ -191,13 +201,17 @@ class Layout:
         style = getattr(event, "style", None)
         block = style in ("|", ">")
         if block and "+" not in text.split("\n", 1)[0]:
-            text = text.rstrip(" \n")  # trailing blank lines are layout, not content
+            text = trimmed(text)  # trailing blank lines are layout, not content
         end = start + len(text)
         self.scalar_spans.append((start, end))
+        plain = style is None  # or an alias
+        if plain and type(event).__name__ == "ScalarEvent" and "\n" not in text:
+            written = quoted(text)
+            plain, text = written == text, written
         node = Node("scalar", text=text, line=event.start_mark.line)
         node.end_line = self.line_of(max(end - 1, start))
         node.flow_safe = bool(text) and "\n" not in text and not block
-        if node.flow_safe and style is None:  # plain: no flow indicator, no `:` or ` #`
+        if node.flow_safe and plain:  # plain: no flow indicator, no `:` or ` #`
             node.flow_safe = not any(ch in text for ch in ",[]{}:") and " #" not in text
         return node
 
@@ -215,8 +229,7 @@ class Layout:
 
     def attach(self) -> None:
         """Give every comment to an entry: a comment alone on its line to the entry after
-        it; one at the end of a line to the innermost entry outside flow collections that
-        starts on that line (else to the innermost such entry that line belongs to)."""
+        it; one at the end of a line to the entry it follows (see ``eol_owners``)."""
         inside = {  # the lines after the first of each multi-line scalar
             line
             for start, end in self.scalar_spans
@@ -224,15 +237,11 @@ class Layout:
         }
         order = sorted(self.entries, key=lambda e: (e.line, e.depth))
         lines = [e.line for e in order]
-        starting: dict[int, Entry] = {}
-        for e in order:
-            if not e.in_flow:
-                starting[e.line] = e  # the innermost, outside flow collections
         found = list(comments(self.text, self.scalar_spans))
-        covering = self.covering({line for line, alone, _ in found if not alone} - set(starting))
+        owners = self.eol_owners({line for line, alone, _ in found if not alone})
         for line, alone, text in found:
             if not alone:
-                owner = starting.get(line) or covering.get(line)
+                owner = owners.get(line)
                 if owner is not None:
                     owner.eol.append(text)
                     continue
@@ -245,19 +254,27 @@ class Layout:
             if self.blank(e.line - 1, inside) and not e.in_flow:
                 e.leading.append(None)
 
-    def covering(self, targets: set[int]) -> dict[int, Entry]:
-        """For each line of ``targets``, the innermost entry outside flow collections whose
-        span it is in, after the entry's first line: one bisect per entry."""
-        wanted = sorted(targets)
+    def eol_owners(self, targets: set[int]) -> dict[int, Entry]:
+        """For each line of ``targets`` (a comment ends it), the entry the comment follows:
+        of the entries that start or end on that line, the one that starts last (the
+        deeper on a tie). One that ends there gives the comment to the collection it is
+        in when that is a flow collection closing on the same line, and so on outwards
+        (``tensors: [w, v]  # c`` is the comment of ``tensors``); so a comment after an
+        item of a flow collection split over lines stays with that item. On a line where
+        no entry starts or ends (``,`` alone), it goes before the entry after it."""
         out: dict[int, Entry] = {}
         for e in self.entries:
-            if e.in_flow:
-                continue
-            at = bisect.bisect_right(wanted, e.line)
-            while at < len(wanted) and wanted[at] <= e.end_line:
-                if wanted[at] not in out or out[wanted[at]].depth < e.depth:
-                    out[wanted[at]] = e
-                at += 1
+            for line in {e.line, e.end_line} & targets:
+                if line not in out or (e.start, e.depth) > (out[line].start, out[line].depth):
+                    out[line] = e
+        for line, last in out.items():
+            owner = last
+            while owner.in_flow and owner.parent is not None and owner.end_line == line:
+                assert owner.within is not None
+                if owner.within.end_line != line:
+                    break
+                owner = owner.parent
+            out[line] = owner
         return out
 
     # -- writing ----------------------------------------------------------------------------
@@ -286,7 +303,7 @@ class Layout:
             child = self.ordered(v, path)[0]
             lead += [c for c in child.leading if c is not None]
             child.leading = []
-            if eol and child.eol:
+            if eol and (child.eol or "\n" in child.value.text):  # the dash's line is taken
                 lead += eol
                 eol = []
         blank = bool(lead) and lead[0] is None
@@ -330,14 +347,19 @@ class Layout:
         delta = indent - e.col
         header = lines[0].lstrip("&!").split(" ")[-1]
         block = header[:1] in ("|", ">") and len(lines) > 1
-        content = [line for line in lines[1:] if line.strip()]
+        content = [line for line in lines[1:] if line.strip(" ")]
+        first = len(content[0]) - len(content[0].lstrip(" ")) if content else 0
         if block and content and not any(ch.isdigit() for ch in header):
             # content two columns in from its key (or dash), as in the contract's examples
-            delta = indent + 2 - (len(content[0]) - len(content[0].lstrip(" ")))
+            delta = indent + 2 - first
         for i in range(1, len(lines)):
             line = lines[i]
-            if delta >= 0:
-                lines[i] = " " * delta + line if line.strip() else line
+            if not block:  # a plain or quoted scalar's lines lose their leading spaces
+                lines[i] = " " * (indent + 2) + line.lstrip(" \t") if line.strip() else ""
+            elif not line.strip(" ") and len(line) <= first:
+                lines[i] = ""  # an empty line; one with more spaces holds some of them
+            elif delta >= 0:
+                lines[i] = " " * delta + line
             else:
                 lines[i] = line[min(-delta, len(line) - len(line.lstrip(" "))) :]
         if block or len(lines) == 1:

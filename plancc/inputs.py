@@ -89,6 +89,13 @@ class Inputs:
             yield plan, raw
 
 
+def process_name(name: str) -> bool:
+    """Whether ``name`` is one the kernel gives this process (``/dev/fd/63`` for a pipe
+    from ``<(generate-plan)``, ``/dev/stdin``, ``/proc/self/fd/5``): outputs record it
+    as given, since relative to another directory it names nothing."""
+    return name.startswith(("/dev/", "/proc/"))
+
+
 def collect(paths: Sequence[str], stdin_filename: str | None = None) -> Inputs:
     """Every plan the arguments name, sorted by label and each file once, whatever the
     order of the arguments. One file under two spellings (``a.yaml`` and ``/abs/a.yaml``,

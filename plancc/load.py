@@ -249,7 +249,7 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> Co
         raw = read(path)
         if len(raw) > MAX_BYTES:
             raise OSError(0, "larger than 4 MiB")
-        data = json.loads(raw)
+        data = json.loads(raw, object_pairs_hook=_unique_pairs)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"cannot read config '{clip(name)}': {reason}") from None
@@ -257,9 +257,51 @@ def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> Co
         raise ConfigError(f"config '{clip(name)}' {_json_problem(exc)}") from None
     except RecursionError:
         raise ConfigError(f"config '{name}' nests too deeply to read") from None
+    except _DuplicateKey:  # json keeps the last silently: as YAML's PC001, an error
+        key, line, first = _duplicate_key(raw)
+        raise ConfigError(
+            f"config '{clip(name)}': duplicate key '{clip(key)}' at line {line} "
+            f"(first defined at line {first})"
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"config '{name}' is not a JSON object")
     return ConfigFile(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        raise _DuplicateKey
+    return out
+
+
+# A JSON string (a key when `:` follows it), or a brace: enough to walk valid JSON's objects.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?|[{}]')
+
+
+def _duplicate_key(raw: bytes) -> tuple[str, int, int]:
+    """The first key of valid JSON ``raw`` that its object repeats: the key, the line of
+    the repeat and the line of the first."""
+    text = raw.decode(json.detect_encoding(raw))
+    objects: list[dict[str, int]] = []
+    line, counted = 1, 0
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token == "{":
+            objects.append({})
+        elif token == "}":
+            objects.pop()
+        elif m.group(1):
+            key = json.loads(token[: token.rindex('"') + 1])  # escapes unfolded: "\u0061" is "a"
+            line, counted = line + text.count("\n", counted, m.start()), m.start()
+            if key in objects[-1]:
+                return key, line, objects[-1][key]
+            objects[-1][key] = line
+    raise AssertionError("no duplicate key")  # _unique_pairs found one
 
 
 def load(

@@ -8,9 +8,10 @@ whose bytes would not change is not touched: its mtime stays, and build
 systems that watch it do not rebuild. A name is a bare file name: an output
 can never land outside the directory.
 
-A build killed while writing (SIGKILL, a power cut) leaves its temporary
-files, named ``.plancc-<pid>-XXXXXXXX.tmp``: the next ``write`` into the
-directory removes those whose process is gone, and nothing else.
+A build or `plancc fmt` killed while writing (SIGKILL, a power cut) leaves its
+temporary files, named ``.plancc-<pid>-XXXXXXXX.tmp``: the next ``write`` into
+the directory (or ``fmt`` of a plan in it) removes those whose process is gone,
+and nothing else.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def _new_file_mode() -> int:
 
 def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     """Write the files that changed, atomically; report each as written or unchanged."""
-    _remove_leftovers(out_dir)
+    remove_leftovers(out_dir)
     changed: list[tuple[Path, bytes]] = []
     result: list[FileStatus] = []
     for name, data in files.items():
@@ -158,10 +159,10 @@ def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
 _LEFTOVER = re.compile(r"\.plancc-([0-9]+)-[a-z0-9_]{8}\.tmp")
 
 
-def _remove_leftovers(out_dir: Path) -> None:
-    """Remove the temporary files of earlier builds that were killed while writing:
-    those named as ``_stage`` names them, by a process that no longer runs (a build
-    writing into the same directory now keeps its own)."""
+def remove_leftovers(out_dir: Path) -> None:
+    """Remove the temporary files of earlier builds (or `fmt` runs) that were killed
+    while writing: those named as ``_stage`` names them, by a process that no longer
+    runs (a build writing into the same directory now keeps its own)."""
     try:
         names = os.listdir(out_dir)
     except OSError:

@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
         "plancc.resources",
         "plancc.shell",
         "plancc.fmt_layout",
+        "plancc.fmt_scalars",
         "plancc.scalars",
         "plancc.schema_gate",
     },

@@ -18,6 +18,7 @@ from plancc.api import UsageError, build
 from plancc.cli import app
 from plancc.names import MAX_NAME
 from plancc.platforms import PLATFORMS
+from plancc.runtime import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -548,26 +549,55 @@ def test_python_dash_m_plancc_build(repo: Path) -> None:
     assert sorted(os.listdir(repo / "out")) == OUTPUTS
 
 
+def _from_a_pipe(*args: str, fd: int = 200) -> tuple[int, str, str]:
+    read, write = os.pipe()
+    os.write(write, PLAN.encode("utf-8"))
+    os.close(write)
+    os.dup2(read, fd)
+    os.close(read)
+    try:
+        return _build(f"/dev/fd/{fd}", *args)
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
 def test_a_plan_from_a_pipe_builds_the_same_bytes_every_time(repo: Path) -> None:
     # `plancc build <(generate-plan)`: each run reads a new pipe, whose real path
     # (/proc/<pid>/fd/pipe:[inode]) differs; the header names the path as given.
-    fd = 200  # one descriptor number for both runs, as a shell gives
     outputs = []
-    for _ in range(2):
-        read, write = os.pipe()
-        os.write(write, PLAN.encode("utf-8"))
-        os.close(write)
-        os.dup2(read, fd)
-        os.close(read)
-        try:
-            code, out, err = _build(f"/dev/fd/{fd}", "--out", str(repo / "out"))
-        finally:
-            os.close(fd)
+    for _ in range(2):  # one descriptor number for both runs, as a shell gives
+        code, out, err = _from_a_pipe("--out", str(repo / "out"))
         assert code == 0, out + err
         outputs.append({p.name: p.read_bytes() for p in (repo / "out").iterdir()})
     assert outputs[0] == outputs[1]
     assert b"/dev/fd/200" in outputs[0]["demo_warms.py"]
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="needs /dev/fd")
+def test_a_plan_from_a_pipe_is_recorded_the_same_whatever_the_output_directory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/build.md: `<(generate-plan)` is `-` in source.plan and `/dev/fd/63` in
+    # the header, not `../../../dev/fd/63`, which changed with the depth of --out.
+    monkeypatch.chdir(repo)
+    outputs = []
+    for out in ("out", "a/b/c/out"):
+        code, text, err = _from_a_pipe("--out", out)
+        assert code == 0, text + err
+        outputs.append({p.name: p.read_bytes() for p in (repo / out).iterdir()})
+    assert outputs[0] == outputs[1]
+    manifest = json.loads(outputs[0]["demo_warms.manifest.json"])
+    assert manifest["source"]["plan"] == "-"  # no path: the manifest's schema takes it
+    assert load_manifest(repo / "out" / "demo_warms.manifest.json").model == "demo"
+    module = outputs[0]["demo_warms.py"].decode()
+    assert "\nPlan: /dev/fd/200\n" in module
+    assert "\n    plancc build - --stdin-filename /dev/fd/200 --out .\n" in module
+    # The Regenerate line, pasted in the output directory, rebuilds the same bytes.
+    monkeypatch.chdir(repo / "out")
+    args = ["build", "-", "--stdin-filename", "/dev/fd/200", "--out", "."]
+    result = runner.invoke(app, args, input=PLAN)
+    assert result.stdout.endswith("; 0 written, 2 unchanged\n"), result.stdout
 
 
 @pytest.mark.parametrize("check", [[], ["--check"]])
@@ -588,3 +618,16 @@ def test_a_plan_that_is_one_of_the_outputs_is_refused(
     )
     assert plan.read_text("utf-8") == PLAN
     assert os.listdir(tmp_path) == [output]
+
+
+def test_check_names_each_orphaned_output_in_its_default_output(repo: Path) -> None:
+    plan, out_dir = repo / "plans" / "demo.yaml", repo / "out"
+    assert _build(str(plan), "--out", str(out_dir))[0] == 0
+    plan.write_text(PLAN.replace("model: demo", "model: renamed"), encoding="utf-8")
+    assert _build(str(plan), "--out", str(out_dir))[0] == 0
+    code, out, _ = _build(str(plan), "--out", str(out_dir), "--check")
+    assert code == 1
+    assert out.splitlines()[-3:] == [
+        f"{(out_dir / name).as_posix()} is produced by no plan any more; delete it"
+        for name in OUTPUTS
+    ] + ["0 errors, 0 warnings in 1 plan; all 2 outputs up to date, 2 orphaned"]

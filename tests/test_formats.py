@@ -285,9 +285,16 @@ def test_json(plans: list[str]) -> None:
         "severity": "error",
         "code": "PC010",
         "message": "unknown dim 'DD'",
+        "hint": "did you mean 'D'?",  # as text prints it under the message
     }
+    assert [d.get("hint") for d in data["diagnostics"]] == [
+        None,
+        "did you mean 'D'?",
+        None,
+        "`plancc rules` lists every id",
+    ]
     for d in data["diagnostics"]:
-        assert list(d) == ["file", "line", "col", "severity", "code", "message"]
+        assert list(d)[:6] == ["file", "line", "col", "severity", "code", "message"]
     got = [(d["file"], d["line"], d["col"], d["severity"], d["code"]) for d in data["diagnostics"]]
     assert got == [
         ("a.yaml", 4, 18, "error", "PC012"),

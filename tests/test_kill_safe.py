@@ -162,3 +162,51 @@ def test_build_check_names_a_mixed_pair(tmp_path: Path) -> None:
     # A build heals the pair; then nothing is out of date.
     assert build([str(_plan(tmp_path, 128))], str(old)).exit_code == 0
     assert build([str(_plan(tmp_path, 128))], str(old), compare=True).out_of_date == []
+
+
+_STALLED_FMT = textwrap.dedent(
+    """
+    import sys, time
+    from plancc import write
+    def stall(src, dst):
+        print("staged", flush=True)
+        time.sleep(120)
+    write.os.replace = stall
+    from plancc import fmt
+    fmt.run([sys.argv[1]])
+    """
+)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL is POSIX")
+def test_a_fmt_killed_while_writing_leaves_a_temp_file_the_next_fmt_removes(
+    tmp_path: Path,
+) -> None:
+    from plancc import fmt
+
+    plan = tmp_path / "demo.yaml"
+    plan.write_text(PLAN.format(d=64).replace("plancc: 1\nmodel: demo", "model: demo\nplancc: 1"))
+    before = plan.read_bytes()
+    with subprocess.Popen(
+        [sys.executable, "-c", _STALLED_FMT, str(plan)], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == "staged\n"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+    [leftover] = [p.name for p in tmp_path.iterdir() if p.name != "demo.yaml"]
+    assert write._LEFTOVER.fullmatch(leftover)
+    assert plan.read_bytes() == before  # the kill lost nothing
+    alive = f".plancc-{os.getppid()}-efgh_456.tmp"  # a build still writing: not ours to take
+    others = [alive, ".plancc-notes.tmp", "other.yaml"]
+    for name in others:
+        (tmp_path / name).write_bytes(b"partial")
+    assert fmt.run([str(plan)]).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["demo.yaml", *others])
+    assert plan.read_text().startswith("plancc: 1\nmodel: demo\n")
+    # --check and --diff write nothing, so they remove nothing either
+    (tmp_path / leftover).write_bytes(b"partial")
+    fmt.run([str(plan)], check=True)
+    assert (tmp_path / leftover).exists()

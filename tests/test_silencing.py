@@ -277,3 +277,33 @@ def test_pc004_cannot_be_silenced(write_plan: Callable[..., Path]) -> None:
     path = write_plan(_plan(lint="lint:\n  ignore: [PC004, PC999, PC031]\n"))
     assert [c[0] for c in _codes(path)].count("PC004") == 2
     assert _allowed(path) == []
+
+
+def test_a_silence_naming_pc004_says_pc004_cannot_be_silenced(
+    write_plan: Callable[..., Path],
+) -> None:
+    # PC004 fires on this warm (PC999), so "does not fire" would be false: the
+    # entry silences nothing because PC004 is never silenced.
+    text = _plan(
+        lint="lint:\n  ignore: [PC004]\n",
+        first="        allow: [PC107, PC999, PC004]\n        reason: measured\n",
+    )
+    path = write_plan(text)
+    found = [
+        (d.code, d.line, d.col, d.message)
+        for d in validate_paths([str(path)]).diagnostics
+        if d.code in ("PC004", "PC006")
+    ]
+    assert found == [
+        ("PC006", *_at(text, "PC004"), "lint.ignore names PC004, which cannot be silenced"),
+        (
+            "PC004",
+            *_at(text, "PC999"),
+            "allow on warm 'first' names 'PC999', which is not a rule id; it silences nothing",
+        ),
+        (
+            "PC006",
+            *_at(text, "PC004", 1),
+            "allow on warm 'first' names PC004, which cannot be silenced",
+        ),
+    ]

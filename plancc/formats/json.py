@@ -12,7 +12,7 @@ from plancc.metrics import plan_numbers
 
 
 def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
-    return {
+    out = {
         "file": printable(d.file),
         "line": d.line,
         "col": d.col,
@@ -20,6 +20,7 @@ def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
         "code": d.code,
         "message": d.message,
     }
+    return out | {"hint": d.hint} if d.hint else out
 
 
 def json_(report: Validation, *, show_allowed: bool = False) -> str:

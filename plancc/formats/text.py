@@ -5,7 +5,7 @@ from __future__ import annotations
 from plancc.api import BuildResult, BuiltPlan, PlanResult, Validation
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, printable
-from plancc.formats.base import Options, OutputFormat, allowed_by
+from plancc.formats.base import Options, OutputFormat, allowed_by, stale_message
 from plancc.metrics import plan_numbers
 from plancc.summary import peak_share, summary_line, unused_notice
 from plancc.text import plural
@@ -89,6 +89,7 @@ def build_text(result: BuildResult, o: Options, *, diagnostics: bool = True) -> 
         lines += [f"{f.path.as_posix()}: {f.status.value}" for f in stale]
         return "".join(line + "\n" for line in lines)
     count = len(files)
+    lines += [stale_message(f) for f in result.orphans]  # no plan's line names them
     if result.compare:
         behind = len(stale) - len(result.orphans)
         tail = (

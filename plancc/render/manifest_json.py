@@ -29,7 +29,10 @@ def manifest(
     (a build killed between its two renames) are never taken for one."""
     if module is None:
         module = render_module(plan, plan_path)
-    source: dict[str, Any] = {"plan": plan_path, "sha256": plan.sha256}
+    # A pipe's name (`<(generate-plan)`: /dev/fd/63, the one absolute name build passes)
+    # is no path relative to the manifest: `-`, as a command line names standard input.
+    plan_name = "-" if plan_path.startswith("/") else plan_path
+    source: dict[str, Any] = {"plan": plan_name, "sha256": plan.sha256}
     if config is not None:
         source["config"] = {"path": config[0], "sha256": config[1]}
     out: dict[str, Any] = {

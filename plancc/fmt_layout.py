@@ -16,12 +16,11 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from plancc.model import KEY_ORDER
+
 WIDTH = 88
+# The top-level keys written without a blank line between them (the rest are sections).
 HEADER = ("plancc", "model", "platform", "budget", "config")
-_TOP = (*HEADER, "dims", "tensors", "layers", "forward", "lint")
-_STAGE = ("name", "task", "reads", "streams", "sdma", "group", "duration_us", "kernel")
-_WARM = ("name", "name_hint", "after", "tensors", "allow", "reason")
-_TENSOR = ("shape", "dtype", "flat")
 
 
 class FmtError(Exception):
@@ -81,18 +80,6 @@ def _path_match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     )
 
 
-_ORDER = {
-    (): _TOP,
-    ("budget",): ("l2_fraction",),
-    ("lint",): ("ignore",),
-    ("tensors", "*"): _TENSOR,
-    ("layers", "*"): ("stages", "warms"),
-    ("layers", "*", "stages", "#"): _STAGE,
-    ("layers", "*", "warms", "#"): _WARM,
-    ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat"),
-    ("forward",): ("from_config", "kinds", "layers"),
-    ("forward", "#"): ("layer", "repeat"),
-}
 _FLOW_MAPS = (
     ("tensors", "*"),
     ("layers", "*", "stages", "#"),
@@ -264,7 +251,8 @@ class Layout:
     def ordered(self, node: Node, path: tuple[str, ...]) -> list[Entry]:
         if node.kind == "seq":
             return node.entries
-        order = next((o for p, o in _ORDER.items() if _path_match(path, p)), ())
+        # The keys in the order plancc/schema_model.py declares them.
+        order = next((o for p, o in KEY_ORDER.items() if _path_match(path, p)), ())
         rank = {k: i for i, k in enumerate(order)}
         return sorted(node.entries, key=lambda e: rank.get(_name(e), len(order)))
 

@@ -6,8 +6,10 @@ their own diagnostic code (the version, a name's form, a dtype) live in the
 schema for editors but not in the models: ``names`` and ``resolve`` report
 them as PC003, PC013 and PC023, so the models stay lenient there.
 
-At run time a plan is ``plancc.model``'s plain classes, which mirror these
-(``tests/test_model.py``): pydantic is imported only to write the schema.
+At run time a plan is ``plancc.model``'s named tuples, generated from these
+models by ``make regen`` (tests/regen_model.py) with the patterns below and the
+key order `plancc fmt` writes: pydantic is imported only to write the schema. A
+key of the format is declared here and nowhere else.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
 from plancc.dtypes import DTYPES
-from plancc.model import NAME_PATTERN, SIZE_PATTERN, UNRESERVED_NAME_PATTERN
-from plancc.names import PLATFORMS
+from plancc.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
+
+_NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
+# At most MAX_NAME characters, as names.identifier_problem checks (PC013).
+NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
+# Dims, tensors and warms also avoid the generated module's own names (PC013).
+_NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
+UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
+SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 

@@ -4,13 +4,14 @@ Derived from the code and its data tables (plancc/dtypes.json, plancc/platforms.
 the models, the rule docstrings):
 
 - schemas/warm-plan.schema.json: the JSON Schema of the models (`plancc schema`);
+- plancc/model.py: the plan in memory, named tuples of the models (``tests.regen_model``);
 - plancc/schema_gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
 - schemas/manifest.schema.json: its platform and dtype enums;
 - docs/rules.md: the rule reference;
 - docs/plan-format.md: the dtype list and the platform list of the example;
 - tests/golden/: the build of every shipped plan (``tests.regen_golden``).
 
-tests/test_regen.py fails while any of the first four is stale, tests/test_build.py
+tests/test_regen.py fails while any of the first six is stale, tests/test_build.py
 while a golden file is. Review the diff like any other change.
 """
 
@@ -62,12 +63,13 @@ def derived() -> dict[Path, str]:
 
     manifest = ROOT / "schemas" / "manifest.schema.json"
     plan_format = ROOT / "docs" / "plan-format.md"
-    from tests.regen_gate import generate
+    from tests import regen_gate, regen_model
 
     schema = json_schema_text()
     return {
         ROOT / "schemas" / "warm-plan.schema.json": schema,
-        ROOT / "plancc" / "schema_gate.py": generate(schema),
+        ROOT / "plancc" / "model.py": regen_model.generate(),
+        ROOT / "plancc" / "schema_gate.py": regen_gate.generate(schema),
         manifest: _manifest_schema(manifest.read_text("utf-8")),
         ROOT / "docs" / "rules.md": render_rules_doc(),
         plan_format: _plan_format(plan_format.read_text("utf-8")),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +35,89 @@ def test_the_lists_follow_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
 
 ROOT_SCHEMA = regen.ROOT / "schemas" / "manifest.schema.json"
 PLAN_FORMAT = regen.ROOT / "docs" / "plan-format.md"
+
+
+def test_a_key_declared_on_a_model_reaches_the_plan_and_fmt() -> None:
+    # Adding a key is one edit of plancc/schema_model.py: `make regen` carries it to
+    # the named tuple, its builder and the order `plancc fmt` writes.
+    from pydantic import create_model
+
+    from plancc import schema_model
+    from tests import regen_model
+
+    stage = create_model("Stage", __base__=schema_model.Stage, deps=(list[str], []))
+    layer = create_model("Layer", __base__=schema_model.Layer, stages=(list[stage], ...))  # type: ignore[valid-type]
+    plan = create_model(
+        "Plan",
+        __base__=schema_model.Plan,
+        layers=(dict[str, layer], ...),
+        source_root=(str, "."),  # type: ignore[valid-type]
+    )
+    text = regen_model.generate(plan)
+    assert "    deps: Sequence[str] = ()\n" in text
+    assert "    source_root: str = '.'\n" in text or '    source_root: str = "."\n' in text
+    namespace: dict[str, object] = {}
+    exec(compile(text, "model.py", "exec"), namespace)
+    order = namespace["KEY_ORDER"]
+    assert order[()][-1] == "source_root"  # type: ignore[index]
+    assert order[("layers", "*", "stages", "#")][-1] == "deps"  # type: ignore[index]
+    built = namespace["plan_from_tree"](  # type: ignore[operator]
+        {"plancc": 1, "model": "m", "platform": "a2a3", "tensors": {}, "layers": {}}
+    )
+    assert built.source_root == "."
+
+
+CORPUS = sorted((regen.ROOT / "tests" / "cases").rglob("*.yaml")) + sorted(
+    (regen.ROOT / "plans").glob("*.yaml")
+)
+
+
+def test_the_generated_builder_reads_the_corpus_as_pydantic_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every tree `validate` builds a plan from, over the whole corpus, gives the same
+    # plan (types kept at every level: 1 is not 1.0) through plancc.model as through
+    # pydantic, and the corpus builds every class at least once.
+    import pydantic
+
+    import plancc.validate as stage
+    from plancc import model, schema_model
+    from plancc.api import validate_paths
+
+    trees: list[dict[str, Any]] = []
+
+    def spy(tree: dict[str, Any]) -> model.Plan:
+        trees.append(tree)
+        return model.plan_from_tree(tree)
+
+    monkeypatch.setattr(stage, "plan_from_tree", spy)
+    validate_paths([str(p) for p in CORPUS])
+    seen: set[str] = set()
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, pydantic.BaseModel):
+            return (
+                type(value).__name__,
+                {k: plain(getattr(value, k)) for k in type(value).model_fields},
+            )
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            seen.add(type(value).__name__)
+            return (type(value).__name__, {k: plain(getattr(value, k)) for k in value._fields})
+        if isinstance(value, Mapping):
+            return ("dict", {k: plain(v) for k, v in value.items()})
+        if isinstance(value, list | tuple):
+            return ("list", [plain(v) for v in value])
+        return (type(value).__name__, value)
+
+    assert len(trees) > len(CORPUS) // 2
+    for tree in trees:
+        assert plain(model.plan_from_tree(tree)) == plain(schema_model.Plan.model_validate(tree))
+    classes = {
+        name
+        for name, cls in vars(schema_model).items()
+        if isinstance(cls, type)
+        and issubclass(cls, pydantic.BaseModel)
+        and cls.__module__ == schema_model.__name__
+        and not name.startswith("_")
+    }
+    assert seen == classes

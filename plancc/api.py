@@ -7,7 +7,6 @@ Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from collections.abc import Sequence
@@ -89,27 +88,6 @@ def diagnose_plan(
     Its `config` is read relative to its label through ``read_file``: `validate` reads
     files, the language server also sees the unsaved editor buffers, and keeps where
     each node ends as the plan is read (``ranges``: see ``load``)."""
-    # The front end builds a large tree with no reference cycle; the cycle
-    # collector's passes over it cost more than the work itself (2.5x on a plan
-    # of 10,000 warms), so it waits until the plan is checked. Then what the
-    # check built goes straight to the oldest generation, as if it had survived
-    # two collections: the first young collection would otherwise walk all of
-    # it (a million objects on such a plan, ~0.5 s) to find no garbage.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _diagnose_plan(source, raw, read_file, ranges)
-    finally:
-        if paused:
-            if gc.get_freeze_count() == 0:  # unfreeze would thaw a caller's frozen objects
-                gc.freeze()  # every tracked object -> the permanent generation...
-                gc.unfreeze()  # ... -> the oldest: two list splices, no walk
-            gc.enable()
-
-
-def _diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader, ranges: bool
-) -> PlanResult:
     label = source.label
     doc = load(label, raw, ranges=ranges)
     if isinstance(doc, Diagnostic):

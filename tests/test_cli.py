@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from plancc import __version__, api, inputs
 from plancc.check import catalog as all_codes
 from plancc.check import check
 from plancc.cli import app
+from plancc.commands import COMMANDS, Option
 from plancc.diagnostics import Diagnostic
 from plancc.load import load
 from plancc.resolve import resolve
@@ -247,6 +249,14 @@ def test_explain(code: str) -> None:
     assert "L2" in pc030.doc
 
 
+@pytest.mark.parametrize("name", ["l2-budget", "L2-Budget"])
+def test_explain_takes_the_names_rules_prints(name: str) -> None:
+    assert _run("explain", name).stdout == _run("explain", "PC032").stdout
+    for line in _run("rules").stdout.splitlines():
+        code, _, rule = line.split()
+        assert _run("explain", rule).stdout.startswith(f"{code} {rule} ")
+
+
 def test_explain_a_core_code() -> None:
     result = _run("explain", "PC013")
     assert result.stdout.startswith("PC013 bad-identifier (error)\n\n")
@@ -258,6 +268,14 @@ def test_explain_a_core_code() -> None:
     [
         ("PC999", "plancc: unknown code 'PC999'\n"),
         ("PC0013", "plancc: unknown code 'PC0013'; did you mean 'PC013'?\n"),
+        (
+            "PC10",
+            "plancc: unknown code 'PC10'; codes that start with it: "
+            + ", ".join(c.id for c in all_codes() if c.id.startswith("PC10"))
+            + "\n",
+        ),
+        ("pc9", "plancc: unknown code 'pc9'\n"),
+        ("l2-budgett", "plancc: unknown code 'l2-budgett'; did you mean 'l2-budget'?\n"),
     ],
 )
 def test_explain_an_unknown_code_is_exit_2(code: str, stderr: str) -> None:
@@ -445,7 +463,7 @@ def test_python_m_plancc(plans: Path) -> None:
             ["validate", "-f", "json", "--bogus", "x.yaml"],
             "plancc: no such option: --bogus (try 'plancc validate --help')\n",
         ),
-        (["validate"], "plancc: missing argument 'paths' (try 'plancc validate --help')\n"),
+        (["validate"], "plancc: missing argument 'PATH' (try 'plancc validate --help')\n"),
         (["nope"], "plancc: no such command 'nope' (try 'plancc --help')\n"),
         ([], "plancc: missing command (try 'plancc --help')\n"),
         (
@@ -453,7 +471,11 @@ def test_python_m_plancc(plans: Path) -> None:
             "plancc: missing option '--out' / '-o' (try 'plancc build --help')\n",
         ),
         (["explain", "PC030", "PC031"], None),
-        (["validate", "-f", "xml", "clean.yaml"], None),
+        (
+            ["validate", "-f", "xml", "clean.yaml"],
+            "plancc: invalid value for '--format' / '-f': 'xml' is not one of 'auto', 'text',"
+            " 'json', 'github', 'sarif' (try 'plancc validate --help')\n",
+        ),
         (["validate", "--stric", "clean.yaml"], None),
         (["--bogus"], None),
     ],
@@ -468,6 +490,17 @@ def test_a_usage_error_is_one_line_on_stderr(
     assert proc.stderr.endswith("\n")
     if stderr is not None:
         assert proc.stderr == stderr
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_names_values_by_metavar_not_python_type(command: str) -> None:
+    # `--out DIR`, `PATH...`, `[text|json]`: never `<str>`, `<list[str]>` or `{paths}`.
+    text = _run(command, "--help").stdout
+    assert text.startswith(f"Usage: plancc {command} [OPTIONS]")
+    assert not re.search(r"<(str|int|bool|list)\b|\{|\b(str|int|bool)\b|list\[", text), text
+    for p in COMMANDS[command].params:
+        shown = p.metavar if isinstance(p.decl, Option) else p.decl.metavar
+        assert p.flag or (shown is not None and shown in text), p.name
 
 
 def test_help_version_and_completion_still_work(plans: Path) -> None:

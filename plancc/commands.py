@@ -309,6 +309,7 @@ def explain(
     codes = catalog()
     found = lookup(code) or next((c for c in codes if c.name == code.lower()), None)
     if found is None:
+        hint: str | None
         if code[:2].upper() == "PC" and code[2:].isdigit():  # a code: those it starts...
             starting = [c.id for c in codes if c.id.startswith(code.upper())]
             same = f"PC{int(code[2:]):03d}"  # ... or the code of its number (PC0013)

@@ -17,7 +17,7 @@ import typer
 import typer.core
 
 from plancc import commands, console
-from plancc.commands import REQUIRED, Argument, Param
+from plancc.options import COMMANDS, REQUIRED, Argument, Param, params_of
 
 
 class _Command(typer.core.TyperCommand):
@@ -87,7 +87,7 @@ def _typer_function(fn: Callable[..., int], wrap: Callable[[int], None]) -> Call
     def run(**kwargs: Any) -> None:
         wrap(console.guarded(lambda: fn(**kwargs)))
 
-    parameters = [_typer_parameter(p) for p in commands.params_of(fn)]
+    parameters = [_typer_parameter(p) for p in params_of(fn)]
     run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in parameters}
     run.__name__ = fn.__name__
@@ -113,7 +113,7 @@ app = typer.Typer(
     add_completion=True,
 )
 app.callback()(_typer_function(commands.root, _root_done))
-for _name, _command in commands.COMMANDS.items():
+for _name, _command in COMMANDS.items():
     app.command(_name, cls=_Command)(_typer_function(_command.run, _exit))
 
 

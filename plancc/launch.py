@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from plancc import commands, console
-from plancc.commands import REQUIRED, Argument, Option, Param
+from plancc.options import COMMANDS, REQUIRED, Argument, Command, Option, Param, params_of
 
 
 class _Unread(Exception):
@@ -85,12 +85,12 @@ def _call(params: list[Param], args: Iterator[str]) -> dict[str, Any]:
     return kwargs
 
 
-def parse(argv: Sequence[str]) -> tuple[commands.Command, Callable[[], int]] | None:
+def parse(argv: Sequence[str]) -> tuple[Command, Callable[[], int]] | None:
     """The command ``argv`` asks for, ready to run; None when typer should read it."""
     if "_PLANCC_COMPLETE" in os.environ:
         return None
     args = iter(argv)
-    root = commands.params_of(commands.root)
+    root = params_of(commands.root)
     spellings = {n: p for p in root if isinstance(p.decl, Option) for n in p.decl.names}
     flags: dict[str, Any] = {}
     name = next(args, None)
@@ -100,7 +100,7 @@ def parse(argv: Sequence[str]) -> tuple[commands.Command, Callable[[], int]] | N
     for p in root:
         if flags.get(p.name) and isinstance(p.decl, Option) and p.decl.action is not None:
             return _ROOT, p.decl.action  # --version: typer runs it before the command
-    found = commands.COMMANDS.get(name or "")
+    found = COMMANDS.get(name or "")
     if found is None:
         return None
     try:
@@ -112,7 +112,7 @@ def parse(argv: Sequence[str]) -> tuple[commands.Command, Callable[[], int]] | N
     return found, lambda: run(**kwargs)
 
 
-_ROOT = commands.Command("plancc", commands.root)
+_ROOT = Command("plancc", commands.root)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -30,12 +30,22 @@ def _enum(values: list[str]) -> str:
 
 
 def _manifest_schema(text: str) -> str:
+    from plancc import outputs
     from plancc.dtypes import DTYPES
     from plancc.platforms import PLATFORMS
 
     enums = {"a2a3": list(PLATFORMS), "bf16": list(DTYPES)}  # recognised by a first entry
     for first, values in enums.items():
         text = re.sub(rf'"enum": \["{first}"[^\]]*\]', lambda _, v=values: _enum(v), text)
+    # The format id and the output names, as plancc.outputs has them.
+    said = {
+        r'"const": "plancc-manifest/[^"]*"': f'"const": "{outputs.MANIFEST_FORMAT}"',
+        r"format plancc-manifest/[^\s\",]*": f"format {outputs.MANIFEST_FORMAT}",
+        r"as <model>[\w.]*\.": f"as <model>{outputs.MANIFEST_SUFFIX}.",
+        r'\*(_\w+)\\\\\.py\$"': "*" + json.dumps(re.escape(outputs.MODULE_SUFFIX))[1:-1] + '$"',
+    }
+    for pattern, value in said.items():
+        text = re.sub(pattern, lambda _, v=value: v, text)
     return text
 
 

@@ -23,9 +23,9 @@ from plancc import __version__, api, inputs
 from plancc.check import catalog as all_codes
 from plancc.check import check
 from plancc.cli import app
-from plancc.commands import COMMANDS, Option
 from plancc.diagnostics import Diagnostic
 from plancc.load import load
+from plancc.options import COMMANDS, Option
 from plancc.resolve import resolve
 from plancc.validate import validate
 

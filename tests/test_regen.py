@@ -28,6 +28,17 @@ def test_the_lists_follow_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     schema = ROOT_SCHEMA.read_text("utf-8")
     assert '"uint64", "bool", "fp64"]' in regen._manifest_schema(schema)
     assert '"a5sim", "a9"]' in regen._manifest_schema(schema)
+    # ... and so do the manifest's format id and the output names (plancc.outputs).
+    from plancc import outputs
+
+    monkeypatch.setattr(outputs, "MANIFEST_FORMAT", "plancc-manifest/2")
+    monkeypatch.setattr(outputs, "MODULE_SUFFIX", "_prefetch.py")
+    monkeypatch.setattr(outputs, "MANIFEST_SUFFIX", "_prefetch.json")
+    manifest = regen._manifest_schema(schema)
+    assert '"format": {"const": "plancc-manifest/2"}' in manifest
+    assert '"title": "plancc runtime manifest, format plancc-manifest/2"' in manifest
+    assert "module as <model>_prefetch.json. A serving" in manifest
+    assert '"pattern": "^[A-Za-z][A-Za-z0-9_]*_prefetch\\\\.py$"' in manifest
     plan_format = regen._plan_format(PLAN_FORMAT.read_text("utf-8"))
     assert "uint64 bool fp64`" in plan_format
     assert "# a2a3 | a2a3sim | a5 | a5sim | a9\n" in plan_format

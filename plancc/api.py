@@ -22,14 +22,11 @@ from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
 from plancc.text import plural
+from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
 from plancc.validate import validate
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
-
-
-class UsageError(Exception):
-    """A usage or I/O problem: one line on stderr, exit 2."""
 
 
 @dataclass(frozen=True)

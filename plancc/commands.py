@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from plancc import __version__, console
 from plancc.options import Argument, Option, command
+from plancc.usage import UsageError
 
 if TYPE_CHECKING:
     from plancc.api import Validation
@@ -142,7 +143,6 @@ def fmt(
     """Rewrite plans in the canonical layout, every comment kept."""
     from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
     from plancc import inputs, write  # noqa: PLC0415 (cold start)
-    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
 
     try:
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
@@ -181,7 +181,6 @@ def schema(
     ] = None,
 ) -> int:
     """Print the JSON Schema of the plan format (or write it with --out)."""
-    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
     from plancc.validate import plan_schema_text  # noqa: PLC0415 (cold start)
 
     text = plan_schema_text()
@@ -201,7 +200,6 @@ def explain(
     code: Annotated[str, Argument("CODE", "A code or a rule's name: PC030, l2-budget.")],
 ) -> int:
     """Print the documentation of one diagnostic code."""
-    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
     from plancc.check import catalog, lookup  # noqa: PLC0415 (cold start)
     from plancc.names import suggest  # noqa: PLC0415 (cold start)
     from plancc.text import clip  # noqa: PLC0415 (cold start)
@@ -282,7 +280,6 @@ def measure(
     """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
 
     Exit 0 ship, 1 no-ship or inconclusive, 2 unreadable input."""
-    from plancc.api import UsageError  # noqa: PLC0415 (cold start)
     from plancc.measure.command import Options, run  # noqa: PLC0415 (cold start)
     from plancc.measure.errors import InputError  # noqa: PLC0415 (cold start)
 

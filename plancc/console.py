@@ -19,6 +19,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
+from plancc.usage import UsageError
+
 if TYPE_CHECKING:
     import typer
 
@@ -77,11 +79,9 @@ def guarded(fn: Callable[[], int]) -> int:
     except OutputError as exc:
         _stdout_to_devnull()
         return _fail(f"cannot write output: {exc}")
+    except UsageError as exc:
+        return _fail(str(exc))
     except Exception as exc:
-        from plancc.api import UsageError  # noqa: PLC0415 (--version loads no pipeline)
-
-        if isinstance(exc, UsageError):
-            return _fail(str(exc))
         if state["debug"]:
             import traceback  # noqa: PLC0415 (only under --debug)
 

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
 class Option:
     """An option's spellings (``--format``, ``-f``), help and metavar (for an option
     that takes a value). ``action``: a flag that does this and exits (``--version``)."""
 
-    names: tuple[str, ...]
-    help: str
-    metavar: str | None = None
-    action: Callable[[], int] | None = None
+    __slots__ = ("action", "help", "metavar", "names")
 
     def __init__(
         self,
@@ -31,22 +26,22 @@ class Option:
         metavar: str | None = None,
         action: Callable[[], int] | None = None,
     ) -> None:
-        object.__setattr__(self, "names", names)
-        object.__setattr__(self, "help", help)
-        object.__setattr__(self, "metavar", metavar)
-        object.__setattr__(self, "action", action)
+        self.names = names
+        self.help = help
+        self.metavar = metavar
+        self.action = action
 
 
-@dataclass(frozen=True)
-class Argument:
+# Named tuples, not dataclasses: `plancc --version` would spend more importing
+# dataclasses than on the rest of its work.
+class Argument(NamedTuple):
     """A positional argument: its metavar (``PATH``) and help."""
 
     metavar: str
     help: str
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     """One parameter of a command as both parsers read it."""
 
     name: str  # the keyword the body takes
@@ -77,8 +72,7 @@ class Param:
 REQUIRED = object()
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     name: str
     run: Callable[..., int]
     long_lived: bool = False  # a server: it keeps the cycle collector and tears down

@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "plancc.shell",
         "plancc.model",
         "plancc.outputs",
+        "plancc.usage",
         "plancc.fmt_layout",
         "plancc.scalars",
         "plancc.schema_gate",

@@ -102,6 +102,7 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
     assert not {m for m in modules if m.startswith("plancc.")} - {
         "plancc.launch",
         "plancc.options",
+        "plancc.usage",
         "plancc.commands",
         "plancc.cli",
         "plancc.console",

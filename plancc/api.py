@@ -217,16 +217,7 @@ def build(
 
     from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
 
-    if not out:  # Path("") is ".": an empty --out would write into the current directory
-        raise UsageError("--out '': empty output directory (use --out . for this directory)")
-    if inputs.STDIN in paths and stdin_filename is None:
-        raise UsageError(
-            "-: build records the plan's path in its outputs; name the plan read from "
-            "standard input with --stdin-filename PATH"
-        )
-    out_dir = Path(out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"{out}: not a directory")
+    out_dir = _out_dir(paths, out, stdin_filename)
     report = validate_paths(paths, stdin_filename)
     if report.failed(strict):
         return BuildResult(report, out, compare, strict, ())
@@ -264,6 +255,21 @@ def build(
         sources = [_plan_location(r.file) for r, _ in rendered]
         lost = tuple(orphans.find(out_dir, files, sources))
     return BuildResult(report, out, compare, strict, plans, lost)
+
+
+def _out_dir(paths: Sequence[str], out: str, stdin_filename: str | None) -> Path:
+    """The output directory ``out`` names, once it is one a build can use."""
+    if not out:  # Path("") is ".": an empty --out would write into the current directory
+        raise UsageError("--out '': empty output directory (use --out . for this directory)")
+    if inputs.STDIN in paths and stdin_filename is None:
+        raise UsageError(
+            "-: build records the plan's path in its outputs; name the plan read from "
+            "standard input with --stdin-filename PATH"
+        )
+    out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out}: not a directory")
+    return out_dir
 
 
 def _relative(file: str, real_out: str, out: str) -> str:

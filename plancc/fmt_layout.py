@@ -260,7 +260,7 @@ class Layout:
         for i, e in enumerate(self.ordered(node, path)):
             self.entry(e, indent, (*path, _name(e)), first=i == 0)
 
-    def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:
+    def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:  # noqa: C901 (one entry's layout choices (flow, inline dash, comments, anchor), in the order they are made)
         head = " " * indent + (f"{e.key.text}:" if e.key is not None else "-")
         v = e.value
         flow = self.flow(v, path) if v.kind != "scalar" else None
@@ -342,7 +342,7 @@ class Layout:
         elif match := _ANCHOR.match(text):
             self.anchors.add(match.group(1))
 
-    def flow(self, node: Node, path: tuple[str, ...]) -> str | None:
+    def flow(self, node: Node, path: tuple[str, ...]) -> str | None:  # noqa: C901 (each reason a collection stays in block style, in one list)
         """``node`` in flow style, or None when it must stay in block style."""
         if node.kind == "map" and not any(_path_match(path, p) for p in _FLOW_MAPS):
             return None

@@ -57,7 +57,7 @@ def _on(plan: ir.Plan | None, report: list[Diagnostic], name: str) -> list[Diagn
     return out
 
 
-def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:
+def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:  # noqa: C901, PLR0912 (one branch per kind of hint followed)
     """Every circle found by following each hint of the plan at ``path`` once."""
     doc = load(str(path), path.read_bytes())
     if isinstance(doc, Diagnostic) or not isinstance(doc.data, dict):

@@ -150,7 +150,7 @@ def create() -> PlanServer:
     return server
 
 
-def _wire_documents(server: PlanServer) -> None:
+def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's document handlers, each a short function registered here)
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
         options = params.initialization_options
@@ -202,7 +202,7 @@ def _wire_documents(server: PlanServer) -> None:
             changed(ls, change.uri)
 
 
-def _wire_features(server: PlanServer) -> None:
+def _wire_features(server: PlanServer) -> None:  # noqa: C901 (the protocol's feature handlers, each a short function registered here)
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: PlanServer, params: lsp.HoverParams) -> lsp.Hover | None:
         state = ls.state(params.text_document.uri)

@@ -37,7 +37,7 @@ class Landing:
 class Timeline:
     """One complete layer kind, indexed for the anchor rules."""
 
-    def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
+    def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:  # noqa: C901, PLR0912, PLR0915 (the layer kind indexed in one pass over its stages)
         # The SDMA rate, not the plan: what ``once_per_plan`` keeps on the plan never
         # refers back to it, so a plan dropped is freed at once.
         self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None

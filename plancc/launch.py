@@ -94,7 +94,7 @@ def parse(argv: Sequence[str]) -> tuple[Command, Callable[[], int]] | None:
     spellings = {n: p for p in root if isinstance(p.decl, Option) for n in p.decl.names}
     flags: dict[str, Any] = {}
     name = next(args, None)
-    while name in spellings:
+    while name in spellings and spellings[name].flag:  # the global options are flags
         flags[spellings[name].name] = True
         name = next(args, None)
     for p in root:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,30 +67,48 @@ def _plan_format(text: str) -> str:
     )
 
 
-def derived() -> dict[Path, str]:
-    """Each derived file (but the goldens) and the text it must have."""
+def _plan_schema() -> str:
     from plancc.schema_model import json_schema_text
+
+    return json_schema_text()
+
+
+def _model() -> str:
+    from tests import regen_model
+
+    return regen_model.generate()
+
+
+def _gate() -> str:
+    from tests import regen_gate
+
+    return regen_gate.generate(_plan_schema())
+
+
+def _rules_doc() -> str:
     from tests.test_rules_doc import render_rules_doc
 
-    manifest = ROOT / "schemas" / "manifest.schema.json"
-    plan_format = ROOT / "docs" / "plan-format.md"
-    from tests import regen_gate, regen_model
+    return render_rules_doc()
 
-    schema = json_schema_text()
-    return {
-        ROOT / "schemas" / "warm-plan.schema.json": schema,
-        ROOT / "plancc" / "model.py": regen_model.generate(),
-        ROOT / "plancc" / "schema_gate.py": regen_gate.generate(schema),
-        manifest: _manifest_schema(manifest.read_text("utf-8")),
-        ROOT / "docs" / "rules.md": render_rules_doc(),
-        plan_format: _plan_format(plan_format.read_text("utf-8")),
-    }
+
+MANIFEST = ROOT / "schemas" / "manifest.schema.json"
+PLAN_FORMAT = ROOT / "docs" / "plan-format.md"
+# Each derived file (but the goldens) and how its text is made (each when asked).
+DERIVED: dict[Path, Callable[[], str]] = {
+    ROOT / "schemas" / "warm-plan.schema.json": _plan_schema,
+    ROOT / "plancc" / "model.py": _model,
+    ROOT / "plancc" / "schema_gate.py": _gate,
+    MANIFEST: lambda: _manifest_schema(MANIFEST.read_text("utf-8")),
+    ROOT / "docs" / "rules.md": _rules_doc,
+    PLAN_FORMAT: lambda: _plan_format(PLAN_FORMAT.read_text("utf-8")),
+}
 
 
 def main() -> int:
     from tests import regen_golden
 
-    for path, text in derived().items():
+    for path, make in DERIVED.items():
+        text = make()
         if path.read_text("utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"{path.relative_to(ROOT).as_posix()}: written")

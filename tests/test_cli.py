@@ -404,6 +404,7 @@ _PIECES = [
 ]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -525,6 +526,7 @@ def test_help_version_and_completion_still_work(plans: Path) -> None:
     assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", "plancc: unknown code 'PC999'\n")
 
 
+@pytest.mark.slow
 def test_an_ascii_terminal_gets_escapes_not_a_crash(plans: Path) -> None:
     (plans / "dim.yaml").write_text(
         CLEAN.replace("model: clean", "model: dim\ndims: {D: 64, E: 'D % 64'}"), "utf-8"

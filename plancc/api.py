@@ -7,7 +7,6 @@ Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from collections.abc import Sequence
@@ -23,14 +22,11 @@ from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
 from plancc.text import plural
+from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
 from plancc.validate import validate
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
-
-
-class UsageError(Exception):
-    """A usage or I/O problem: one line on stderr, exit 2."""
 
 
 @dataclass(frozen=True)
@@ -99,27 +95,6 @@ def diagnose_plan(
     Its `config` is read relative to its label through ``read_file``: `validate` reads
     files, the language server also sees the unsaved editor buffers, and keeps where
     each node ends as the plan is read (``ranges``: see ``load``)."""
-    # The front end builds a large tree with no reference cycle; the cycle
-    # collector's passes over it cost more than the work itself (2.5x on a plan
-    # of 10,000 warms), so it waits until the plan is checked. Then what the
-    # check built goes straight to the oldest generation, as if it had survived
-    # two collections: the first young collection would otherwise walk all of
-    # it (a million objects on such a plan, ~0.5 s) to find no garbage.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _diagnose_plan(source, raw, read_file, ranges, source_root)
-    finally:
-        if paused:
-            if gc.get_freeze_count() == 0:  # unfreeze would thaw a caller's frozen objects
-                gc.freeze()  # every tracked object -> the permanent generation...
-                gc.unfreeze()  # ... -> the oldest: two list splices, no walk
-            gc.enable()
-
-
-def _diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader, ranges: bool, source_root: str | None
-) -> PlanResult:
     label = source.label
     doc = load(label, raw, ranges=ranges)
     if isinstance(doc, Diagnostic):
@@ -264,16 +239,7 @@ def build(
 
     from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
 
-    if not out:  # Path("") is ".": an empty --out would write into the current directory
-        raise UsageError("--out '': empty output directory (use --out . for this directory)")
-    if inputs.STDIN in paths and stdin_filename is None:
-        raise UsageError(
-            "-: build records the plan's path in its outputs; name the plan read from "
-            "standard input with --stdin-filename PATH"
-        )
-    out_dir = Path(out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"{out}: not a directory")
+    out_dir = _out_dir(paths, out, stdin_filename)
     report = validate_paths(paths, stdin_filename, source_root)
     if report.failed(strict):
         return BuildResult(report, out, compare, strict, ())
@@ -311,6 +277,21 @@ def build(
         sources = [_plan_location(r.file) for r, _ in rendered]
         lost = tuple(orphans.find(out_dir, files, sources))
     return BuildResult(report, out, compare, strict, plans, lost)
+
+
+def _out_dir(paths: Sequence[str], out: str, stdin_filename: str | None) -> Path:
+    """The output directory ``out`` names, once it is one a build can use."""
+    if not out:  # Path("") is ".": an empty --out would write into the current directory
+        raise UsageError("--out '': empty output directory (use --out . for this directory)")
+    if inputs.STDIN in paths and stdin_filename is None:
+        raise UsageError(
+            "-: build records the plan's path in its outputs; name the plan read from "
+            "standard input with --stdin-filename PATH"
+        )
+    out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out}: not a directory")
+    return out_dir
 
 
 def _relative(file: str, real_out: str, out: str) -> str:

@@ -1,7 +1,13 @@
-"""The bodies of `validate` and `build`, free of typer: ``plancc.cli`` declares their
-options for typer, and ``plancc.launch`` runs them without it (cold start).
+"""The commands, free of typer: each is a function whose signature declares its options
+and whose body calls ``plancc.api`` (or its own module), prints, and returns its exit code.
 
-Each returns its exit code; usage and I/O problems raise ``api.UsageError``.
+A command is registered with ``@command``. Each parameter is ``Annotated`` with an
+``Option`` (its spellings) or an ``Argument``, its help and metavar: that
+signature is the one declaration of the command's options. ``plancc.cli`` builds
+typer's commands from it (help, completion, usage errors) and ``plancc.launch``
+reads the plain forms of every command's arguments from it without typer, for
+cold start. Bodies import what they use inside the function, so that ``plancc
+rules`` loads no pipeline; usage and I/O problems raise ``api.UsageError``.
 """
 
 from __future__ import annotations
@@ -10,14 +16,33 @@ import os
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from plancc import console
+from plancc import __version__, console
+from plancc.options import Argument, Option, command
+from plancc.usage import UsageError
 
 if TYPE_CHECKING:
     from plancc.api import Validation
     from plancc.formats import Options, OutputFormat
     from plancc.inputs import Skipped
+
+
+def _version() -> int:
+    console.out(f"plancc {__version__}\n")
+    return 0
+
+
+def root(
+    *,
+    version: Annotated[
+        bool, Option("--version", help="Print the version.", action=_version)
+    ] = False,
+    debug: Annotated[bool, Option("--debug", help="Show tracebacks of internal errors.")] = False,
+) -> int:
+    """Compile declarative L2 warm plans into PyPTO prefetch code."""
+    console.state["debug"] = debug
+    return 0
 
 
 # The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,
@@ -30,16 +55,46 @@ class Format(StrEnum):
     sarif = "sarif"
 
 
+Paths = Annotated[
+    list[str],
+    Argument("PATH", "Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
+]
+StdinName = Annotated[
+    str | None,
+    Option(
+        "--stdin-filename",
+        metavar="PATH",
+        help="The name of the plan read from - (for messages, its config and the outputs).",
+    ),
+]
+FormatOpt = Annotated[Format, Option("--format", "-f", help="Output format.")]
+Strict = Annotated[bool, Option("--strict", help="Warnings fail too (exit 1).")]
+Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summary.")]
+ShowAllowed = Annotated[
+    bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
+]
+SourceRoot = Annotated[
+    str | None,
+    Option(
+        "--source-root",
+        metavar="DIR",
+        help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
+    ),
+]
+
+
+@command()
 def validate(
-    paths: Sequence[str],
+    paths: Paths,
     *,
-    fmt: Format = Format.auto,
-    strict: bool = False,
-    quiet: bool = False,
-    show_allowed: bool = False,
-    stdin_filename: str | None = None,
-    source_root: str | None = None,
+    fmt: FormatOpt = Format.auto,
+    strict: Strict = False,
+    quiet: Quiet = False,
+    show_allowed: ShowAllowed = False,
+    stdin_filename: StdinName = None,
+    source_root: SourceRoot = None,
 ) -> int:
+    """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
     report = validate_paths(paths, stdin_filename, source_root)
@@ -48,18 +103,28 @@ def validate(
     return 1 if report.failed(strict) else 0
 
 
+@command()
 def build(
-    paths: Sequence[str],
+    paths: Paths,
     *,
-    out: str,
-    compare: bool = False,
-    fmt: Format = Format.auto,
-    strict: bool = False,
-    quiet: bool = False,
-    show_allowed: bool = False,
-    stdin_filename: str | None = None,
-    source_root: str | None = None,
+    out: Annotated[
+        str, Option("--out", "-o", metavar="DIR", help="Output directory (created when missing).")
+    ],
+    compare: Annotated[
+        bool,
+        Option(
+            "--check",
+            help="Write nothing; exit 1 when an output is missing, out of date or orphaned.",
+        ),
+    ] = False,
+    fmt: FormatOpt = Format.auto,
+    strict: Strict = False,
+    quiet: Quiet = False,
+    show_allowed: ShowAllowed = False,
+    stdin_filename: StdinName = None,
+    source_root: SourceRoot = None,
 ) -> int:
+    """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
 
     result = build_plans(
@@ -78,6 +143,217 @@ def build(
         output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
         console.out(output.build(result, options))
     return result.exit_code
+
+
+@command()
+def fmt(
+    paths: Paths,
+    *,
+    check: Annotated[
+        bool, Option("--check", help="Write nothing; exit 1 when a plan would change.")
+    ] = False,
+    diff: Annotated[
+        bool, Option("--diff", help="Write nothing; print the change as a unified diff.")
+    ] = False,
+    stdin_filename: StdinName = None,
+) -> int:
+    """Rewrite plans in the canonical layout, every comment kept."""
+    from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
+    from plancc import inputs, write  # noqa: PLC0415 (cold start)
+
+    try:
+        done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
+    except (inputs.InputError, write.WriteError) as exc:
+        raise UsageError(str(exc)) from None
+    say_skipped(done.skipped)
+    console.out(done.stdout)
+    return done.exit_code
+
+
+@command()
+def report(
+    plan: Annotated[str, Argument("PLAN", "A plan file.")],
+    *,
+    out: Annotated[
+        str | None,
+        Option("--out", "-o", metavar="FILE", help="Default: build/<model>_report.html."),
+    ] = None,
+    measure: Annotated[
+        str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
+    ] = None,
+) -> int:
+    """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
+    from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
+
+    done = write_report(plan, out, measure)
+    console.out(done.line)
+    return done.exit_code
+
+
+@command()
+def schema(
+    *,
+    out: Annotated[
+        str | None, Option("--out", "-o", metavar="FILE", help="Write the schema to this file.")
+    ] = None,
+) -> int:
+    """Print the JSON Schema of the plan format (or write it with --out)."""
+    from plancc.validate import plan_schema_text  # noqa: PLC0415 (cold start)
+
+    text = plan_schema_text()
+    if out is None:
+        console.out(text)
+        return 0
+    try:
+        with open(out, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    return 0
+
+
+@command()
+def explain(
+    code: Annotated[str, Argument("CODE", "A code or a rule's name: PC030, l2-budget.")],
+) -> int:
+    """Print the documentation of one diagnostic code."""
+    from plancc.check import catalog, lookup  # noqa: PLC0415 (cold start)
+    from plancc.names import suggest  # noqa: PLC0415 (cold start)
+    from plancc.text import clip  # noqa: PLC0415 (cold start)
+
+    codes = catalog()
+    found = lookup(code) or next((c for c in codes if c.name == code.lower()), None)
+    if found is None:
+        hint: str | None
+        if code[:2].upper() == "PC" and code[2:].isdigit():  # a code: those it starts...
+            starting = [c.id for c in codes if c.id.startswith(code.upper())]
+            same = f"PC{int(code[2:]):03d}"  # ... or the code of its number (PC0013)
+            if starting:
+                hint = f"codes that start with it: {', '.join(starting)}"
+            else:
+                hint = f"did you mean '{same}'?" if lookup(same) else None
+        else:  # a name: the closest rule name
+            hint = suggest(code.lower(), [c.name for c in codes])
+        raise UsageError(f"unknown code '{clip(code)}'" + (f"; {hint}" if hint else ""))
+    console.out(f"{found.id} {found.name} ({found.severity.value})\n\n{found.doc}\n")
+    return 0
+
+
+@command()
+def rules() -> int:
+    """List every diagnostic code with its name and severity."""
+    from plancc.check import catalog  # noqa: PLC0415 (cold start)
+
+    console.out("".join(f"{c.id}  {c.severity.value:<7}  {c.name}\n" for c in catalog()))
+    return 0
+
+
+class MeasureFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@command()
+def measure(
+    *,
+    manifest: Annotated[str, Option("--manifest", metavar="FILE", help="The build's manifest.")],
+    baseline: Annotated[
+        str | None, Option("--baseline", metavar="FILE", help="Benchmark log without the warm.")
+    ] = None,
+    warm: Annotated[
+        str | None, Option("--warm", metavar="FILE", help="Benchmark log with the warm.")
+    ] = None,
+    trace: Annotated[
+        Sequence[str],
+        Option(
+            "--trace",
+            metavar="PATH",
+            help="A swimlane trace, or a directory of them (dfx_outputs/).",
+        ),
+    ] = (),
+    slots: Annotated[
+        Sequence[str],
+        Option(
+            "--slots",
+            metavar="[SIDE=]FILE",
+            help="[STRACE] stderr: FILE, baseline=FILE or warm=FILE.",
+        ),
+    ] = (),
+    window: Annotated[
+        Sequence[str], Option("--window", metavar="NAME=A:B", help="Name a stage window (slots).")
+    ] = (),
+    standalone: Annotated[
+        Sequence[str],
+        Option(
+            "--standalone", metavar="NAME=US", help="A window's standalone bound in µs (csa=347.0)."
+        ),
+    ] = (),
+    fmt: Annotated[
+        MeasureFormat, Option("--format", "-f", help="Output format.")
+    ] = MeasureFormat.text,
+    out: Annotated[
+        str | None, Option("--out", "-o", metavar="FILE", help="Write the report to this file.")
+    ] = None,
+) -> int:
+    """Measure a warm from PyPTO's outputs: wall time, verdict, scopes, stage windows.
+
+    Exit 0 ship (or no verdict: a trace without benchmark logs), 1 no-ship or
+    inconclusive, 2 unreadable input."""
+    from plancc.measure.command import Options, run  # noqa: PLC0415 (cold start)
+    from plancc.measure.errors import InputError  # noqa: PLC0415 (cold start)
+
+    opts = Options(manifest, baseline, warm, [*trace], [*slots], [*standalone], [*window])
+    try:
+        text, code = run(opts, fmt.value, out)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(text)
+    return code
+
+
+@command()
+def extract(
+    sources: Annotated[
+        list[str],
+        Argument("PATH:FUNCTION", "A layer function of the model code; one layer kind each."),
+    ],
+    *,
+    kind: Annotated[
+        Sequence[str],
+        Option("--kind", metavar="NAME", help="The layer kind of each source, in order."),
+    ] = (),
+    config: Annotated[
+        str | None,
+        Option("--config", metavar="FILE", help="The model's config.json: its keys become dims."),
+    ] = None,
+) -> int:
+    """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
+    from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
+    from plancc.source.modules import SourceError  # noqa: PLC0415 (cold start)
+
+    try:
+        done = run(sources, [*kind], config)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+    console.out(done.text)
+    for n in done.notices:
+        console.err(f"notice PC208: {n}")
+    return 0
+
+
+@command(long_lived=True)
+def lsp(
+    *,
+    stdio: Annotated[
+        bool, Option("--stdio", help="Speak over stdin/stdout (the only transport).")
+    ] = True,
+) -> int:
+    """Run the language server for editors (LSP over stdio; docs/editors.md)."""
+    from plancc.lsp.server import serve  # noqa: PLC0415 (cold start: pygls only here)
+
+    serve()
+    return 0
 
 
 def _colour() -> bool:

@@ -159,7 +159,7 @@ class Composer:
             self.tree_error = Reject(where, message)
         self.building = False
 
-    def _document(self) -> Any:
+    def _document(self) -> Any:  # noqa: C901, PLR0912, PLR0915 (one loop over the events, each kind inline: a call per event would cost a third of the load)
         """The root's data, composed from the events after DOCUMENT-START.
 
         The loop runs once per event; a plain scalar in a collection (most of a
@@ -353,7 +353,7 @@ class Composer:
         message = f"duplicate key '{name}' (first defined at {first.line}:{first.col})"
         self._tree_problem(where, message)
 
-    def _place(
+    def _place(  # noqa: C901, PLR0912 (every place a node can go (root, item, key, value) with its limits, together)
         self, parent: _Node | None, node: _Node, root: list[Any], alias: bool = False
     ) -> None:
         """Build ``node`` as the root, a list item or the pending key's value, with its

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
+from plancc.usage import UsageError
+
 if TYPE_CHECKING:
     import typer
 
@@ -68,12 +70,8 @@ def _stdout_to_devnull() -> None:
 def guarded(fn: Callable[[], int]) -> int:
     """Run a command body; its exit code. Usage errors are one line and exit 2,
     internal errors too."""
-    from plancc.api import UsageError  # noqa: PLC0415 (--version needs no api)
-
     try:
         return fn()
-    except UsageError as exc:
-        return _fail(str(exc))
     except BrokenPipeError:
         # The reader went away (`plancc rules | head -1`): nothing left to say to anyone.
         _stdout_to_devnull()
@@ -81,6 +79,8 @@ def guarded(fn: Callable[[], int]) -> int:
     except OutputError as exc:
         _stdout_to_devnull()
         return _fail(f"cannot write output: {exc}")
+    except UsageError as exc:
+        return _fail(str(exc))
     except Exception as exc:
         if state["debug"]:
             import traceback  # noqa: PLC0415 (only under --debug)
@@ -133,6 +133,8 @@ def _usage_message(exc: Exception) -> str:
     else:
         message = exc.format_message() if isinstance(exc, ce.ClickException) else str(exc)
         message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+        # typer checks values with pydantic, whose messages open with their error type.
+        message = message.replace(": Value error, ", ": ", 1)
         message = message.rstrip(".")
         if message[:1].isupper() and message[1:2].islower():  # "No such …", not "PC…"
             message = message[0].lower() + message[1:]

@@ -93,7 +93,7 @@ class FmtRun:
     skipped: tuple[inputs.Skipped, ...]
 
 
-def run(
+def run(  # noqa: C901 (one pass over the files: check, diff, write and leftovers, each a short branch)
     paths: Sequence[str],
     *,
     check: bool = False,

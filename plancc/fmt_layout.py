@@ -17,13 +17,11 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from plancc.fmt_scalars import folded, quoted, trimmed
+from plancc.model import KEY_ORDER
 
 WIDTH = 88
+# The top-level keys written without a blank line between them (the rest are sections).
 HEADER = ("plancc", "model", "platform", "budget", "config")
-_TOP = (*HEADER, "source_root", "dims", "tensors", "layers", "forward", "lint")
-_STAGE = ("name", "task", "deps", "reads", "streams", "sdma", "group", "duration_us", "kernel")
-_WARM = ("name", "name_hint", "after", "tensors", "allow", "reason")
-_TENSOR = ("shape", "dtype", "flat")
 
 
 class FmtError(Exception):
@@ -86,18 +84,6 @@ def _path_match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     )
 
 
-_ORDER = {
-    (): _TOP,
-    ("budget",): ("l2_fraction",),
-    ("lint",): ("ignore",),
-    ("tensors", "*"): _TENSOR,
-    ("layers", "*"): ("source", "source_params", "stages", "warms"),
-    ("layers", "*", "stages", "#"): _STAGE,
-    ("layers", "*", "warms", "#"): _WARM,
-    ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat"),
-    ("forward",): ("from_config", "kinds", "layers"),
-    ("forward", "#"): ("layer", "repeat"),
-}
 _FLOW_MAPS = (
     ("tensors", "*"),
     ("layers", "*", "source_params"),
@@ -282,7 +268,8 @@ class Layout:
     def ordered(self, node: Node, path: tuple[str, ...]) -> list[Entry]:
         if node.kind == "seq":
             return node.entries
-        order = next((o for p, o in _ORDER.items() if _path_match(path, p)), ())
+        # The keys in the order plancc/schema_model.py declares them.
+        order = next((o for p, o in KEY_ORDER.items() if _path_match(path, p)), ())
         rank = {k: i for i, k in enumerate(order)}
         return sorted(node.entries, key=lambda e: rank.get(_name(e), len(order)))
 
@@ -290,7 +277,7 @@ class Layout:
         for i, e in enumerate(self.ordered(node, path)):
             self.entry(e, indent, (*path, _name(e)), first=i == 0)
 
-    def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:
+    def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:  # noqa: C901 (one entry's layout choices (flow, inline dash, comments, anchor), in the order they are made)
         head = " " * indent + (f"{e.key.text}:" if e.key is not None else "-")
         v = e.value
         flow = self.flow(v, path) if v.kind != "scalar" else None
@@ -377,7 +364,7 @@ class Layout:
         elif match := _ANCHOR.match(text):
             self.anchors.add(match.group(1))
 
-    def flow(self, node: Node, path: tuple[str, ...]) -> str | None:
+    def flow(self, node: Node, path: tuple[str, ...]) -> str | None:  # noqa: C901 (each reason a collection stays in block style, in one list)
         """``node`` in flow style, or None when it must stay in block style."""
         if node.kind == "map" and not any(_path_match(path, p) for p in _FLOW_MAPS):
             return None

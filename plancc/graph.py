@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 
-def strongly_connected(nodes: Iterable[str], uses: Mapping[str, Sequence[str]]) -> list[list[str]]:
+def strongly_connected(nodes: Iterable[str], uses: Mapping[str, Sequence[str]]) -> list[list[str]]:  # noqa: C901 (Tarjan's algorithm, iterative, in one piece as it is published)
     """The strongly connected components of the graph, each after every component it
     uses: Tarjan's algorithm, iterative. ``uses`` maps every node to its successors."""
     index: dict[str, int] = {}  # the order nodes are first reached in

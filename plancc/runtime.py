@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from plancc.outputs import MANIFEST_FORMAT
+
 __all__ = [
     "FORMAT",
     "MalformedManifestError",
@@ -36,7 +38,7 @@ __all__ = [
     "worker_options",
 ]
 
-FORMAT = "plancc-manifest/1"
+FORMAT = MANIFEST_FORMAT
 
 
 class ManifestError(Exception):

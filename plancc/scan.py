@@ -90,7 +90,7 @@ class _Scanner:
         self.folds = Folds(self.values, self.keys)
         self.folded_nodes = 0  # the nodes inside them, which have no position recorded
 
-    def run(self) -> Tree:
+    def run(self) -> Tree:  # noqa: C901, PLR0912, PLR0915 (the scanner's loop over lines, each form inline (goes with the scanner))
         lines = self.text.split("\n")
         stack: list[_Block] = []
         values, keys, ends, ranges = self.values, self.keys, self.ends, self.ranges
@@ -207,7 +207,7 @@ class _Scanner:
         text = (line if hash_at < 0 else line[:hash_at]).rstrip(" ")[at:]
         return self._plain(text, line_no << 32 | (at + 1), path, block=True)
 
-    def _flow(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:
+    def _flow(self, line: str, at: int, line_no: int, path: PathT, depth: int) -> Any:  # noqa: C901, PLR0912, PLR0915 (a flow collection's pieces in one loop (goes with the scanner))
         """The flow collection at ``line[at]``, which must end the line but for a comment.
 
         The line is cut at its brackets and commas (one ``re.split``, in C); each piece

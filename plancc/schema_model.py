@@ -6,8 +6,10 @@ their own diagnostic code (the version, a name's form, a dtype) live in the
 schema for editors but not in the models: ``names`` and ``resolve`` report
 them as PC003, PC013 and PC023, so the models stay lenient there.
 
-At run time a plan is ``plancc.model``'s plain classes, which mirror these
-(``tests/test_model.py``): pydantic is imported only to write the schema.
+At run time a plan is ``plancc.model``'s named tuples, generated from these
+models by ``make regen`` (tests/regen_model.py) with the patterns below and the
+key order `plancc fmt` writes: pydantic is imported only to write the schema. A
+key of the format is declared here and nowhere else.
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
 from plancc.dtypes import DTYPES
-from plancc.model import (
-    IDENTIFIER_PATTERN,
-    NAME_PATTERN,
-    SIZE_PATTERN,
-    SOURCE_PATTERN,
-    UNRESERVED_NAME_PATTERN,
-)
-from plancc.names import PLATFORMS
+from plancc.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
+
+_NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
+# At most MAX_NAME characters, as names.identifier_problem checks (PC013).
+NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
+# Dims, tensors and warms also avoid the generated module's own names (PC013).
+_NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
+UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
+SOURCE_PATTERN = r"^.+:[A-Za-z_][A-Za-z0-9_]*$"  # a layer kind's source: PATH:FUNCTION
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a source parameter's name
+SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 
@@ -100,8 +105,6 @@ class Warm(_Strict):
 
 
 class Layer(_Strict):
-    stages: Annotated[list[Stage], Field(min_length=1)]
-    warms: list[Warm] = []
     source: (
         Annotated[
             str,
@@ -116,6 +119,9 @@ class Layer(_Strict):
         dict[str, Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]],
         Field(description="plan tensor -> the source parameter it stands for"),
     ] = {}
+    # after source: fmt writes the keys in this order
+    stages: Annotated[list[Stage], Field(min_length=1)]
+    warms: list[Warm] = []
 
 
 class ForwardEntry(_Strict):
@@ -147,6 +153,13 @@ class Plan(_Strict):
     platform: Annotated[str, Field(json_schema_extra={"enum": list(PLATFORMS)})]
     budget: Budget = Budget()
     config: str | SkipJsonSchema[None] = None
+    source_root: (
+        Annotated[
+            str,
+            Field(description="where the layer kinds' source paths start, relative to the plan"),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
     dims: Annotated[
         dict[str, StrictInt | str],
         Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
@@ -166,13 +179,6 @@ class Plan(_Strict):
         | SkipJsonSchema[None]
     ) = None
     lint: Lint = Lint()
-    source_root: (
-        Annotated[
-            str,
-            Field(description="where the layer kinds' source paths start, relative to the plan"),
-        ]
-        | SkipJsonSchema[None]
-    ) = None
 
 
 def _without_null_defaults(node: Any) -> Any:

@@ -4,13 +4,14 @@ Derived from the code and its data tables (plancc/dtypes.json, plancc/platforms.
 the models, the rule docstrings):
 
 - schemas/warm-plan.schema.json: the JSON Schema of the models (`plancc schema`);
+- plancc/model.py: the plan in memory, named tuples of the models (``tests.regen_model``);
 - plancc/schema_gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
 - schemas/manifest.schema.json: its platform and dtype enums;
 - docs/rules.md: the rule reference;
 - docs/plan-format.md: the dtype list and the platform list of the example;
 - tests/golden/: the build of every shipped plan (``tests.regen_golden``).
 
-tests/test_regen.py fails while any of the first four is stale, tests/test_build.py
+tests/test_regen.py fails while any of the first six is stale, tests/test_build.py
 while a golden file is. Review the diff like any other change.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,12 +31,22 @@ def _enum(values: list[str]) -> str:
 
 
 def _manifest_schema(text: str) -> str:
+    from plancc import outputs
     from plancc.dtypes import DTYPES
     from plancc.platforms import PLATFORMS
 
     enums = {"a2a3": list(PLATFORMS), "bf16": list(DTYPES)}  # recognised by a first entry
     for first, values in enums.items():
         text = re.sub(rf'"enum": \["{first}"[^\]]*\]', lambda _, v=values: _enum(v), text)
+    # The format id and the output names, as plancc.outputs has them.
+    said = {
+        r'"const": "plancc-manifest/[^"]*"': f'"const": "{outputs.MANIFEST_FORMAT}"',
+        r"format plancc-manifest/[^\s\",]*": f"format {outputs.MANIFEST_FORMAT}",
+        r"as <model>[\w.]*\.": f"as <model>{outputs.MANIFEST_SUFFIX}.",
+        r'\*(_\w+)\\\\\.py\$"': "*" + json.dumps(re.escape(outputs.MODULE_SUFFIX))[1:-1] + '$"',
+    }
+    for pattern, value in said.items():
+        text = re.sub(pattern, lambda _, v=value: v, text)
     return text
 
 
@@ -55,29 +67,48 @@ def _plan_format(text: str) -> str:
     )
 
 
-def derived() -> dict[Path, str]:
-    """Each derived file (but the goldens) and the text it must have."""
+def _plan_schema() -> str:
     from plancc.schema_model import json_schema_text
+
+    return json_schema_text()
+
+
+def _model() -> str:
+    from tests import regen_model
+
+    return regen_model.generate()
+
+
+def _gate() -> str:
+    from tests import regen_gate
+
+    return regen_gate.generate(_plan_schema())
+
+
+def _rules_doc() -> str:
     from tests.test_rules_doc import render_rules_doc
 
-    manifest = ROOT / "schemas" / "manifest.schema.json"
-    plan_format = ROOT / "docs" / "plan-format.md"
-    from tests.regen_gate import generate
+    return render_rules_doc()
 
-    schema = json_schema_text()
-    return {
-        ROOT / "schemas" / "warm-plan.schema.json": schema,
-        ROOT / "plancc" / "schema_gate.py": generate(schema),
-        manifest: _manifest_schema(manifest.read_text("utf-8")),
-        ROOT / "docs" / "rules.md": render_rules_doc(),
-        plan_format: _plan_format(plan_format.read_text("utf-8")),
-    }
+
+MANIFEST = ROOT / "schemas" / "manifest.schema.json"
+PLAN_FORMAT = ROOT / "docs" / "plan-format.md"
+# Each derived file (but the goldens) and how its text is made (each when asked).
+DERIVED: dict[Path, Callable[[], str]] = {
+    ROOT / "schemas" / "warm-plan.schema.json": _plan_schema,
+    ROOT / "plancc" / "model.py": _model,
+    ROOT / "plancc" / "schema_gate.py": _gate,
+    MANIFEST: lambda: _manifest_schema(MANIFEST.read_text("utf-8")),
+    ROOT / "docs" / "rules.md": _rules_doc,
+    PLAN_FORMAT: lambda: _plan_format(PLAN_FORMAT.read_text("utf-8")),
+}
 
 
 def main() -> int:
     from tests import regen_golden
 
-    for path, text in derived().items():
+    for path, make in DERIVED.items():
+        text = make()
         if path.read_text("utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"{path.relative_to(ROOT).as_posix()}: written")

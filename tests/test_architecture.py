@@ -25,6 +25,9 @@ LAYERS: list[set[str]] = [
         "plancc.text",
         "plancc.resources",
         "plancc.shell",
+        "plancc.model",
+        "plancc.outputs",
+        "plancc.usage",
         "plancc.fmt_layout",
         "plancc.fmt_scalars",
         "plancc.scalars",
@@ -39,7 +42,6 @@ LAYERS: list[set[str]] = [
         "plancc.flowmap",
         "plancc.scan",
         "plancc.load",
-        "plancc.model",
         "plancc.inputs",
     },
     {"plancc.liveness", "plancc.validate", "plancc.schema_model"},
@@ -56,7 +58,7 @@ LAYERS: list[set[str]] = [
     {"plancc.api", "plancc.fmt", "plancc.measure"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html"},
     {"plancc.console"},
-    {"plancc.commands", "plancc.cli"},
+    {"plancc.options", "plancc.commands", "plancc.cli"},
     {"plancc.launch", "plancc.__main__"},
 ]
 MAX_LINES = 420  # "no module over ~400 lines"
@@ -135,8 +137,8 @@ def test_no_import_cycle() -> None:
 def test_the_graph_has_the_edges_it_judges() -> None:
     # The tests above cannot pass vacuously: the graph has edges, lazy ones too.
     assert "plancc.codes" in GRAPH["plancc.diagnostics"]
-    assert "plancc.check" in GRAPH["plancc.cli"]  # a lazy import, inside a command
-    assert _layer("plancc.cli") > _layer("plancc.check")
+    assert "plancc.check" in GRAPH["plancc.commands"]  # a lazy import, inside a command
+    assert _layer("plancc.commands") > _layer("plancc.check")
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

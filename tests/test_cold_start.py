@@ -1,5 +1,5 @@
 """Cold start is a feature: `plancc validate` imports nothing it does not need: no
-jinja2, and (through plancc.launch) no typer, click or pydantic."""
+jinja2, and (through plancc.launch) no command imports typer, click or pydantic."""
 
 from __future__ import annotations
 
@@ -69,6 +69,26 @@ def test_validate_and_build_load_no_typer_and_no_pydantic(tmp_path: Path, args: 
     assert "plancc.cli" not in modules
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rules"],
+        ["explain", "l2-budget"],
+        ["schema"],
+        ["fmt", "--check", str(PLAN)],
+        ["report", str(PLAN), "-o", "page.html"],
+        ["--debug", "--version"],
+    ],
+    ids=" ".join,
+)
+def test_every_command_starts_without_typer(tmp_path: Path, args: list[str]) -> None:
+    # typer (with click and the pydantic it checks values with) is a third of a cold
+    # start: plancc.launch reads every command's plain arguments itself.
+    code, modules = _modules_after(*args, cwd=tmp_path)
+    assert code in (0, 1)
+    assert not {"typer", "click", "pydantic", "pydantic_core"} & _tops(modules)
+
+
 def test_help_still_goes_through_typer(tmp_path: Path) -> None:
     code, modules = _modules_after("validate", "--help", cwd=tmp_path)
     assert code == 0
@@ -81,6 +101,8 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
     assert not {"jinja2", "pydantic", "jsonschema", "ruamel"} & _tops(modules)
     assert not {m for m in modules if m.startswith("plancc.")} - {
         "plancc.launch",
+        "plancc.options",
+        "plancc.usage",
         "plancc.commands",
         "plancc.cli",
         "plancc.console",

@@ -132,6 +132,7 @@ def test_the_shipped_plans_are_canonical(path: Path) -> None:
     assert format_plan(str(path), path.read_bytes()) == path.read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PLANS + CASES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fmt_is_idempotent_and_keeps_every_value(path: Path) -> None:
     raw = path.read_bytes()
@@ -380,6 +381,7 @@ def _mutations(count: int) -> list[bytes]:
     return out
 
 
+@pytest.mark.slow
 def test_broken_and_odd_plans_are_formatted_idempotently_or_left_alone() -> None:
     for raw in _mutations(150):
         try:

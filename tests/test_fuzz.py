@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import fuzz  # tests/ is on sys.path (pytest prepends it)
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test` skips it; .ci/run runs it
 
 
 def test_fuzz_briefly() -> None:

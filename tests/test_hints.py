@@ -57,7 +57,7 @@ def _on(plan: ir.Plan | None, report: list[Diagnostic], name: str) -> list[Diagn
     return out
 
 
-def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:
+def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:  # noqa: C901, PLR0912 (one branch per kind of hint followed)
     """Every circle found by following each hint of the plan at ``path`` once."""
     doc = load(str(path), path.read_bytes())
     if isinstance(doc, Diagnostic) or not isinstance(doc.data, dict):
@@ -103,11 +103,13 @@ def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:
     return circles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plan", CASES, ids=[p.name for p in CASES])
 def test_following_a_hint_of_the_corpus_leads_on(plan: Path, tmp_path: Path) -> None:
     assert _followed(plan, tmp_path) == []
 
 
+@pytest.mark.slow
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -136,6 +136,7 @@ def _utf16_to_col(line: str, units: int) -> int:
     return len(line)
 
 
+@pytest.mark.slow
 async def test_every_case_gets_the_diagnostics_of_validate(client: LanguageClient) -> None:
     """Code, line, column and message as `plancc validate` prints them, for the whole
     corpus (UTF-8 text, as an editor buffer is)."""
@@ -571,6 +572,7 @@ async def test_symbols_and_inlay_hints(client: LanguageClient) -> None:
 # -- robustness and cost -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_typing_the_flash_plan_through_the_server(client: LanguageClient) -> None:
     """A sample of the states of typing the Flash plan (every 61st character and the
     end), each through the server: every state gets diagnostics, no error is logged.

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # `make test` skips it; .ci/run runs it
+
 DATA = Path(__file__).parent / "data" / "lsp"
 NVIM = shutil.which("nvim")
 

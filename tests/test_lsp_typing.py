@@ -22,6 +22,8 @@ from plancc.lsp import completion, hover, navigation, outline
 from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.server import analyse
 
+pytestmark = pytest.mark.slow  # `make test` skips it; .ci/run runs it
+
 ROOT = Path(__file__).parents[1]
 FLASH = (ROOT / "plans" / "deepseek_v4_flash.yaml").resolve()
 SHARDS = 8  # the states, split so that a failure names a small range

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -200,6 +201,7 @@ def layers(draw: st.DrawFn) -> str:
     return f"  k: {{stages: [{', '.join(stages)}], warms: [{', '.join(warms)}]}}\n"
 
 
+@pytest.mark.slow
 @settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -261,7 +261,7 @@ def test_module_has_the_contract_form(plans: dict[str, ir.Plan], name: str) -> N
     assert not text.endswith("\n\n")
 
 
-def _check_function(
+def _check_function(  # noqa: PLR0915 (one assertion per statement of a generated function)
     fn: ast.FunctionDef, warm: ir.Warm, constants: dict[str, int], plan: ir.Plan
 ) -> None:
     assert [_dotted(d) for d in fn.decorator_list] == ["pl.jit.inline"]

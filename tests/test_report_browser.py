@@ -50,10 +50,13 @@ PAGES = [
 ]
 BINARY = find()
 
-pytestmark = pytest.mark.skipif(
-    BINARY is None,
-    reason="no Chromium on this machine (apt-get install -y chromium, or set CHROMIUM)",
-)
+pytestmark = [
+    pytest.mark.slow,  # `make test` skips it; .ci/run runs it
+    pytest.mark.skipif(
+        BINARY is None,
+        reason="no Chromium on this machine (apt-get install -y chromium, or set CHROMIUM)",
+    ),
+]
 
 # Every label of the figures, where layout put it.
 LABELS = """

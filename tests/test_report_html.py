@@ -622,6 +622,7 @@ def test_measure_reads_the_plancc_measure_format() -> None:
 RECOVERY = sorted((ROOT / "tests" / "cases" / "recovery").glob("*.yaml"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", RECOVERY, ids=[p.stem for p in RECOVERY])
 def test_every_broken_case_gets_a_page_listing_each_diagnostic(case: Path) -> None:
     """The case corpus's schema-recovery plans: what resolved is drawn, all is listed."""

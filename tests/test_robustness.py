@@ -47,6 +47,7 @@ def _deep(frames: int, call: Callable[[], object]) -> object:
     return _deep(frames - 1, call) if frames else call()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [160, 3000])
 def test_dims_resolve_alike_whatever_the_callers_stack_depth(write_plan: Write, n: int) -> None:
     chain = "".join(f"  C{i}: C{i + 1} + 1\n" for i in range(n)) + f"  C{n}: 1\n"

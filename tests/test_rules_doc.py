@@ -22,7 +22,7 @@ from plancc.rules import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "rules.md"
-PLACEMENT = [f"PC10{i}" for i in range(1, 8)]
+PLACEMENT = [c.id for c in all_codes() if c.id.startswith("PC1")]  # PC1nn: placement
 
 
 def render_rules_doc() -> str:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # `make test` skips it; .ci/run runs it
+
 ROOT = Path(__file__).parent.parent
 PLAN = ROOT / "tests" / "cases" / "valid" / "contract_example.yaml"
 

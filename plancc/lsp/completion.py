@@ -77,7 +77,7 @@ def _parent(text: Text, line: int, indent: int, *, strict: bool) -> tuple[str, P
     return None
 
 
-def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp.CompletionItem]:
+def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp.CompletionItem]:  # noqa: C901 (one branch per place in a plan that completes)
     kind = lsp.CompletionItemKind
     if key == "dtype":
         return [_item(n, kind.EnumMember, "dtype") for n in pc.dtype_names()]

@@ -28,7 +28,7 @@ def hover(state: PlanState, position: lsp.Position) -> lsp.Hover | None:
     return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text), state.range(occ.span))
 
 
-def _describe(state: PlanState, occ: Occurrence) -> str | None:
+def _describe(state: PlanState, occ: Occurrence) -> str | None:  # noqa: C901 (one branch per kind of name under the cursor)
     plan = state.result.plan
     if occ.kind == "rule":
         code = pc.code_doc(occ.name)

@@ -218,7 +218,7 @@ def create() -> PlanServer:
     return server
 
 
-def _wire_documents(server: PlanServer) -> None:
+def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's document handlers, each a short function registered here)
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
         options = params.initialization_options
@@ -270,7 +270,7 @@ def _wire_documents(server: PlanServer) -> None:
             changed(ls, change.uri)
 
 
-def _wire_features(server: PlanServer) -> None:
+def _wire_features(server: PlanServer) -> None:  # noqa: C901 (the protocol's feature handlers, each a short function registered here)
     """Each request is answered in the request thread (``answer``); a document never
     opened (or not checked yet) gets the empty answer."""
 

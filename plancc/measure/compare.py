@@ -40,7 +40,7 @@ def where(file: str, line: int | None) -> str:
     return printable(file) + (f":{line}" if line is not None else "")
 
 
-def check(log: BenchLog) -> list[Finding]:
+def check(log: BenchLog) -> list[Finding]:  # noqa: C901, PLR0912 (one branch per field a log and a pair of logs must agree on; each names its mismatch)
     """What in one log disagrees with the rest of it; then, when the counts agree, its
     summary figures against its samples (an InputError when they contradict)."""
     out: list[Finding] = []

@@ -88,7 +88,7 @@ def read(path: str) -> BenchLog:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _parse(path: str, lines: Iterable[str]) -> BenchLog:
+def _parse(path: str, lines: Iterable[str]) -> BenchLog:  # noqa: C901, PLR0912 (one pass over the log, one branch per kind of line)
     log: BenchLog | None = None
     warmup: int | None = None
     header: RawHeader | None = None

@@ -193,7 +193,7 @@ def analyse(m: Manifest, traces: Sequence[Trace]) -> Analysis:
     return Analysis(list(scopes.values()), list(splits.values()), unplaced)
 
 
-def _place_warms(
+def _place_warms(  # noqa: C901 (places each scope by name, else by order, else leaves it unattributed)
     m: Manifest,
     file: str,
     found: dict[str, list[Instance]],

@@ -9,10 +9,8 @@ from typing import Any
 
 from plancc import ir
 from plancc.metrics import forward_numbers, l2_numbers, measure_numbers
+from plancc.outputs import MANIFEST_FORMAT, module_file
 from plancc.render.module_view import anchor_of, render_module
-from plancc.render.names import module_file
-
-MANIFEST_FORMAT = "plancc-manifest/1"
 
 
 def manifest(

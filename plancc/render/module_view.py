@@ -9,8 +9,8 @@ from functools import cache
 from typing import Any
 
 from plancc import ir
+from plancc.outputs import MODULE_HEADER, manifest_file
 from plancc.render.fit import LINE_LENGTH, fit_lines
-from plancc.render.names import manifest_file
 from plancc.shell import regenerate
 
 
@@ -67,6 +67,7 @@ def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dic
         "command": regenerate(plan_path, piped=piped),
         "piped": piped,
         "manifest": manifest_file(plan.model),
+        "header": MODULE_HEADER,
         "constants": constants,
         "warms": warms,
     }

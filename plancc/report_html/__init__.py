@@ -20,6 +20,7 @@ from plancc import __version__, inputs, ir, write
 from plancc.api import PlanResult, UsageError, diagnose_plan
 from plancc.codes import Severity
 from plancc.metrics import forward_numbers, l2_numbers
+from plancc.outputs import report_file
 from plancc.report_html import fmt, layout
 from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
 from plancc.report_html.measure import Measure, for_plan
@@ -67,7 +68,7 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
     result = diagnose_plan(source, raw)
     measured = for_plan(read_measure(measure), result) if measure is not None else None
     if out is None:
-        target = Path(DEFAULT_DIR) / f"{_model(result)}_report.html"
+        target = Path(DEFAULT_DIR) / report_file(_model(result))
         try:
             target.parent.mkdir(exist_ok=True)
         except OSError as exc:

@@ -69,7 +69,7 @@ def clip(name: str, most: int = MAX_LABEL) -> str:
     return name[:head] + "…" + name[len(name) - (most - 1 - head) :]
 
 
-def distinct(names: Sequence[str], most: Sequence[int]) -> list[str]:
+def distinct(names: Sequence[str], most: Sequence[int]) -> list[str]:  # noqa: C901 (cuts names where they differ: a few small cases)
     """Each name clipped to its ``most`` characters, and where two would read the same
     (``deepseek_v4…tmul_kernel`` for each of 2,000 stages), cut so as to show where those
     names differ: what they share at the start gives way first."""

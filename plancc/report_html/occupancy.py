@@ -69,7 +69,7 @@ class Occupancy:
     height: float
 
 
-def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:
+def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:  # noqa: C901 (one figure: bars, the budget line, the peak band and their labels)
     capacity = plan.platform.l2_bytes if plan.platform is not None else None
     budget = int(capacity * plan.l2_fraction) if capacity else None
     marked = [e for e in lf.marked if e.figure == "occupancy"]

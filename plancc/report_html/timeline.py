@@ -176,7 +176,7 @@ def _ticks(grid: Grid) -> tuple[Tick, ...]:
     return tuple(out)
 
 
-def _lane(
+def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badges and sentences, placed in order)
     lf: LayerFacts,
     wf: WarmFacts,
     grid: Grid,

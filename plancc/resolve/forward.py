@@ -14,7 +14,7 @@ from plancc.text import clip
 MAX_FORWARD_LAYERS = 100_000  # far beyond any model; keeps a typo'd `repeat` from exhausting memory
 
 
-def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | None:
+def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | None:  # noqa: C901 (each form of `forward` and its checks, in the order they report)
     fwd = ctx.plan.forward
     if fwd is None:
         return None
@@ -81,7 +81,7 @@ def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | N
     return forward_from_config(ctx, fwd, kind_ref)
 
 
-def forward_from_config(
+def forward_from_config(  # noqa: C901 (every check that does not depend on another runs and reports (the docstring))
     ctx: Context, fwd: model.ForwardFromConfig, kind_ref: Callable[[str, Pos], bool]
 ) -> ir.Forward | None:
     """Every check that does not depend on another's outcome runs and reports: the

@@ -80,9 +80,9 @@ def discover() -> list[Rule]:
     """Every rule, each rule module of this package imported once, in name order."""
     global _discovered
     if not _discovered:
-        _discovered = True
         for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             importlib.import_module(f"{__name__}.{info.name}")
+        _discovered = True  # only now: after a failed import, the next call tries again
     return RULES
 
 

@@ -157,7 +157,7 @@ def _defining(reader: Reader, mod: Module, name: str) -> tuple[Module | None, as
     return None, None
 
 
-def extract(
+def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in fmt order)
     sources: Sequence[str],
     kinds: Sequence[str] = (),
     config: str | None = None,
@@ -245,7 +245,7 @@ def extract(
     return Extracted(out if out is not None else text, notices)
 
 
-def _layer(
+def _layer(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in fmt order)
     kind: str,
     *,
     reading: Reading,

@@ -72,7 +72,7 @@ def _parse(path: str) -> Module | str:
     return Module(path, name, tree, _globals(tree))
 
 
-def _globals(tree: ast.Module) -> dict[str, ast.stmt]:
+def _globals(tree: ast.Module) -> dict[str, ast.stmt]:  # noqa: C901 (one branch per kind of module-level statement)
     """The module's top-level names, each to the statement that binds it last."""
     out: dict[str, ast.stmt] = {}
     for stmt in tree.body:

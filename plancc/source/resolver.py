@@ -77,7 +77,7 @@ class Resolver:
 
     # -- module-level names
 
-    def global_value(self, mod: Module, name: str, depth: int = 0) -> Any:
+    def global_value(self, mod: Module, name: str, depth: int = 0) -> Any:  # noqa: C901, PLR0912 (one branch per kind of constant expression)
         stmt = mod.globals.get(name)
         if stmt is None or depth > MAX_DEPTH:
             return UNKNOWN
@@ -138,7 +138,7 @@ class Resolver:
         except (RecursionError, ZeroDivisionError, OverflowError, TypeError, ValueError):
             return UNKNOWN
 
-    def _const(self, mod: Module, node: ast.expr, self_obj: Any, depth: int) -> Any:
+    def _const(self, mod: Module, node: ast.expr, self_obj: Any, depth: int) -> Any:  # noqa: C901, PLR0912 (one branch per kind of constant expression)
         if depth > 64:
             return UNKNOWN
         if isinstance(node, ast.Constant):

@@ -87,7 +87,7 @@ def _entity(path: PathT) -> PathT:
     return path[:1]
 
 
-def spoil(tree: dict[str, Any], spoils: PathT | KeyOnly, broken: Broken) -> None:
+def spoil(tree: dict[str, Any], spoils: PathT | KeyOnly, broken: Broken) -> None:  # noqa: C901, PLR0912 (one branch per kind of spoil a schema error leaves)
     """Mark what the error at ``path`` spoils, so the models can still be built."""
     if isinstance(spoils, KeyOnly):
         _drop_key(tree, spoils.path, broken)

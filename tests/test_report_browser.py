@@ -4,10 +4,11 @@
 Two sets of pages. The shipped ones (the Flash and Pro plans, Flash with its
 measurement, the broken fixture) must load without a console message, show every
 label whole, not be blank, and print. Those and the pages that stress the layout
-(long names alike but for their middle, a 2,000-stage layer kind, the Flash CSA
-layer with stages beside each other) must lay every label out where no other
-label is: each text's box, as the browser laid it out (turned labels too), and
-each badge are measured and compared pairwise (issue 24).
+(long names alike but for their middle, a 2,000-stage layer kind, the Flash plan
+with its stages in list order, a small graph with stages beside each other) must
+lay every label out where no other label is: each text's box, as the browser laid
+it out (turned labels too), and each badge are measured and compared pairwise
+(issue 24).
 
 Skipped, saying why, only where no Chromium exists; `.ci/run` installs it.
 """
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 from chromium import WIDTH, Browser, find
 from PIL import Image, ImageStat
-from test_report_html import CSP, flash_graph, stress_result
+from test_report_html import CSP, stress_result
 
 from plancc.api import PlanResult
 from plancc.api import diagnose_plan as _diagnose
@@ -258,7 +259,8 @@ LAID_OUT: dict[str, Callable[[Path], tuple[PlanResult, Any]]] = {
     "timed": shipped("tests/data/report/timed.yaml", "tests/data/report/measure.json"),
     "long-names": lambda tmp: (long_names(tmp), None),
     "stress": lambda tmp: (stress_result(tmp), None),
-    "flash-graph": lambda _: (flash_graph(), None),
+    "flash-linear": shipped("tests/data/report/flash-linear.yaml"),
+    "graph": shipped("tests/data/report/graph.yaml"),
 }
 
 

@@ -215,11 +215,12 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
             badges.append(badge(m, x, top))
             x += w + 4
         bar_y = top + BADGE + 4
+    # ``live`` counts steps of the schedule, not stages: the bar ends with the step at
+    # which its last consumer starts.
     bar = None
     start, end = warm.live
-    if warm.anchor is not None and start <= end < len(cols):
-        left, right = cols[warm.anchor].end, cols[end].end
-        bar = (left, right) if right > left else None
+    if warm.anchor is not None and start <= end < len(grid.steps):
+        bar = (cols[warm.anchor].end, grid.steps[end].end)
     numbered = {e.tensor.name: i for i, e in enumerate(warm.entries, start=1)}
     order_text = " → ".join(
         f"{i} {clip(e.tensor.name)}" for e, i in zip(warm.entries, numbered.values(), strict=True)

@@ -348,32 +348,72 @@ def test_plan_without_source_is_unchanged(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 # pypto-lib itself, where a checkout is beside this one (not in plancc's CI).
 
-PYPTO_LIB = Path(os.environ.get("PLANCC_PYPTO_LIB", "/work/pypto-lib"))
-PYPTO_FORK = Path(os.environ.get("PLANCC_PYPTO_LIB_FORK", "/work/pypto-lib-fork"))
-FLASH = Path(__file__).parent.parent / "plans" / "deepseek_v4_flash.yaml"
+# Run them with the checkouts named (docs/sources.md): PLANCC_PYPTO_LIB=pypto-lib main
+# at 634e77bd, PLANCC_PYPTO_LIB_FORK=the same with pypto-lib-o-proj-warm.patch applied.
+PYPTO_LIB = os.environ.get("PLANCC_PYPTO_LIB")
+PYPTO_FORK = os.environ.get("PLANCC_PYPTO_LIB_FORK")
+PLANS = Path(__file__).parent.parent / "plans"
+FLASH = PLANS / "deepseek_v4_flash.yaml"
+PRO = PLANS / "deepseek_v4_pro.yaml"
+needs_main = pytest.mark.skipif(not PYPTO_LIB, reason="PLANCC_PYPTO_LIB is not set")
+needs_fork = pytest.mark.skipif(not PYPTO_FORK, reason="PLANCC_PYPTO_LIB_FORK is not set")
 
 
-@pytest.mark.skipif(not PYPTO_LIB.is_dir(), reason="no pypto-lib checkout")
+def _by_kind(plan: Path, root: str | None) -> list[tuple[str, str]]:
+    """Every source finding as (code, layer kind), the kind from the plan line it is at."""
+    assert root is not None
+    assert Path(root).is_dir(), root
+    starts: list[tuple[int, str]] = []
+    in_layers = False
+    for n, line in enumerate(plan.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith(" "):
+            in_layers = line.startswith("layers:")
+        elif in_layers and line.startswith("  ") and not line.startswith("   "):
+            starts.append((n, line.split(":")[0].strip()))
+    found = []
+    for d in _validate(plan, Path(root)):
+        if d.code in SOURCE_CODES:
+            kind = [k for n, k in starts if n <= d.line][-1]
+            found.append((d.code, kind))
+    return sorted(found)
+
+
+def _each(kinds: list[str], codes: list[str]) -> list[tuple[str, str]]:
+    return sorted((c, k) for k in kinds for c in codes)
+
+
+@needs_main
 def test_flash_against_pypto_lib_main() -> None:
-    """The real drift: q_rope_tid bound nowhere, prefetch_attn_w undeclared, the plan's warm
-    never called; in each of the three attention layer kinds."""
-    ds = _validate(FLASH, PYPTO_LIB)
-    found = sorted(
-        (d.code, d.message.split(":")[0]) for d in ds if d.code in {"PC201", "PC205", "PC206"}
+    """The real drift, in each attention kind: q_rope_tid bound nowhere (PC201), the code's
+    prefetch_attn_w undeclared (PC205), the plan's warm never called (PC206); and the
+    notice of hc_pre, chosen at import time from DSV4_HC_PRE_IMPL."""
+    assert _by_kind(FLASH, PYPTO_LIB) == _each(
+        ["swa", "csa", "hca"], ["PC201", "PC205", "PC206", "PC208"]
     )
-    assert [c for c, _ in found] == ["PC201"] * 3 + ["PC205"] * 3 + ["PC206"] * 3
+    ds = _validate(FLASH, Path(PYPTO_LIB or "."))
     assert all("q_rope_tid" in d.message for d in ds if d.code == "PC201")
     assert all("'prefetch_attn_w'" in d.message for d in ds if d.code == "PC205")
-    assert not [d for d in ds if d.code in {"PC200", "PC202", "PC203", "PC207"}]
 
 
-@pytest.mark.skipif(not PYPTO_FORK.is_dir(), reason="no pypto-lib fork checkout")
+@needs_fork
 def test_flash_against_the_fork() -> None:
-    """The form the plan was measured on: no drift (but the stage order, PC204, until the
-    plan's stages carry the code's deps)."""
-    ds = _validate(FLASH, PYPTO_FORK)
-    assert [d.code for d in ds if d.code in SOURCE_CODES - {"PC204", "PC208"}] == []
-    assert [d.code for d in ds if d.code == "PC208"] == ["PC208"] * 3  # hc_pre, per kind
+    """The form the plan was measured on: nothing but hc_pre's notice, per kind."""
+    assert _by_kind(FLASH, PYPTO_FORK) == _each(["swa", "csa", "hca"], ["PC208"])
+
+
+@needs_main
+def test_pro_against_pypto_lib_main() -> None:
+    """Pro's code binds no q_rope_tid and has no o-projection warm (PC201, PC206; the fork
+    patch is Flash's only); its dims come from a config variant chosen from an environment
+    variable, and hc_pre as in Flash: two notices per kind."""
+    assert _by_kind(PRO, PYPTO_LIB) == _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"])
+
+
+@needs_fork
+def test_pro_against_the_fork() -> None:
+    assert _by_kind(PRO, PYPTO_FORK) == _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"])
 
 
 def test_a_module_is_parsed_again_only_when_it_changes(tmp_path: Path) -> None:

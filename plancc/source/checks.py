@@ -5,9 +5,9 @@ For each layer kind with `source: PATH:FUNCTION` (PATH from the plan's
 compared: the stages' `task` (PC201), `kernel` (PC202), `reads` (PC203) and
 order (PC204), the warms (PC205, PC206), the tensors' shapes and dtypes
 (PC207); what the reader could not resolve is a notice (PC208), and a source
-that cannot be read is PC200. A stage stands for a run of kernels: from its
-`kernel` up to the next stage's kernel in program order. Stages without a
-`kernel`, or whose kernel lies in unresolved code, are not compared.
+that cannot be read is PC200. A stage stands for a run of kernels: its `kernel`
+and the kernels whose last head it is (``base.stage_runs``). Stages without a
+`kernel`, or whose run may hold unresolved code, are not compared.
 Each diagnostic is at the plan node at fault and names the source's file:line.
 """
 

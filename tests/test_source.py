@@ -659,3 +659,13 @@ def test_a_fixed_dim_where_the_code_has_a_dynamic_one(runs: Path) -> None:
             "[dynamic, 64]",
         )
     ]
+
+
+def test_two_stages_naming_one_kernel(runs: Path) -> None:
+    """The later stage's run takes it; the other has no run and is not compared (no
+    traceback on its empty run)."""
+    _edit(runs / "plan.yaml", "reads: [w2], kernel: b_mm", "reads: [w2], kernel: a_mm")
+    assert [(code, line) for code, line, _ in _findings(runs)] == [
+        ("PC203", 19),
+        ("PC204", 19),
+    ]

@@ -58,7 +58,8 @@ class Runs:
     """
 
     kernels: dict[int, list[Kernel]]  # stage index -> its run, in program order
-    unknown: set[int]  # stages whose run holds unresolved code: not compared
+    owner: dict[int, int]  # kernel index -> the stage whose run holds it
+    unknown: set[int]  # stages whose run holds unresolved code (or nothing): not compared
     before: dict[int, int]  # stage index -> bit set of the stages whose runs run before it
 
     def runs_before(self, a: int, b: int) -> bool:
@@ -94,8 +95,10 @@ def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
         for o in waits[s]:
             bits |= before[o] | (1 << o)
         before[s] = bits
-    unknown = {s for s, run in kernels.items() if any(k.opaque for k in run)}
-    return Runs(kernels, unknown, before)
+    # A run that is empty: another stage names the same kernel, and took it.
+    unknown = {s for s, run in kernels.items() if not run or any(k.opaque for k in run)}
+    held = {i: s for i, s in enumerate(owner) if s is not None}
+    return Runs(kernels, held, unknown, before)
 
 
 @dataclass

@@ -244,7 +244,7 @@ class SourceChecks(OrderChecks, WarmChecks):
         k = it.reading.kernels[stray[0]]
         if k.opaque:
             return
-        other = next((o for o, r in runs.kernels.items() if k in r), None)
+        other = runs.owner.get(k.index)
         where = (
             f"the run of stage '{it.layer.stages[other].name}'"
             if other is not None

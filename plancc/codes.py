@@ -261,10 +261,10 @@ SOURCE_READS: Final = Code(
     WARNING,
     """
 A stage's `reads` differ from the static tensors its kernels read in the
-source (the stage's kernels: from its `kernel` up to the next stage's kernel,
-in program order). Only tensors the plan declares are compared; the message
-names what the plan misses and what it has in excess. Every L2 rule counts
-these bytes.
+source (the stage's run: its `kernel`, and each kernel for which it is the
+last, in program order, of the stages' kernels it waits on; docs/sources.md).
+Only tensors the plan declares are compared; the message names what the plan
+misses and what it has in excess. Every L2 rule counts these bytes.
 
 Fix: make `reads` what the code reads.
 """,

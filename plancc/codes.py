@@ -246,11 +246,15 @@ SOURCE_KERNEL: Final = Code(
     """
 A stage's `kernel` is no kernel of its source: no `pl.at` or `pl.spmd` scope
 of the layer function or its inline helpers has that name (as PyPTO names
-them: a `name_hint` used again gets `_0`, `_1`, ...). `plancc measure` finds
-stages by kernel name, and the source checks map stages to code by it.
+them: the first keeps its `name_hint`, a repeat gets `_0`, then `_1`, ...).
+`plancc measure` finds stages by kernel name, and the source checks map stages
+to code by it. Also when a stage's `task` is the task of a kernel outside the
+stage's run (docs/sources.md): its warms would be issued at another stage's
+finish.
 
 Fix: write the kernel's name as the source has it (the hint suggests the
-closest), or correct the `name_hint` in the code.
+closest), or correct the `name_hint` in the code; give the task to the stage
+whose run holds its kernel.
 """,
 )
 SOURCE_READS: Final = Code(
@@ -259,10 +263,10 @@ SOURCE_READS: Final = Code(
     WARNING,
     """
 A stage's `reads` differ from the static tensors its kernels read in the
-source (the stage's kernels: from its `kernel` up to the next stage's kernel,
-in program order). Only tensors the plan declares are compared; the message
-names what the plan misses and what it has in excess. Every L2 rule counts
-these bytes.
+source (the stage's run: its `kernel`, and each kernel for which it is the
+last, in program order, of the stages' kernels it waits on; docs/sources.md).
+Only tensors the plan declares are compared; the message names what the plan
+misses and what it has in excess. Every L2 rule counts these bytes.
 
 Fix: make `reads` what the code reads.
 """,
@@ -277,8 +281,10 @@ other in the plan (its `deps`, or list order without them) but beside or
 before it in the source, or the reverse. In the source a kernel runs after
 the kernels of its `deps=` (a `pl.system.task_dummy` barrier stands for what it
 waits on) and after the kernels that last wrote what it reads or writes, as
-PyPTO's runtime orders tasks. The message names both kernels and their lines.
-PC102 and PC104 give opposite advice on the wrong order.
+PyPTO's runtime orders tasks; a stage's run of kernels runs after another's
+when some kernel of it waits on some kernel of the other, or through a chain
+of such runs. The message names both runs and their lines. PC102 and PC104
+give opposite advice on the wrong order.
 
 Fix: give the stage the `deps` the code has, or change the code.
 """,
@@ -320,7 +326,9 @@ A tensor's shape or dtype differs from the annotation of the source parameter
 it stands for (`pl.Tensor[[dims], pl.DTYPE]`, each dim evaluated from the
 module's constants and the model config it binds). The bytes, the flat view
 and the budget would all be wrong. A plan tensor stands for the parameter of
-its own name, or the one a layer kind's `source_params` maps it to.
+its own name, or the one a layer kind's `source_params` maps it to. A
+`dynamic` dim of the plan accepts any annotation (the plan counts none of its
+bytes); a fixed dim where the code has `pl.dynamic(...)` is PC207.
 
 Fix: correct the tensor's `shape` or `dtype`, or the mapping.
 """,

@@ -256,6 +256,24 @@ async def test_hover_tensor_dim_warm_and_rule(client: LanguageClient) -> None:
     assert (await _hover(client, allowed, "PC102", 1)).startswith("**PC102** issue-order (warning)")
 
 
+async def test_hover_on_a_graph_plan_uses_its_schedule(client: LanguageClient) -> None:
+    """`live` is in steps: k_proj (step 1) runs beside the anchor q_proj, and o_b (step 4,
+    the sixth stage) holds the warm; a stage slice of `live` would say the opposite."""
+    text = demo()
+    for old, new in [
+        ("{name: norm, task: norm_tid}", "{name: norm, task: norm_tid, deps: []}"),
+        ("{name: q_proj, task: q_tid,", "{name: q_proj, task: q_tid, deps: [norm],"),
+        ("{name: k_proj, task: k_tid,", "{name: k_proj, task: k_tid, deps: [norm],"),
+        ("{name: core}", "{name: core, deps: [q_proj, k_proj]}"),
+    ]:
+        assert old in text
+        text = text.replace(old, new)
+    assert "alive in: core, o_a, o_b\n" in await _hover(client, text, "warm_o", 1)
+    assert await _hover(client, text, "k_proj, task") == (
+        "stage `k_proj` (#2 of `attn`)\n\nreads: wk\n\nwarms alive: none"
+    )
+
+
 # -- completion ----------------------------------------------------------------------------
 
 

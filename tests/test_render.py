@@ -725,6 +725,35 @@ def test_manifest_names_each_warms_consumers_with_their_kernels(
     assert kinds[-1] == "csa"
 
 
+GRAPH = """\
+plancc: 1
+model: graph
+platform: a2a3
+tensors:
+  w: {shape: [1024], dtype: bf16}
+layers:
+  l:
+    stages:
+      - {name: a, task: a_tid, deps: []}
+      - {name: long1, deps: [a]}
+      - {name: long2, deps: [long1], reads: [w]}
+      - {name: short, deps: [a], reads: [w], kernel: short_k}
+    warms:
+      - {name: warm_w, after: a, tensors: [w], allow: [PC104, PC107], reason: test}
+"""
+
+
+def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
+    """In schedule order, the one that starts first first (`plancc measure` checks the warm
+    landed before it): 'short' (step 1) starts before 'long2' (step 2), listed before it."""
+    (tmp_path / "graph.yaml").write_text(GRAPH, encoding="utf-8")
+    data: dict[str, Any] = render.manifest(_plan(tmp_path / "graph.yaml"), "graph.yaml")
+    assert data["warms"][0]["consumers"] == [
+        {"stage": "short", "kernel": "short_k"},
+        {"stage": "long2", "kernel": None},
+    ]
+
+
 def test_manifest_without_warms_or_forward(plans: dict[str, ir.Plan]) -> None:
     data = render.manifest(plans["none"], "none.yaml")
     assert data["runtime"] == {"enable_sdma": False}

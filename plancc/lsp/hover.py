@@ -90,8 +90,8 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
     if found is None:
         return None
     layer, warm = found
-    first, last = warm.live
-    live = [s.name for s in layer.stages[first : last + 1]]
+    sched = layer.schedule  # `live` is in steps: a stage's is its start, not its index
+    live = [layer.stages[i].name for i in sched.order() if warm.alive_at(sched.start[i])]
     lines = [
         f"warm `{warm.name}` in `{layer.name}`, after `{_anchor(layer, warm)}`",
         f"alive in: {', '.join(live) if live else 'no stage'}",
@@ -127,7 +127,7 @@ def _stage(plan: pc.ir.Plan, occ: Occurrence) -> str | None:
     stage = next((s for s in layer.stages if s.name == occ.name), None) if layer else None
     if layer is None or stage is None:
         return None
-    warms = [w.name for w in layer.warms if w.alive_at(stage.index)]
+    warms = [w.name for w in layer.warms if w.alive_at(layer.schedule.start[stage.index])]
     lines = [f"stage `{stage.name}` (#{stage.index} of `{layer.name}`)"]
     if stage.reads:
         lines.append(f"reads: {', '.join(stage.reads)}")

@@ -78,11 +78,14 @@ def manifest(
 
 
 def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
-    """The stages after the anchor that read a warmed tensor, in stage order, with their
-    swimlane kernel (null when the plan names none): `plancc measure` checks that the
-    warm landed before the first one started."""
+    """The stages that run after the anchor (a `deps` path) and read a warmed tensor, in
+    schedule order (start step, then list order), with their swimlane kernel (null when the
+    plan names none): `plancc measure` checks that the warm landed before the first one
+    started, so the first must be the one that starts earliest."""
     held = {e.tensor.name for e in warm.entries}
-    stages = plan.layers[warm.layer].stages[anchor_of(plan, warm).index + 1 :]
+    layer = plan.layers[warm.layer]
+    sched, anchor = layer.schedule, anchor_of(plan, warm).index
+    stages = [layer.stages[i] for i in sched.order() if sched.runs_before(anchor, i)]
     return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
 
 

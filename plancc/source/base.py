@@ -44,6 +44,64 @@ def ancestors(reading: Reading) -> list[int]:
 
 
 @dataclass
+class Runs:
+    """Each compared stage's run of kernels, and the source's order of those runs.
+
+    A stage's `kernel` is the *head* of its run. Any other kernel joins the run of the
+    last head, in program order, that it waits on (through `deps=`, task_dummy barriers
+    or last writers, transitively); a kernel that waits on no head is in no run (a seed
+    or a table the plan does not describe). So a run is never cut by the program order
+    of kernels that interleave in the code: the q chain's kernels stay in `q_proj`'s run
+    though the kv chain's are written between them. Run Y runs before run X when a chain
+    of runs leads from Y to X, each waiting (some kernel of it on some kernel of the
+    previous one) on the one before: a plan stage waits for whole stages.
+    """
+
+    kernels: dict[int, list[Kernel]]  # stage index -> its run, in program order
+    owner: dict[int, int]  # kernel index -> the stage whose run holds it
+    unknown: set[int]  # stages whose run holds unresolved code (or nothing): not compared
+    before: dict[int, int]  # stage index -> bit set of the stages whose runs run before it
+
+    def runs_before(self, a: int, b: int) -> bool:
+        return bool(self.before[b] >> a & 1)
+
+
+def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
+    """The runs of the stages whose `kernel` is ``heads[stage]`` (docs/sources.md)."""
+    stage_of = {k.index: s for s, k in heads.items()}
+    owner: list[int | None] = []
+    latest: list[int] = []  # the index of the last head each kernel waits on, -1: none
+    for k in reading.kernels:
+        last = max(
+            (max(d if d in stage_of else -1, latest[d]) for d in k.deps | k.after if d < k.index),
+            default=-1,
+        )
+        latest.append(last)
+        owner.append(stage_of.get(k.index, stage_of[last] if last >= 0 else None))
+    kernels: dict[int, list[Kernel]] = {s: [] for s in heads}
+    waits: dict[int, set[int]] = {s: set() for s in heads}
+    for k in reading.kernels:
+        s = owner[k.index]
+        if s is None:
+            continue
+        kernels[s].append(k)
+        for d in k.deps | k.after:
+            o = owner[d] if d < k.index else None
+            if o is not None and o != s:
+                waits[s].add(o)
+    before: dict[int, int] = {}
+    for s in sorted(heads, key=lambda s: heads[s].index):  # an edge leads to a later head
+        bits = 0
+        for o in waits[s]:
+            bits |= before[o] | (1 << o)
+        before[s] = bits
+    # A run that is empty: another stage names the same kernel, and took it.
+    unknown = {s for s, run in kernels.items() if not run or any(k.opaque for k in run)}
+    held = {i: s for i, s in enumerate(owner) if s is not None}
+    return Runs(kernels, held, unknown, before)
+
+
+@dataclass
 class LayerReading:
     kind: str
     layer: ir.Layer

@@ -5,9 +5,9 @@ For each layer kind with `source: PATH:FUNCTION` (PATH from the plan's
 compared: the stages' `task` (PC201), `kernel` (PC202), `reads` (PC203) and
 order (PC204), the warms (PC205, PC206), the tensors' shapes and dtypes
 (PC207); what the reader could not resolve is a notice (PC208), and a source
-that cannot be read is PC200. A stage stands for a run of kernels: from its
-`kernel` up to the next stage's kernel in program order. Stages without a
-`kernel`, or whose kernel lies in unresolved code, are not compared.
+that cannot be read is PC200. A stage stands for a run of kernels: its `kernel`
+and the kernels whose last head it is (``base.stage_runs``). Stages without a
+`kernel`, or whose run may hold unresolved code, are not compared.
 Each diagnostic is at the plan node at fault and names the source's file:line.
 """
 
@@ -17,7 +17,15 @@ import os
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
-from plancc.source.base import LayerReading, ancestors, closest, source_root, split_source
+from plancc.source.base import (
+    LayerReading,
+    Runs,
+    closest,
+    run_names,
+    source_root,
+    split_source,
+    stage_runs,
+)
 from plancc.source.modules import SourceError
 from plancc.source.order import OrderChecks
 from plancc.source.reader import read_layer
@@ -160,12 +168,12 @@ class SourceChecks(OrderChecks, WarmChecks):
 
     # -- PC202, and each stage's run of kernels
 
-    def kernels(self, it: LayerReading) -> dict[int, list[Kernel] | None]:
-        """Each stage with a `kernel` found in the source: its run of kernels (None when
-        the run is not known: the kernel may lie in unresolved code)."""
+    def kernels(self, it: LayerReading) -> Runs:
+        """Each stage with a `kernel` found in the source: its run of kernels (unknown when
+        the kernel may lie in unresolved code, or its run holds some)."""
         reading = it.reading
         found: dict[int, Kernel] = {}
-        unsure: dict[int, None] = {}
+        unsure: set[int] = set()
         for s in it.layer.stages:
             if s.kernel is None:
                 continue
@@ -173,7 +181,7 @@ class SourceChecks(OrderChecks, WarmChecks):
             if k is not None:
                 found[s.index] = k
             elif s.kernel in reading.possible:
-                unsure[s.index] = None
+                unsure.add(s.index)
             else:
                 names = [k.name for k in reading.kernels if not k.opaque]
                 self.report(
@@ -184,20 +192,19 @@ class SourceChecks(OrderChecks, WarmChecks):
                     closest(s.kernel, names)
                     or f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
                 )
-        starts = sorted({k.index for k in found.values()})
-        runs: dict[int, list[Kernel] | None] = dict(unsure)
-        for stage, k in found.items():
-            nxt = next((i for i in starts if i > k.index), len(reading.kernels))
-            run = reading.kernels[k.index : nxt]
-            runs[stage] = None if any(r.opaque for r in run) else run
+        runs = stage_runs(reading, found)
+        runs.unknown |= unsure
         return runs
 
     # -- PC201
 
-    def tasks(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
+    def tasks(self, it: LayerReading, runs: Runs) -> None:
         reading = it.reading
         for s in it.layer.stages:
-            if s.task is None or s.task in reading.tasks:
+            if s.task is None:
+                continue
+            if s.task in reading.tasks:
+                self.task_kernel(it, runs, s)
                 continue
             bound = ", ".join(reading.tasks) or "none"
             elsewhere = reading.bound.get(s.task)
@@ -207,12 +214,10 @@ class SourceChecks(OrderChecks, WarmChecks):
                     f"return it, and bind `{s.task} = helper(...)` in {reading.function}()"
                 )
             else:
-                run = runs.get(s.index)
+                run = runs.kernels.get(s.index)
                 on = "the stage's kernel"
-                if run:  # the last of its kernels that waits for its first: its output
-                    anc = ancestors(reading)
-                    last = [k for k in run[1:] if anc[k.index] >> run[0].index & 1] or run[:1]
-                    on = f"{last[-1].name} ({last[-1].file}:{last[-1].line})"
+                if run and s.index not in runs.unknown:  # its last kernel: the run's output
+                    on = f"{run[-1].name} ({run[-1].file}:{run[-1].line})"
                 hint = (
                     f"bind it: `with pl.spmd(...) as {s.task}:` on {on}, returned by its "
                     f"helper; or name a task {reading.function}() binds: {bound}"
@@ -224,6 +229,35 @@ class SourceChecks(OrderChecks, WarmChecks):
                 f"{reading.function}() ({reading.file})",
                 hint,
             )
+
+    def task_kernel(self, it: LayerReading, runs: Runs, s: ir.Stage) -> None:
+        """PC202: a stage's `task` is the task of a kernel of its own run (a barrier's: of
+        what it waits on), else its warms would be issued at another stage's finish."""
+        task = it.reading.tasks[s.task or ""]
+        run = runs.kernels.get(s.index)
+        if task.opaque or run is None or s.index in runs.unknown:
+            return
+        mine = {k.index for k in run}
+        stray = sorted(task.kernels - mine)
+        if not stray:
+            return
+        k = it.reading.kernels[stray[0]]
+        if k.opaque:
+            return
+        other = runs.owner.get(k.index)
+        where = (
+            f"the run of stage '{it.layer.stages[other].name}'"
+            if other is not None
+            else ("no stage's run")
+        )
+        self.report(
+            self.stage_at(it, s, "task"),
+            codes.SOURCE_KERNEL,
+            f"stage '{s.name}': task '{s.task}' is the task of kernel {k.name} ({k.file}:"
+            f"{k.line}), which is in {where}, not in the stage's ({run_names(run)})",
+            f"name the task of {run[-1].name} ({run[-1].file}:{run[-1].line}), or give the "
+            "task to the stage whose run holds that kernel",
+        )
 
 
 def check_sources(
@@ -242,10 +276,9 @@ def _same_shape(
     if len(plan) != len(src):
         return False
     for a, b, d in zip(plan, src, dyn, strict=True):
-        if d or a is None:
-            if d != (a is None):
-                return False
-        elif b is not None and a != b:
+        if a is None:  # the plan does not count it: any annotation will do
+            continue
+        if d or (b is not None and a != b):
             return False
     return True
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
-from plancc.model import Stage
 from plancc.names import identifier_problem
 from plancc.source.base import ancestors, split_source
 from plancc.source.modules import Module, SourceError
@@ -269,7 +268,6 @@ def _layer(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in 
             (only,) = t.kernels
             task_of.setdefault(only, t.name)
     by_index = {k.index: k for k in stages}
-    with_deps = "deps" in Stage._fields
     for k in stages:
         entry = [f"name: {k.name}"]
         if k.index in task_of:
@@ -278,10 +276,9 @@ def _layer(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in 
         if reads:
             entry.append(f"reads: [{', '.join(reads)}]")
         entry.append(f"kernel: {k.name}")
-        if with_deps:
-            earlier = [j for j in by_index if j < k.index and anc[k.index] >> j & 1]
-            direct = [j for j in earlier if not any(anc[m] >> j & 1 for m in earlier if m != j)]
-            entry.append(f"deps: [{', '.join(by_index[j].name for j in direct)}]")
+        earlier = [j for j in by_index if j < k.index and anc[k.index] >> j & 1]
+        direct = [j for j in earlier if not any(anc[m] >> j & 1 for m in earlier if m != j)]
+        entry.append(f"deps: [{', '.join(by_index[j].name for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines: list[str] = []
     stage_of_task = {task_of[i]: by_index[i].name for i in task_of if i in by_index}

@@ -3,19 +3,16 @@ source's: deps and last writers)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from plancc import codes
-from plancc.source.base import Checker, LayerReading, ancestors, run_names
-from plancc.source.reading import Kernel
+from plancc.source.base import Checker, LayerReading, Runs, run_names
 
 
 class OrderChecks(Checker):
     # -- PC203
 
-    def reads(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
-        for index, run in runs.items():
-            if run is None:
+    def reads(self, it: LayerReading, runs: Runs) -> None:
+        for index, run in runs.kernels.items():
+            if index in runs.unknown:
                 continue
             s = it.layer.stages[index]
             read: set[str] = set()
@@ -50,52 +47,40 @@ class OrderChecks(Checker):
 
     # -- PC204
 
-    def order(self, it: LayerReading, runs: dict[int, list[Kernel] | None]) -> None:
-        anc = ancestors(it.reading)
-        known = {i: run for i, run in runs.items() if run is not None}
-        stages = sorted(known)
+    def order(self, it: LayerReading, runs: Runs) -> None:
+        known = sorted(i for i in runs.kernels if i not in runs.unknown)
         sched = it.layer.schedule
-
-        def before(a: int, b: int) -> bool:
-            first = known[b][0].index
-            return any(anc[first] >> k.index & 1 for k in known[a])
-
-        for j in stages:
-            for i in stages:
+        for j in known:
+            for i in known:
                 if i >= j:
                     break
                 plan_rel = "after" if sched.runs_before(i, j) else "beside"
-                if before(i, j):
+                if runs.runs_before(i, j):
                     src_rel = "after"
-                elif before(j, i):
+                elif runs.runs_before(j, i):
                     src_rel = "before"
                 else:
                     src_rel = "beside"
                 if plan_rel == src_rel:
                     continue
                 a, b = it.layer.stages[i], it.layer.stages[j]
-                ka, kb = known[i][0], known[j][0]
+                ka, kb = runs.kernels[i][0], runs.kernels[j][0]
                 self.report(
                     self.stage_at(it, b, "kernel"),
                     codes.SOURCE_ORDER,
-                    f"stage '{b.name}' runs {plan_rel} '{a.name}' in the plan, but its kernel "
-                    f"{kb.name} ({kb.file}:{kb.line}) runs {src_rel} {ka.name} "
-                    f"({ka.file}:{ka.line}) in the source",
-                    self.deps_hint(it, j, known, before),
+                    f"stage '{b.name}' runs {plan_rel} '{a.name}' in the plan, but in the source "
+                    f"its run ({run_names(runs.kernels[j])}, {kb.file}:{kb.line}) runs "
+                    f"{src_rel} that of '{a.name}' ({run_names(runs.kernels[i])}, "
+                    f"{ka.file}:{ka.line})",
+                    self.deps_hint(it, j, known, runs),
                 )
                 break
 
-    def deps_hint(
-        self,
-        it: LayerReading,
-        j: int,
-        known: dict[int, list[Kernel]],
-        before: Callable[[int, int], bool],
-    ) -> str:
-        earlier = [i for i in sorted(known) if i < j and before(i, j)]
-        direct = [i for i in earlier if not any(before(i, m) for m in earlier if m != i)]
+    def deps_hint(self, it: LayerReading, j: int, known: list[int], runs: Runs) -> str:
+        earlier = [i for i in known if i < j and runs.runs_before(i, j)]
+        direct = [i for i in earlier if not any(runs.runs_before(i, m) for m in earlier)]
         names = [it.layer.stages[i].name for i in direct]
-        later = [i for i in sorted(known) if i > j and before(i, j)]
+        later = [i for i in known if i > j and runs.runs_before(i, j)]
         if later:
             return (
                 f"the source runs '{it.layer.stages[later[0]].name}' first: list it before "

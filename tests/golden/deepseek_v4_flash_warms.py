@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 9d76d244655444da0b8994fa3622473ae82aa35fd0a0adff0f395ef9d09085da
+Plan sha256: 512e89866a2745abc6a1c63853c3dc371b0c34d68cbbb7dca58851a688b2935f
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

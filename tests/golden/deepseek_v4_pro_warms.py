@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 0b4ae7c0a803f2f73c528721ff7ee44b90ef6acc3b182d869829e674645515a5
+Plan sha256: 874beaf443750e83313af437c5fe28d01d7741b3f9c50600cc90e9ba11e33383
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

@@ -244,7 +244,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     return Extracted(out if out is not None else text, notices)
 
 
-def _layer(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in fmt order)
+def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
     kind: str,
     *,
     reading: Reading,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import compileall
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -45,6 +46,8 @@ EXAMPLE = ROOT / "examples" / "measure"
 SIZES = (100, 1_000)
 TIMEOUT = 150  # seconds for one process: past it a point is reported as a timeout
 TARGET = 0.5  # every ratio to check-jsonschema
+
+EXPONENT = 1.1  # the largest growth of in-process time with the warms that is linear enough
 
 
 def spread(warms: int, per_kind: int = 10) -> str:
@@ -253,10 +256,22 @@ def main() -> None:
                 points.append(point)
                 if "ratio" in point:
                     rows.append((f"{series}, {n:,} warms, validate (process)", point))
-            results[series] = {"points": points}
+            results[series] = {"points": points, "exponent": _exponent(points)}
 
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     _print(results, rows)
+
+
+def _exponent(points: list[dict[str, Any]]) -> float | None:
+    """How the in-process time grows with the warms: the slope of log time over log warms
+    between the series' ends (issue 25: the rules on the graph stay linear, ≤ 1.1)."""
+    timed = [p for p in points if "in_process_s" in p]
+    if len(timed) < 2:
+        return None
+    first, last = timed[0], timed[-1]
+    return math.log(last["in_process_s"] / first["in_process_s"]) / math.log(
+        last["warms"] / first["warms"]
+    )
 
 
 def _print(results: dict[str, Any], rows: list[tuple[str, dict[str, float]]]) -> None:
@@ -279,7 +294,13 @@ def _print(results: dict[str, Any], rows: list[tuple[str, dict[str, float]]]) ->
             else f"{p['warms']:,}: {p['error']}"
             for p in results[series]["points"]
         )
-        print(f"{series}: plancc in process {inproc}")
+        slope = results[series]["exponent"]
+        grows = (
+            ""
+            if slope is None
+            else f"; exponent {slope:.2f} (≤{EXPONENT:.1f} {'ok' if slope <= EXPONENT else 'OVER'})"
+        )
+        print(f"{series}: plancc in process {inproc}{grows}")
     print(f"written to {RESULTS.relative_to(ROOT)}")
 
 

@@ -82,13 +82,10 @@ def _plan_location(file: str) -> str:
     return os.path.realpath(file) if regular else os.path.abspath(file)
 
 
-def diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader = read_capped, *, ranges: bool = False
-) -> PlanResult:
+def diagnose_plan(source: PlanInput, raw: bytes, read_file: FileReader = read_capped) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
-    files, the language server also sees the unsaved editor buffers, and keeps where
-    each node ends as the plan is read (``ranges``: see ``load``)."""
+    files, the language server also sees the unsaved editor buffers."""
     # The front end builds a large tree with no reference cycle; the cycle
     # collector's passes over it cost more than the work itself (2.5x on a plan
     # of 10,000 warms), so it waits until the plan is checked. Then what the
@@ -98,7 +95,7 @@ def diagnose_plan(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _diagnose_plan(source, raw, read_file, ranges)
+        return _diagnose_plan(source, raw, read_file)
     finally:
         if paused:
             if gc.get_freeze_count() == 0:  # unfreeze would thaw a caller's frozen objects
@@ -107,11 +104,9 @@ def diagnose_plan(
             gc.enable()
 
 
-def _diagnose_plan(
-    source: PlanInput, raw: bytes, read_file: FileReader, ranges: bool
-) -> PlanResult:
+def _diagnose_plan(source: PlanInput, raw: bytes, read_file: FileReader) -> PlanResult:
     label = source.label
-    doc = load(label, raw, ranges=ranges)
+    doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)

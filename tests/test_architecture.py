@@ -36,8 +36,8 @@ LAYERS: list[set[str]] = [
     {
         "plancc.ir",
         "plancc.compose",
-        "plancc.flowmap",
-        "plancc.scan",
+        "plancc.compose_nodes",
+        "plancc.yaml_pure",
         "plancc.load",
         "plancc.model",
         "plancc.inputs",

@@ -1,0 +1,260 @@
+"""ruamel's pure-Python parser, reading YAML as libyaml (the C parser) does.
+
+``load`` composes a plan from the C parser's events where it is installed, else
+from these; a YAML error the C parser finds is worded as this parser words it.
+Where ruamel's pure scanner refuses text libyaml reads, and YAML 1.2 allows, it
+is taught to read it here, so every text has one reading (tests/test_parsers.py,
+``make fuzz``):
+
+- a tab separating tokens on a line (`a:\\tb`, `a: b\\t# note`, `[1,\\t2]`), and
+  inside a plain scalar (`a: b\\tc`); a tab still cannot indent, nor follow a
+  block indicator (`-`, `?`, `:` of a complex key);
+- `:` right after a flow key in a flow collection (`["b":c]`, YAML 1.2 example 7.21);
+- a block scalar whose leading blank lines are less indented than its text;
+- `...` repeated after a document;
+
+and an anchor's or alias's name ends, as in libyaml, at the first character that
+is not a letter, digit, `_` or `-` (to ruamel, at a blank or flow indicator:
+`&a:` would name `a:`).
+
+This module imports ruamel's pure parser: the loader imports it only when it
+needs it (a fallback, or an error to word).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import StreamMark as Mark
+from ruamel.yaml.parser import Parser
+from ruamel.yaml.scanner import Scanner, ScannerError
+from ruamel.yaml.tokens import DocumentEndToken, TagToken
+
+_BREAKS = "\r\n\x85\u2028\u2029"
+
+
+class _Scanner(Scanner):
+    # libyaml reads YAML 1.1, whatever a `%YAML` directive says; so does ruamel's
+    # parser when its version is 1.1 (its tags are left to the composer).
+    @property
+    def yaml_version(self) -> Any:
+        return (1, 1)
+
+    @yaml_version.setter
+    def yaml_version(self, version: Any) -> None:
+        pass
+
+    def scan_to_next_token(self) -> Any:
+        # libyaml skips a tab like a space unless it may be indentation: in a block
+        # collection where a simple key may start (a line's start, after `-` or `?`).
+        if self.flow_level or not self.allow_simple_key:
+            while self.reader.peek() in " \t":
+                self.reader.forward()
+        return super().scan_to_next_token()
+
+    def scan_plain_spaces(self, indent: Any, start_mark: Any) -> Any:
+        # The blanks and line breaks after a word of a plain scalar, as libyaml reads
+        # them: tabs are blanks too, but not left of the scalar's indentation on a
+        # line it continues on. None at a document marker, as ruamel's.
+        reader = self.reader
+        length = 0
+        while reader.peek(length) in " \t":
+            length += 1
+        blanks = reader.prefix(length)
+        reader.forward(length)
+        if reader.peek() not in _BREAKS:
+            return [blanks] if blanks else []
+        first = self.scan_line_break()
+        self.allow_simple_key = True
+        breaks = []
+        while True:
+            if (
+                reader.column == 0
+                and reader.prefix(3) in ("---", "...")
+                and (reader.peek(3) in "\0 \t\r\n\x85\u2028\u2029")
+            ):
+                return None
+            ch = reader.peek()
+            if ch == "\t" and reader.column < indent:
+                raise ScannerError(
+                    "while scanning a plain scalar",
+                    start_mark,
+                    "found a tab character that violates indentation",
+                    reader.get_mark(),
+                )
+            if ch in " \t":
+                reader.forward()
+            elif ch in _BREAKS:
+                breaks.append(self.scan_line_break())
+            else:
+                break
+        if first != "\n":
+            return [first, *breaks]
+        return breaks or [" "]
+
+    def scan_plain(self) -> Any:
+        # In a flow collection libyaml refuses a `:` that a blank does not follow
+        # (`{a:b}`, `{a:}`), which ruamel takes into the scalar.
+        token = super().scan_plain()
+        if self.flow_level:
+            start, end = token.start_mark, token.end_mark
+            text = self.reader.buffer[start.index : end.index + 1]
+            for at, ch in enumerate(text[:-1]):
+                if ch == ":" and text[at + 1] not in "\0 \t\r\n":
+                    raise ScannerError(
+                        "while scanning a plain scalar",
+                        start,
+                        "found unexpected ':'",
+                        Mark(start.name, start.index + at, start.line, start.column + at),
+                    )
+        return token
+
+    def scan_tag(self) -> Any:
+        # libyaml ends a tag at a blank, ruamel at a space: a tab after it is a space.
+        # What follows `!` or `!!` that is no handle (`!a.!b`, `!!!`) is, to libyaml,
+        # the tag's suffix.
+        self._blank_after(1, lambda ch: ch in "\0 \t\r\n")
+        reader = self.reader
+        start = reader.get_mark()
+        at = reader.pointer, reader.index, reader.line, reader.column
+        try:
+            token = super().scan_tag()
+        except ScannerError as exc:
+            if not str(exc.problem).startswith(("expected '!'", "expected URI")):
+                raise
+            reader.pointer, reader.index, reader.line, reader.column = at
+            handle = "!!" if reader.prefix(2) == "!!" else "!"
+            reader.forward(len(handle))
+            suffix = self.scan_tag_uri("tag", start)
+            if reader.peek() not in "\0 \r\n":
+                raise
+            return TagToken((handle, suffix), start, reader.get_mark())
+        if token.value == (None, "!!"):  # a handle without a suffix
+            raise ScannerError(
+                "while parsing a tag", start, "did not find expected tag URI", reader.get_mark()
+            )
+        return token
+
+    def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
+        # A block scalar's header: a chomping and an indentation indicator, in either
+        # order, then blanks (tabs too) or a comment, which libyaml lets touch them.
+        reader = self.reader
+        chomping = increment = None
+        for _ in range(2):
+            ch = reader.peek()
+            if ch in "+-" and chomping is None:
+                chomping = ch == "+"
+            elif ch in "123456789" and increment is None:
+                increment = int(ch)
+            elif ch == "0" and increment is None:
+                raise ScannerError(
+                    "while scanning a block scalar",
+                    start_mark,
+                    "expected indentation indicator in the range 1-9, but found 0",
+                    reader.get_mark(),
+                )
+            else:
+                break
+            reader.forward()
+        ch = reader.peek()
+        if ch not in "\0 \t\r\n#":
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected chomping or indentation indicators, but found {ch!r}",
+                reader.get_mark(),
+            )
+        return chomping, increment
+
+    def scan_block_scalar_ignored_line(self, start_mark: Any) -> Any:
+        reader = self.reader
+        while reader.peek() in " \t":
+            reader.forward()
+        if reader.peek() == "#":
+            while reader.peek() not in "\0\r\n":
+                reader.forward()
+        ch = reader.peek()
+        if ch not in "\0\r\n":
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected a comment or a line break, but found {ch!r}",
+                reader.get_mark(),
+            )
+        self.scan_line_break()
+
+    def _blank_after(self, skip: int, ends: Any) -> None:
+        """Tabs after the token at the reader's position (``skip`` characters, then up
+        to where ``ends`` says), turned into spaces (rarely: the text is copied)."""
+        reader = self.reader
+        at = reader.pointer + skip
+        buffer = reader.buffer
+        while not ends(buffer[at]):
+            at += 1
+        stop = at
+        while buffer[stop] in " \t":
+            stop += 1
+        if "\t" in buffer[at:stop]:
+            reader.buffer = buffer[:at] + " " * (stop - at) + buffer[stop:]
+
+    def scan_anchor(self, token_class: Any) -> Any:
+        start = self.reader.get_mark()
+        what = "alias" if self.reader.peek() == "*" else "anchor"
+        self.reader.forward()
+        length = 0
+        while (ch := self.reader.peek(length)).isascii() and (ch.isalnum() or ch in "-_"):
+            length += 1
+        if length == 0 or ch not in "\0 \t\r\n?:,]}%@`":
+            self.reader.forward(length)
+            raise ScannerError(
+                f"while scanning an {what}",
+                start,
+                f"expected alphabetic or numeric character, but found {ch!r}",
+                self.reader.get_mark(),
+            )
+        name = self.reader.prefix(length)
+        self.reader.forward(length)
+        return token_class(name, start, self.reader.get_mark())
+
+    def check_value(self) -> Any:
+        # In a flow collection libyaml takes any `:` a token starts with as a value.
+        return bool(self.flow_level) or super().check_value()
+
+    def scan_block_scalar_indentation(self) -> Any:
+        # The leading blank lines of a block scalar whose indentation is found from
+        # its first line of text: their spaces count only towards that indentation.
+        chunks = []
+        widest = 0
+        end_mark = self.reader.get_mark()
+        while (ch := self.reader.peek()) == " " or ch in _BREAKS:
+            if ch == " ":
+                self.reader.forward()
+                widest = max(widest, self.reader.column)
+            else:
+                chunks.append(self.scan_line_break())
+                end_mark = self.reader.get_mark()
+        return chunks, widest, end_mark
+
+
+class _Parser(Parser):
+    ended = False  # a document has ended with `...`
+
+    def parse_document_end(self) -> Any:
+        event = super().parse_document_end()
+        self.ended = event.explicit
+        return event
+
+    def parse_implicit_document_start(self) -> Any:
+        if self.ended and self.scanner.check_token(DocumentEndToken):  # `...` again
+            return self.parse_document_start()
+        return super().parse_implicit_document_start()
+
+
+def events(text: str) -> Any:
+    """The pure parser's events of ``text``, one per call of what is returned."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Scanner = _Scanner
+    yaml.Parser = _Parser
+    yaml.top_level_block_style_scalar_no_indent_error_1_1 = True  # libyaml's, too
+    return yaml.parse(text).__next__

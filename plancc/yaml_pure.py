@@ -2,20 +2,25 @@
 
 ``load`` composes a plan from the C parser's events where it is installed, else
 from these; a YAML error the C parser finds is worded as this parser words it.
-Where ruamel's pure scanner refuses text libyaml reads, and YAML 1.2 allows, it
-is taught to read it here, so every text has one reading (tests/test_parsers.py,
-``make fuzz``):
+So that every text has one reading on both paths (tests/test_parsers.py, ``make
+fuzz``), ruamel's parser runs in its YAML 1.1 mode, as libyaml reads (the
+composer resolves scalars by the 1.2 core schema either way), and is taught
+here to read what libyaml reads and YAML 1.2 allows:
 
-- a tab separating tokens on a line (`a:\\tb`, `a: b\\t# note`, `[1,\\t2]`), and
-  inside a plain scalar (`a: b\\tc`); a tab still cannot indent, nor follow a
-  block indicator (`-`, `?`, `:` of a complex key);
-- `:` right after a flow key in a flow collection (`["b":c]`, YAML 1.2 example 7.21);
+- a tab separating tokens on a line (`a:\tb`, `a: b\t# note`, `!!str\tx`, a
+  block scalar's header), and inside a plain scalar (`a: b\tc`); a tab still
+  cannot indent, nor follow a block indicator (`-`, `?`);
+- `:` right after a flow key in a flow collection (`["b":c]`, YAML 1.2 example
+  7.21), a comment right after a block scalar's header (`>#`);
 - a block scalar whose leading blank lines are less indented than its text;
 - `...` repeated after a document;
 
-and an anchor's or alias's name ends, as in libyaml, at the first character that
-is not a letter, digit, `_` or `-` (to ruamel, at a blank or flow indicator:
-`&a:` would name `a:`).
+and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
+name ends at the first character that is not a letter, digit, `_` or `-`
+(`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
+`:` that no blank follows; a top-level block scalar's text is indented; an
+escaped surrogate (`"\\ud800"`) and `!!` without a suffix are errors; `!a.!b`
+is the tag `!a.!b`.
 
 This module imports ruamel's pure parser: the loader imports it only when it
 needs it (a fallback, or an error to word).
@@ -23,6 +28,7 @@ needs it (a fallback, or an error to word).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -32,6 +38,7 @@ from ruamel.yaml.scanner import Scanner, ScannerError
 from ruamel.yaml.tokens import DocumentEndToken, TagToken
 
 _BREAKS = "\r\n\x85\u2028\u2029"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Scanner(Scanner):
@@ -108,6 +115,18 @@ class _Scanner(Scanner):
                         "found unexpected ':'",
                         Mark(start.name, start.index + at, start.line, start.column + at),
                     )
+        return token
+
+    def scan_flow_scalar(self, style: Any) -> Any:
+        # libyaml refuses an escape of a surrogate (`"\\ud800"`): no character.
+        token = super().scan_flow_scalar(style)
+        if not token.value.isascii() and _SURROGATE.search(token.value):
+            raise ScannerError(
+                "while scanning a double-quoted scalar",
+                token.start_mark,
+                "found invalid Unicode character escape code",
+                token.start_mark,
+            )
         return token
 
     def scan_tag(self) -> Any:

@@ -48,6 +48,34 @@ TEXTS = [
     b"a: 0000000000000000000000000000008\n",
     b"a: -9223372036854775808\n",
     BOMB[:413],  # an alias bomb cut short: a YAML error after all its aliases
+    b"a: 1\n...\n...\n",
+    b'a: ["b":c]\n',
+    b"a: |\n \n  x\n",
+    b"a: |\n  \n x\n",  # a leading blank line longer than the text: an error
+    b"plancc:\t1\n",
+    b"a: b\tc\n",
+    b"a: 1\t# c\n",
+    b"a: 1\n \t\nb: 2\n",
+    b"a: 1\n\t\nb: 2\n",
+    b"1\n\t",
+    b"- \tb\n",
+    b"a: !\tx\n",
+    b"a: >-\t# c\n  x\n",
+    b">#",
+    b"|\na",
+    b"a: b\xc2\x85c\n",
+    "a: b\u2028c\n\u2029: 1\n".encode(),
+    "n\ufeff: 1\nm: \ufeffx\n".encode(),
+    b"a: &x:1\nb: *x\n",
+    b"{a:b}\n",
+    b"{q:}\n",
+    b": x\n",
+    b"{: x}\n",
+    b"...\n",
+    b"!!",
+    b"!.!",
+    b"!!!",
+    b'{"plancc": "\\ud800\\udc00"}\n',  # an escaped surrogate pair (found by make fuzz)
 ]
 
 

@@ -59,7 +59,7 @@ def mark_where(mark: Any) -> Where:
 
 
 class Composer:
-    """YAML events in; ``(data, values, keys)`` out, or a ``Reject``.
+    """YAML events in; ``(data, values, keys, ends)`` out, or a ``Reject``.
 
     ``next_event`` is a parser's ``get_event`` (or an event generator's
     ``__next__``); whatever it raises (a YAML error) passes through. Without
@@ -67,10 +67,14 @@ class Composer:
     the graph are looked for. ``restore`` maps characters back in every scalar."""
 
     def __init__(
-        self, next_event: Callable[[], Any], *, build: bool = True, restore: Any = None
+        self,
+        next_event: Callable[[], Any],
+        *,
+        build: bool = True,
+        restore: dict[int, str] | None = None,
     ) -> None:
         self.next_event = next_event
-        self.restore: dict[int, str] | None = restore  # for str.translate
+        self.restore = restore  # for str.translate
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
         # Where each node starts -> just past its end (the innermost of nodes starting together).

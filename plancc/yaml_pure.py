@@ -19,8 +19,8 @@ and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
 name ends at the first character that is not a letter, digit, `_` or `-`
 (`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
 `:` that no blank follows; a top-level block scalar's text is indented; an
-escaped surrogate (`"\\ud800"`) and `!!` without a suffix are errors; `!a.!b`
-is the tag `!a.!b`.
+escaped surrogate (`"\\ud800"`) and `!!` without a suffix are errors; a tag's
+handle is `!`, `!!` or `!name!`, the rest its suffix (`!!!int` is `!!`, `!int`).
 
 This module imports ruamel's pure parser: the loader imports it only when it
 needs it (a fallback, or an error to word).
@@ -130,30 +130,32 @@ class _Scanner(Scanner):
         return token
 
     def scan_tag(self) -> Any:
-        # libyaml ends a tag at a blank, ruamel at a space: a tab after it is a space.
-        # What follows `!` or `!!` that is no handle (`!a.!b`, `!!!`) is, to libyaml,
-        # the tag's suffix.
-        self._blank_after(1, lambda ch: ch in "\0 \t\r\n")
+        # A tag as libyaml reads it: `!<uri>`, or a handle (`!`, `!!`, `!name!`) then
+        # a suffix of URI characters (`!!!int` is `!!` then `!int`), ended by a blank
+        # (a tab too) or, in a flow collection, a `,`.
         reader = self.reader
+        if reader.peek(1) == "<":
+            return super().scan_tag()
         start = reader.get_mark()
-        at = reader.pointer, reader.index, reader.line, reader.column
-        try:
-            token = super().scan_tag()
-        except ScannerError as exc:
-            if not str(exc.problem).startswith(("expected '!'", "expected URI")):
-                raise
-            reader.pointer, reader.index, reader.line, reader.column = at
-            handle = "!!" if reader.prefix(2) == "!!" else "!"
-            reader.forward(len(handle))
-            suffix = self.scan_tag_uri("tag", start)
-            if reader.peek() not in "\0 \r\n":
-                raise
-            return TagToken((handle, suffix), start, reader.get_mark())
-        if token.value == (None, "!!"):  # a handle without a suffix
+        length = 1
+        while (ch := reader.peek(length)).isascii() and (ch.isalnum() or ch in "-_"):
+            length += 1
+        named = reader.peek(length) == "!"
+        handle = reader.prefix(length + 1) if named else "!"
+        reader.forward(len(handle))
+        end = "\0 \t\r\n" + ("," if self.flow_level else "")
+        if handle == "!" and reader.peek() in end:
+            value: tuple[str | None, str] = (None, "!")  # the non-specific tag
+        else:
+            value = (handle, self.scan_tag_uri("tag", start))
+        if reader.peek() not in end:
             raise ScannerError(
-                "while parsing a tag", start, "did not find expected tag URI", reader.get_mark()
+                "while scanning a tag",
+                start,
+                f"expected ' ', but found {reader.peek()!r}",
+                reader.get_mark(),
             )
-        return token
+        return TagToken(value, start, reader.get_mark())
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         # A block scalar's header: a chomping and an indentation indicator, in either
@@ -202,20 +204,6 @@ class _Scanner(Scanner):
                 reader.get_mark(),
             )
         self.scan_line_break()
-
-    def _blank_after(self, skip: int, ends: Any) -> None:
-        """Tabs after the token at the reader's position (``skip`` characters, then up
-        to where ``ends`` says), turned into spaces (rarely: the text is copied)."""
-        reader = self.reader
-        at = reader.pointer + skip
-        buffer = reader.buffer
-        while not ends(buffer[at]):
-            at += 1
-        stop = at
-        while buffer[stop] in " \t":
-            stop += 1
-        if "\t" in buffer[at:stop]:
-            reader.buffer = buffer[:at] + " " * (stop - at) + buffer[stop:]
 
     def scan_anchor(self, token_class: Any) -> Any:
         start = self.reader.get_mark()

@@ -75,6 +75,9 @@ TEXTS = [
     b"!!",
     b"!.!",
     b"!!!",
+    b"!!!int # a tag: the handle !!, then !int (found by make fuzz)\na: 1\n",
+    b"a: [!!str,x]\n",
+    b"a: !x!y z\n",
     b'{"plancc": "\\ud800\\udc00"}\n',  # an escaped surrogate pair (found by make fuzz)
 ]
 

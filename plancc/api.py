@@ -88,15 +88,13 @@ def diagnose_plan(
     raw: bytes,
     read_file: FileReader = read_capped,
     *,
-    ranges: bool = False,
     source_root: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
-    files, the language server also sees the unsaved editor buffers, and keeps where
-    each node ends as the plan is read (``ranges``: see ``load``)."""
+    files, the language server also sees the unsaved editor buffers."""
     label = source.label
-    doc = load(label, raw, ranges=ranges)
+    doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)

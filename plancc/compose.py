@@ -11,7 +11,8 @@ checked as the events arrive, so no input costs more than linear time:
   track the deeper levels;
 - each node's size and height with every alias expanded are added up once,
   from its children's (an alias adds its anchor's), so an alias bomb is caught
-  without being expanded.
+  without being expanded; an alias's copy of its anchor is made only once the
+  document has been read without a problem.
 
 Problems rank as follows: one that stops reading (a YAML error, an undefined
 alias, a second document, a limit above) wins; then the first problem of the
@@ -27,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from plancc.compose_nodes import Node, PathT, Pending, copy_tree
 from plancc.diagnostics import Where, pos_of
 from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar, unsupported
 
@@ -37,7 +39,8 @@ TOO_MANY_NODES = "the document has more than {:,} nodes, counting each alias exp
 MAX_DEPTH = 64
 TOO_DEEP = "nesting deeper than {} levels"
 
-PathT = tuple[str | int, ...]
+# The tree, each value's and key's start, and each node's end (by its start).
+Composed = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]
 
 
 class Reject(Exception):
@@ -55,77 +58,40 @@ def mark_where(mark: Any) -> Where:
     return (line + 1) << 32 | (column + 1)
 
 
-class _Node:
-    """A composed node: a collection while it is open, and any node an alias names."""
-
-    __slots__ = (
-        "anchored",
-        "data",
-        "deepest",
-        "depth",
-        "end",
-        "extra",
-        "height",
-        "is_map",
-        "items",
-        "kend",
-        "key",
-        "key_at",
-        "kstart",
-        "nodes",
-        "open",
-        "path",
-        "size",
-        "start",
-        "stop",
-        "tag",
-        "text",
-        "where",
-    )
-
-    def __init__(self, where: Where, tag: str, text: str | None) -> None:
-        self.where = where
-        self.tag = tag
-        self.text = text  # a scalar's source text; None for a collection
-        self.open = text is None  # a collection, until its end event
-        self.anchored = False
-        self.data: Any = None  # a built collection's dict or list
-        self.size = 1  # nodes, every alias expanded
-        self.height = 0  # levels below it, every alias expanded
-        self.path: PathT = ()  # where it was built, and its slices of the positions
-        self.start = self.end = self.kstart = self.kend = 0
-        self.stop: Where = where  # just past its end, once known
-        # While open: a mapping's pending key, a sequence's item count, its depth,
-        # the deepest level reached inside it, the node counts when it started.
-        self.is_map = False
-        self.key: str | None = None
-        self.key_at: Where = where
-        self.items = self.depth = self.deepest = self.nodes = self.extra = 0
-
-
 class Composer:
-    """YAML events in; ``(data, values, keys)`` out, or a ``Reject``.
+    """YAML events in; ``(data, values, keys, ends)`` out, or a ``Reject``.
 
     ``next_event`` is a parser's ``get_event`` (or an event generator's
-    ``__next__``); whatever it raises (a YAML error) passes through."""
+    ``__next__``); whatever it raises (a YAML error) passes through. Without
+    ``build`` nothing is built, only the problems that stop reading and those of
+    the graph are looked for. ``restore`` maps characters back in every scalar."""
 
-    def __init__(self, next_event: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        next_event: Callable[[], Any],
+        *,
+        build: bool = True,
+        restore: dict[int, str] | None = None,
+    ) -> None:
         self.next_event = next_event
+        self.restore = restore  # for str.translate
         self.values: list[tuple[PathT, Where]] = []
         self.keys: list[tuple[PathT, Where]] = []
         # Where each node starts -> just past its end (the innermost of nodes starting together).
         self.ends: dict[Where, Where] = {}
-        self.anchors: dict[str, _Node] = {}
+        self.anchors: dict[str, Node] = {}
         self.anchored_open = 0  # anchored collections open: depths are tracked
         self.nodes = 0  # node events so far (an alias is one)
         self.extra = 0  # nodes that aliases add when expanded
         self.graph_error: Reject | None = None
         self.tree_error: Reject | None = None
-        self.building = True  # until the first problem; after it, only counting
+        self.build = build
+        self.building = build  # until the first problem; after it, only counting
+        # Aliases placed, copied once the document is read without a problem: an
+        # alias bomb cut short (a YAML error at its end) costs no copies.
+        self.copies: list[Pending] = []
 
-    def compose(
-        self,
-    ) -> tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]:
+    def compose(self) -> Composed:
         from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
         from ruamel.yaml.events import StreamEndEvent  # noqa: PLC0415 (ruamel loads with the first plan)
 
@@ -146,7 +112,11 @@ class Composer:
         error = self.graph_error or self.tree_error
         if error is not None:
             raise error
+        if not self.build:
+            return None, {}, {}, {}
         assert self.building, "building stops only at a problem"
+        for copy in self.copies:
+            self._expand(copy)
         return data, dict(self.values), dict(self.keys), self.ends
 
     def _graph_problem(self, where: Where, message: str) -> None:
@@ -172,7 +142,7 @@ class Composer:
             SequenceEndEvent,
         )
 
-        stack: list[_Node] = []
+        stack: list[Node] = []
         root: list[Any] = []  # the root's data, once placed
         values, keys, next_event = self.values, self.keys, self.next_event
         tags: dict[str, str] = {}  # plain scalar -> its core tag, each text worked out once
@@ -200,20 +170,23 @@ class Composer:
                     stack.append(self._start(event, cls is MappingStartEvent, stack, root))
                 continue
             text = event.value
-            if event.ctag is not None and str(event.ctag) != "!":
-                tag = str(event.ctag)
+            if self.restore:
+                text = text.translate(self.restore)
+            plain = False
+            if event.ctag is not None:  # the non-specific `!` makes a string (YAML 1.2)
+                tag = STR if str(event.ctag) == "!" else str(event.ctag)
             elif not event.implicit[0]:
                 tag = STR
             else:
-                tag = tags.get(text) or tags.setdefault(
-                    text, MERGE if text == "<<" else core_tag(text)
-                )
+                plain = True
+                tag = tags.get(text) or tags.setdefault(text, core_tag(text))
             mark, end = event.start_mark, event.end_mark
             where = (mark.line + 1) << 32 | (mark.column + 1)
             stop = (end.line + 1) << 32 | (end.column + 1)
             if event.anchor is not None or not stack:
-                node = _Node(where, tag, text)
+                node = Node(where, tag, text)
                 node.stop = stop
+                node.merge = plain and text == "<<"
                 if event.anchor is not None:
                     self.anchors[event.anchor] = node
                 if not stack:
@@ -225,6 +198,8 @@ class Composer:
             if parent.is_map and parent.key is None:  # a plain key
                 parent.key, parent.key_at = text, where
                 if self.building:
+                    if plain and text == "<<":
+                        tag = MERGE  # a YAML 1.1 merge key, refused (not taken as a key)
                     if tag == MERGE or text in parent.data:
                         self._bad_key(parent, text, tag, where)
                     else:
@@ -258,12 +233,12 @@ class Composer:
             if self.anchored_open or self.extra:
                 self._counted(parent, depth)
 
-    def _start(self, event: Any, is_map: bool, stack: list[_Node], root: list[Any]) -> _Node:
+    def _start(self, event: Any, is_map: bool, stack: list[Node], root: list[Any]) -> Node:
         """A collection starts: placed (as a value) or refused (as a key)."""
         tag = None if event.ctag is None else str(event.ctag)
         if tag is None or tag == "!":
             tag = MAP if is_map else SEQ
-        node = _Node(mark_where(event.start_mark), tag, None)
+        node = Node(mark_where(event.start_mark), tag, None)
         if event.anchor is not None:
             self.anchors[event.anchor] = node
             self.anchored_open += 1
@@ -281,14 +256,14 @@ class Composer:
         node.kstart = len(self.keys)
         return node
 
-    def _end(self, stack: list[_Node], event: Any) -> None:
+    def _end(self, stack: list[Node], event: Any) -> None:
         """A collection ends: its size and height are known, and count in its parent's."""
         node = stack.pop()
         node.open = False
         node.stop = mark_where(event.end_mark)
         if self.building and node.data is not None:
             self.ends.setdefault(node.where, node.stop)
-        node.end, node.kend = len(self.values), len(self.keys)
+        node.end, node.kend, node.cend = len(self.values), len(self.keys), len(self.copies)
         node.size = self.nodes - node.nodes + 1 + self.extra - node.extra
         if node.anchored:  # aliases of it may follow: they need its height
             node.height = node.deepest - node.depth
@@ -296,14 +271,14 @@ class Composer:
         if stack and (self.anchored_open or self.extra):
             self._counted(stack[-1], node.deepest)
 
-    def _counted(self, parent: _Node, reach: int) -> None:
+    def _counted(self, parent: Node, reach: int) -> None:
         """A child of ``parent``, reaching down to depth ``reach``, is complete."""
         parent.deepest = max(parent.deepest, reach)
         # A size passes the limit only through aliases (the node count stops first).
         if self.nodes - parent.nodes + 1 + self.extra - parent.extra > MAX_NODES:
             self._graph_problem(parent.where, TOO_MANY_NODES.format(MAX_NODES))
 
-    def _alias(self, event: Any, depth: int) -> _Node:
+    def _alias(self, event: Any, depth: int) -> Node:
         from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
 
         anchor = event.anchor
@@ -322,7 +297,7 @@ class Composer:
                 self.building = False
         return node
 
-    def _child(self, parent: _Node, node: _Node, depth: int, alias: bool = False) -> None:
+    def _child(self, parent: Node, node: Node, depth: int, alias: bool = False) -> None:
         """An anchored scalar or an alias, as a key or as a value."""
         if self.anchored_open or self.extra:  # before an alias is copied: it may pass the limit
             self._counted(parent, depth + node.height)
@@ -331,7 +306,7 @@ class Composer:
         else:
             self._place(parent, node, [], alias)
 
-    def _key(self, parent: _Node, node: _Node) -> None:
+    def _key(self, parent: Node, node: Node) -> None:
         parent.key_at = node.where
         if node.text is None:
             parent.key = ""  # never read: nothing is built from here on
@@ -339,13 +314,14 @@ class Composer:
             return
         parent.key = node.text
         if self.building:
-            if node.tag == MERGE or node.text in parent.data:
-                self._bad_key(parent, node.text, node.tag, node.where)
+            tag = MERGE if node.merge else node.tag
+            if tag == MERGE or node.text in parent.data:
+                self._bad_key(parent, node.text, tag, node.where)
             else:
                 self.keys.append(((*parent.path, node.text), node.where))
                 self.ends[node.where] = node.stop
 
-    def _bad_key(self, parent: _Node, name: str, tag: str, where: Where) -> None:
+    def _bad_key(self, parent: Node, name: str, tag: str, where: Where) -> None:
         if tag == MERGE:
             self._tree_problem(where, "merge keys (<<) are not supported")
             return
@@ -354,7 +330,7 @@ class Composer:
         self._tree_problem(where, message)
 
     def _place(  # noqa: C901, PLR0912 (every place a node can go (root, item, key, value) with its limits, together)
-        self, parent: _Node | None, node: _Node, root: list[Any], alias: bool = False
+        self, parent: Node | None, node: Node, root: list[Any], alias: bool = False
     ) -> None:
         """Build ``node`` as the root, a list item or the pending key's value, with its
         position; a collection as it starts, empty. Nothing once not building."""
@@ -383,15 +359,14 @@ class Composer:
             self.values.append((path, where))
             if where == node.where:
                 self.ends.setdefault(where, node.stop)
-        elif alias:  # a copy of its anchor's tree, with the anchor's positions
+        elif alias:  # its anchor's tree, copied once the document is read (``_expand``)
+            assert parent is not None, "an alias at the root names no anchor"
             self.values.append((path, where))
             self.ends.setdefault(where, node.stop)
-            data = _copy(node.data)
-            cut = len(node.path)
-            self.values += [(path + p[cut:], w) for p, w in self.values[node.start + 1 : node.end]]
-            self.keys += [(path + p[cut:], w) for p, w in self.keys[node.kstart : node.kend]]
+            data = None
+            self.copies.append(Pending(path, node, parent.data))
         else:  # a collection as it starts: its entries follow its own
-            node.path, node.start = path, len(self.values)
+            node.path, node.start, node.cstart = path, len(self.values), len(self.copies)
             self.values.append((path, where))
             data = node.data = {} if node.tag == MAP else []
         if parent is None:
@@ -401,12 +376,18 @@ class Composer:
         else:
             parent.data.append(data)
 
-
-def _copy(value: Any) -> Any:
-    """A copy of a built tree (dicts, lists and scalars; no cycle, at most MAX_DEPTH
-    deep): four times faster than ``copy.deepcopy``, which an alias bomb would feel."""
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    return value
+    def _expand(self, copy: Pending) -> None:
+        """An alias's copy of its anchor's tree, with the anchor's positions. The
+        aliases inside the anchor came first: their copies are in its tree already,
+        their positions where ``_expand`` appended them."""
+        node, path = copy.node, copy.path
+        cut = len(node.path)
+        values, keys = self.values, self.keys
+        inner = self.copies[node.cstart : node.cend]
+        copy.start, copy.kstart = len(values), len(keys)
+        for span in (values[node.start + 1 : node.end], *(values[c.start : c.end] for c in inner)):
+            values += [(path + p[cut:], w) for p, w in span]
+        for span in (keys[node.kstart : node.kend], *(keys[c.kstart : c.kend] for c in inner)):
+            keys += [(path + p[cut:], w) for p, w in span]
+        copy.end, copy.kend = len(values), len(keys)
+        copy.into[path[-1]] = copy_tree(node.data)

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-
+from plancc import yaml_pure
 from plancc.fmt_scalars import folded, quoted, trimmed
 from plancc.model import KEY_ORDER
 
@@ -140,7 +139,7 @@ class Layout:
     # -- reading ----------------------------------------------------------------------------
 
     def parse(self) -> Node | None:
-        events = iter(YAML(typ="rt").parse(self.text))
+        events = iter(yaml_pure.round_trip_events(self.text))
         for event in events:
             if type(event).__name__ in _NODE_EVENTS:
                 return self.node(event, events, 0)

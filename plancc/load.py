@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from plancc import codes, yaml_messages
-from plancc.compose import MAX_DEPTH, MAX_NODES, Composer, PathT, Reject
+from plancc.compose import MAX_DEPTH, MAX_NODES, Composed, Composer, Reject
+from plancc.compose_nodes import PathT
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
-from plancc.flowmap import Folds
-from plancc.scan import Tree, scan
 from plancc.text import clip
 
 __all__ = [
@@ -46,33 +45,6 @@ __all__ = [
 ]
 
 MAX_BYTES = 4 * 1024 * 1024
-
-# Text the C parser (libyaml, YAML 1.1) and ruamel's pure one (YAML 1.2) may
-# read differently goes to the pure parser alone, whose diagnostics are the
-# reference: a character YAML forbids (a control character), a tab, U+0085,
-# U+2028 and U+2029 (line breaks to YAML 1.1), U+FEFF past the start (the pure
-# reader counts no column for it), U+FFFE, U+FFFF; an anchor or alias name
-# followed by one of `:?%@` (part of the name to YAML 1.2, its end to libyaml);
-# a tag (`!` starting a token: libyaml types a bare `!` otherwise); and a flow
-# collection before `:` (libyaml takes it as a key where ruamel does not).
-# Four patterns, the last two searched only when their character is in the
-# text: one alternation of all four is ten times slower on a large plan.
-_PURE_ONLY_CHAR = re.compile(
-    "[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
-_PURE_ONLY_KEY = re.compile(r"[\]}] *:")
-_PURE_ONLY_NAME = re.compile(r"[&*][-0-9A-Za-z_]*[:?%@`]")
-_PURE_ONLY_TAG = re.compile(r"(?:^|[\s,\[{])!")
-
-
-def _pure_only(text: str) -> bool:
-    """Whether ``text`` is for the pure parser alone (see above)."""
-    return bool(
-        _PURE_ONLY_CHAR.search(text)
-        or _PURE_ONLY_KEY.search(text)
-        or (("&" in text or "*" in text) and _PURE_ONLY_NAME.search(text))
-        or ("!" in text and _PURE_ONLY_TAG.search(text))
-    )
 
 
 @dataclass(frozen=True)
@@ -102,21 +74,15 @@ class Document:
 
 class Positions(Mapping[PathT, Pos]):
     """Path -> position, made a ``Pos`` only when asked for: a plan of 10,000 warms has
-    300,000 nodes, and a diagnostic needs a handful of them. Those inside a flow
-    mapping the scanner kept folded are recorded on the first question about one
-    (``flowmap.Folds``, shared by a document's values and keys)."""
+    300,000 nodes, and a diagnostic needs a handful of them."""
 
-    __slots__ = ("_folds", "_where")
+    __slots__ = ("_where",)
 
-    def __init__(self, where: dict[PathT, Where], folds: Folds | None = None) -> None:
+    def __init__(self, where: dict[PathT, Where]) -> None:
         self._where = where
-        self._folds = folds
 
     def _find(self, path: PathT) -> Where | None:
-        where = self._where.get(path)
-        if where is None and self._folds is not None and self._folds.unfold_around(path):
-            where = self._where.get(path)
-        return where
+        return self._where.get(path)
 
     def __getitem__(self, path: PathT) -> Pos:
         where = self._find(path)
@@ -133,44 +99,28 @@ class Positions(Mapping[PathT, Pos]):
 
     def nearest(self, path: PathT) -> Pos:
         """The position at ``path``, or at its nearest ancestor that has one."""
-        where = self._find(path)  # unfolds the mapping holding it: its ancestors are known
+        where = self._find(path)
         get = self._where.get
         while where is None and path:
             path = path[:-1]
             where = get(path)
         return Pos(1, 1) if where is None else pos_of(where)
 
-    def _unfolded(self) -> dict[PathT, Where]:
-        if self._folds is not None:
-            self._folds.unfold_all()
-            self._folds = None
-        return self._where
-
     def __iter__(self) -> Iterator[PathT]:
-        return iter(self._unfolded())
+        return iter(self._where)
 
     def __len__(self) -> int:
-        return len(self._unfolded())
+        return len(self._where)
 
 
 class _Ends(Mapping[Pos, Pos]):
-    """Start -> end of each node, made ``Pos`` only when asked for. Only an editor asks
-    (a diagnostic's whole range): when the loader did not work them out (None), they
-    are on the first question, by reading the text again."""
+    """Start -> end of each node, made ``Pos`` only when asked for (by an editor: a
+    diagnostic's whole range)."""
 
-    __slots__ = ("_make", "_where_or_none")
+    __slots__ = ("_where",)
 
-    def __init__(
-        self, where: dict[Where, Where] | None, make: Callable[[], dict[Where, Where]]
-    ) -> None:
-        self._where_or_none = where
-        self._make = make
-
-    @property
-    def _where(self) -> dict[Where, Where]:
-        if self._where_or_none is None:
-            self._where_or_none = self._make()
-        return self._where_or_none
+    def __init__(self, where: dict[Where, Where]) -> None:
+        self._where = where
 
     def __getitem__(self, start: Pos) -> Pos:
         return pos_of(self._where[where_of(start.line, start.col)])
@@ -304,16 +254,13 @@ def _duplicate_key(raw: bytes) -> tuple[str, int, int]:
     raise AssertionError("no duplicate key")  # _unique_pairs found one
 
 
-def load(
-    file: str, raw: bytes, *, pure: bool = False, ranges: bool = False
-) -> Document | Diagnostic:
+def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     """Parse one plan; a PC001 diagnostic when it is not a readable YAML document.
 
-    ``pure`` skips the line scanner and the C parser: the tests run every case
-    through both paths. ``ranges`` has the line scanner keep where each node ends as
-    it reads (an editor asks for every diagnostic's); otherwise a scanned plan's
-    ``Document.ends`` reads the text again on its first question, and a plan that
-    is only checked skips a third of the loader's objects."""
+    The plan is composed (``compose.Composer``, one pass: tree, positions and ends)
+    from the events of ruamel's C parser (libyaml) where it is installed, else of its
+    pure-Python parser; ``pure`` asks for the pure one, which the tests hold to the
+    same result on every text."""
     if len(raw) > MAX_BYTES:
         return _error(
             file, Pos(1, 1), f"file is larger than 4 MiB ({MAX_BYTES:,} bytes), the limit"
@@ -332,7 +279,7 @@ def load(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            data, values, keys, ends, folds = _compose(text, pure, ranges)
+            data, values, keys, ends = _compose(text, pure)
     except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
@@ -345,58 +292,76 @@ def load(
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    ranges_of = _Ends(ends, lambda: _ends_of(text, pure))
-    return Document(file, raw, data, Positions(values, folds), Positions(keys, folds), ranges_of)
+    return Document(file, raw, data, Positions(values), Positions(keys), _Ends(ends))
 
 
-def _ends_of(text: str, pure: bool) -> dict[Where, Where]:
-    """Where each node of ``text`` (read once already, without a problem) ends."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ends = _compose(text, pure, ranges=True)[3]
-    assert ends is not None, "asked for"
-    return ends
+def _compose(text: str, pure: bool) -> Composed:
+    """The tree, its positions and ends, from the C parser's events where it is installed.
 
-
-def _compose(text: str, pure: bool, ranges: bool) -> Tree:
-    """The tree and its positions: from the line scanner where it reads the text (the
-    node ends only if ``ranges``, else None); else from the C parser's events where it
-    is installed and the text is one it reads as the pure parser does; from the pure
-    parser when the C parser finds a YAML error, so every YAML error reads as the pure
-    one words it. The composer works out the ends on its way anyway."""
-    from ruamel.yaml import YAML  # noqa: PLC0415 (ruamel loads with the first plan)
+    A YAML error the C parser finds is said as the pure parser says it, the reference
+    wording (``yaml_messages``): the pure parser's events go through a composer that
+    counts but builds nothing, so a text costs it no more than its length (an alias
+    bomb cut short included), and raise what the pure path would."""
+    from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
-    if pure or _pure_only(text):
-        c_parser = None
-    else:
-        scanned = scan(text, ranges=ranges)  # the part of YAML plans are written in
-        if scanned is not None:
-            return scanned
-        c_parser = _c_parser()
-    if c_parser is not None:
-        try:
-            data, values, keys, ends = Composer(c_parser(text).get_event).compose()
-        except YAMLError:
-            pass
-        else:
-            return data, values, keys, _within(text, ends), None
-    return (*Composer(YAML(typ="safe", pure=True).parse(text).__next__).compose(), None)
+    text, restore = _unbroken(text)
+    c_parser = None if pure else _c_parser()
+    if c_parser is None:
+        return Composer(_pure_events(text), restore=restore).compose()
+    try:
+        data, values, keys, ends = Composer(c_parser(text).get_event, restore=restore).compose()
+    except ComposerError:  # the composer's own (no second document, an undefined alias)
+        raise
+    except YAMLError as exc:
+        Composer(_pure_events(text), build=False).compose()
+        raise exc from None  # the pure parser reads the text: libyaml's words, then
+    return _within(text, (data, values, keys, ends))
 
 
-def _within(text: str, ends: dict[Where, Where]) -> dict[Where, Where]:
-    """``ends`` from the C parser's events, none past the end of ``text``. A block
-    collection that the end of a text without a final line break closes, after an
-    empty value (a last line ``-``), ends on the line after the last in libyaml's marks,
-    which is not in the text; the pure parser (and the scanner) end it where the
-    text ends."""
+_STAND_INS = ("\x85", "\u2028", "\u2029", "\ufeff")
+
+
+def _unbroken(text: str) -> tuple[str, dict[int, str] | None]:
+    """``text`` with U+0085, U+2028 and U+2029, which YAML 1.1 (libyaml, and ruamel's
+    scanner) takes as line breaks, and U+FEFF, for which ruamel's reader counts no
+    column, each in place of a character of a private use plane that ``text`` does
+    not hold: to YAML 1.2 they are characters like any other, as these are to both
+    parsers. Also the table that puts them back in a scalar."""
+    found = [c for c in _STAND_INS if c in text]
+    if not found:
+        return text, None
+    spare = (chr(c) for c in range(0xF0000, 0xFFFFE) if chr(c) not in text)
+    restore = {}
+    for char, stand_in in zip(found, spare, strict=False):
+        text = text.replace(char, stand_in)
+        restore[ord(stand_in)] = char
+    return text, restore
+
+
+def _pure_events(text: str) -> Callable[[], Any]:
+    from plancc import yaml_pure  # noqa: PLC0415 (the pure parser: a fallback, or to word an error)
+
+    return yaml_pure.events(text)  # type: ignore[no-any-return]
+
+
+def _within(text: str, composed: Composed) -> Composed:
+    """What the composer made of the C parser's events, no mark past the end of
+    ``text``. Where a text without a final line break ends in an empty node (a last
+    line ``-``, or only ``---``), libyaml's marks put the node, or the block collection
+    it closes, on the line after the last, which is not in the text; the pure parser
+    puts them where the text ends."""
     if not text or text.endswith(("\n", "\r")):
-        return ends  # the text ends at the start of a line: no mark is past it
+        return composed  # the text ends at the start of a line: no mark is past it
+    data, values, keys, ends = composed
     stop = where_of(*_text_pos(text, len(text)))
-    for start, end in ends.items():
-        if end > stop:
-            ends[start] = stop
-    return ends
+    if max((*ends, *ends.values()), default=0) <= stop:
+        return composed
+    for path, where in values.items():
+        if where > stop:
+            values[path] = stop
+    ends = {min(start, stop): min(end, stop) for start, end in ends.items()}
+    return data, values, keys, ends
 
 
 @cache

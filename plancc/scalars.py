@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-MAX_INT = 2**63 - 1  # no number in a plan needs more; bigger ones only make trouble later
+# A 64-bit signed integer: no number in a plan needs more; bigger ones only make
+# trouble later.
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 
 STR = "tag:yaml.org,2002:str"
 INT = "tag:yaml.org,2002:int"
@@ -59,7 +61,7 @@ def scalar(tag: str, text: str) -> Any:  # noqa: C901 (one branch per tag of the
         value = _core_int(text)
         if value is None:
             raise ValueError(f"invalid integer {text[:40]!r}")
-        if abs(value) > MAX_INT:
+        if not MIN_INT <= value <= MAX_INT:
             raise ValueError(f"integer {_digits(text)} does not fit in 64 bits")
         return value
     if tag == FLOAT:
@@ -76,13 +78,12 @@ def _core_int(text: str) -> int | None:
     """A YAML 1.2 core integer (an explicit ``!!int`` must be one too), or None."""
     if not _CORE_INT.match(text):
         return None
-    if len(text.lstrip("+-")) > 30:
-        return MAX_INT + 1  # 2**64 at least: no need to convert it (Python refuses past 4,300)
     base = {"0x": 16, "0o": 8}.get(text[:2], 10)
-    try:
-        return int(text[2:] if base != 10 else text, base)
-    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-        return None
+    digits = (text[2:] if base != 10 else text.lstrip("+-")).lstrip("0")  # 1.2: 0 is no octal
+    if len(digits) > 30:
+        return MAX_INT + 1  # 2**64 at least: no need to convert it (Python refuses past 4,300)
+    value = int(digits or "0", base)
+    return -value if text.startswith("-") else value
 
 
 def _digits(text: str) -> str:

@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
         "plancc.fmt_scalars",
         "plancc.scalars",
         "plancc.schema_gate",
+        "plancc.yaml_pure",
     },
     {"plancc.codes", "plancc.expr", "plancc.graph", "plancc.schedule"},
     {"plancc.diagnostics"},
@@ -39,8 +40,7 @@ LAYERS: list[set[str]] = [
     {
         "plancc.ir",
         "plancc.compose",
-        "plancc.flowmap",
-        "plancc.scan",
+        "plancc.compose_nodes",
         "plancc.load",
         "plancc.inputs",
     },

@@ -213,9 +213,17 @@ def test_a_comment_after_a_flow_entry_stays_with_that_entry() -> None:
 
 
 def test_a_plain_scalar_only_a_flow_collection_allows_is_quoted() -> None:
-    # `c:` before `}` is the string "c:"; in block style it would start a mapping
-    text = "plancc: 1\nmodel: {b: c:}\nlint: {ignore: [&x PC1:, '-']}\n"
-    assert _fmt(text) == ("plancc: 1\nmodel:\n  b: 'c:'\n\nlint:\n  ignore: [&x 'PC1:', '-']\n")
+    # `-` before `}` is the string "-"; in block style it would start a sequence. (`c:`
+    # before `}` is no longer such a case: both loader paths refuse it, as libyaml does.)
+    text = "plancc: 1\nmodel: {b: -}\nlint: {ignore: [&x PC1, -]}\n"
+    assert _fmt(text) == ("plancc: 1\nmodel:\n  b: '-'\n\nlint:\n  ignore: [&x PC1, '-']\n")
+
+
+def test_a_tab_the_loader_reads_fmt_reads_too() -> None:
+    # a tab as separation and inside a plain scalar is YAML that libyaml (and so the
+    # loader) reads; fmt's round-trip reading once raised ruamel's ScannerError on it
+    text = "plancc:\t1\nmodel: a\tb  # note\nlint: {ignore:\t[PC101]}\n"
+    assert _fmt(text) == "plancc: 1\nmodel: a\tb  # note\n\nlint:\n  ignore: [PC101]\n"
 
 
 def test_a_scalar_over_several_lines_is_indented_under_its_key() -> None:

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from plancc import compose as composer
+from plancc.api import diagnose_plan
 from plancc.diagnostics import Diagnostic, Pos, Severity
+from plancc.inputs import PlanInput
 from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load, read_capped
 
 BLOCK = b"""\
@@ -283,6 +285,8 @@ def test_a_file_past_the_limit_is_not_read_whole(tmp_path: Path) -> None:
         (b"? [a]\n: 1\n", 1, 3, "a mapping key must be a plain scalar"),
         (b"a: {x: 1}\nb:\n  <<: *a\n", 3, 7, "alias *a refers to no anchor &a"),
         (b"a: &a {x: 1}\nb:\n  <<: *a\n", 3, 3, "merge keys (<<) are not supported"),
+        (b"a: {<<: 1}\n", 1, 5, "merge keys (<<) are not supported"),  # a plain `<<` key
+        (b"a: !!merge x\n", 1, 4, "tag !!merge is not supported"),
         (b"a: !!python/name:os.system x\n", 1, 4, "is not supported: a plan is plain data"),
         (b"a: !!binary aGk=\n", 1, 4, "tag !!binary is not supported"),
         (b"a: !!set {x}\n", 1, 4, "tag !!set is not supported"),
@@ -306,8 +310,98 @@ def test_unreadable_documents_are_pc001_where_the_parser_says(
     assert message in d.message
 
 
-def test_the_largest_int64_is_an_integer() -> None:
+def test_every_int64_is_an_integer_and_only_those() -> None:
     assert _doc(b"a: 9223372036854775807\n").data == {"a": 2**63 - 1}
+    assert _doc(b"a: -9223372036854775808\n").data == {"a": -(2**63)}
+    assert _doc(b"a: 0x7FFFFFFFFFFFFFFF\n").data == {"a": 2**63 - 1}
+    for text in ("-9223372036854775809", "0x8000000000000000", "1" + "0" * 30):
+        d = _pc001(f"a: {text}\n".encode())
+        assert d.message == f"integer {text} does not fit in 64 bits"
+
+
+def test_leading_zeros_do_not_make_an_integer_long() -> None:
+    assert _doc(b"a: 0000000000000000000000000000008\n").data == {"a": 8}
+    assert _doc(("a: -" + "0" * 5000 + "7\n").encode()).data == {"a": -7}
+    assert _doc(b"a: 0o0000000000000000000000000000000017\n").data == {"a": 15}
+
+
+# YAML 1.2 texts each path once read otherwise (issue 27): the same, right, reading
+# from the C parser's path and the pure one's.
+YAML_1_2 = [
+    (b"a: 1\n...\n...\n", {"a": 1}),  # document end markers, repeated
+    (b'a: ["b":c]\n', {"a": [{"b": "c"}]}),  # YAML 1.2 example 7.21
+    (b'a: {"b":c}\n', {"a": {"b": "c"}}),
+    (b"a: |\n \n  x\n", {"a": "\nx\n"}),  # a leading blank line shorter than the text
+    (b"plancc:\t1\n", {"plancc": 1}),  # a tab separating
+    (b"a: b\tc\n", {"a": "b\tc"}),  # a tab inside a plain scalar
+    (b"a: 1\t# note\n", {"a": 1}),  # a tab before a comment
+    (b"a: [1,\t2]\n", {"a": [1, 2]}),
+    (b"a: !!str\t5\n", {"a": "5"}),
+    (b"a: >-\t# note\n  x\n", {"a": "x"}),
+    (b"a: b\xc2\x85c\n", {"a": "b\x85c"}),  # NEL, LS and PS are no line breaks in 1.2
+    ("a: b\u2028c\n# x\u2029y: 1\n".encode(), {"a": "b\u2028c"}),
+    ("a: b\ufeff\n".encode(), {"a": "b\ufeff"}),
+    (b"a: ! 12\n", {"a": "12"}),  # the non-specific tag: a string
+    (b"a: ! [1]\n", {"a": [1]}),
+    (b"group: <<\n", {"group": "<<"}),  # no merge value in 1.2
+    (b'"<<": 1\n', {"<<": 1}),  # a quoted key is any key
+]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["c", "pure"])
+@pytest.mark.parametrize(("raw", "data"), YAML_1_2, ids=[repr(r) for r, _ in YAML_1_2])
+def test_yaml_1_2_is_read_alike_on_both_paths(raw: bytes, data: Any, pure: bool) -> None:
+    doc = load("plan.yaml", raw, pure=pure)
+    assert isinstance(doc, Document), doc
+    assert doc.data == data
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["c", "pure"])
+@pytest.mark.parametrize(
+    "extra",
+    [b"# a\ttab\n", b"# a \xc2\x85 NEL\n", "# a \u2028 LS\n".encode(), b"t: !!str x\n"],
+    ids=["tab", "NEL", "LS", "tag"],
+)
+def test_a_character_or_tag_anywhere_does_not_change_the_reading(extra: bytes, pure: bool) -> None:
+    raw = b'a: ["b":c]\nb: |\n \n  x\n' + extra
+    doc = load("plan.yaml", raw, pure=pure)
+    assert isinstance(doc, Document), doc
+    assert (doc.data["a"], doc.data["b"]) == ([{"b": "c"}], "\nx\n")
+
+
+def test_a_non_specific_tag_makes_the_version_a_string() -> None:
+    plan = Path(__file__).parent / "cases" / "core" / "pc003_string_block.yaml"
+    text = plan.read_text("utf-8")
+    assert text.startswith('plancc: "1"\n')
+
+    def found(first: str) -> list[tuple[str, int, int]]:
+        raw = (first + text.split("\n", 1)[1]).encode()
+        result = diagnose_plan(PlanInput("plan.yaml", plan), raw)
+        return [(d.code, d.line, d.col) for d in result.diagnostics]
+
+    assert found("plancc: ! 1\n") == found('plancc: "1"\n') == [("PC003", 1, 9)]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["c", "pure"])
+@pytest.mark.parametrize("raw", [b"---", b"--- ", b"- a\n-", b"a:"])
+def test_no_position_is_past_the_end_of_the_text(raw: bytes, pure: bool) -> None:
+    doc = load("plan.yaml", raw, pure=pure)
+    assert isinstance(doc, Document), doc
+    last = raw.decode().split("\n")
+    stop = Pos(len(last), len(last[-1]) + 1)
+    for start, end in doc.ends.items():
+        assert start <= end <= stop, (start, end)
+    assert all(p <= stop for p in doc.values.values())
+    if raw.startswith(b"---"):
+        assert doc.values[()] == stop  # the empty root, where the text ends
+
+
+def test_an_anchor_is_named_as_libyaml_names_it() -> None:
+    # To YAML 1.2 `&x:` names `x:`; to libyaml (and so to plancc), `x`, then `:`.
+    for pure in (False, True):
+        d = load("plan.yaml", b"a: &x:1\nb: *x\n", pure=pure)
+        assert isinstance(d, Document), d
+        assert d.data == {"a": ":1", "b": ":1"}
 
 
 def test_nesting_is_bounded() -> None:

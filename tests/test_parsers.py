@@ -1,6 +1,6 @@
-"""ruamel's C parser and its pure-Python one load every plan alike: the same tree,
-positions, ranges and diagnostics. The pure one is the reference; the C one is
-the fast path for text the line scanner (tests/test_scan.py) gives up on."""
+"""ruamel's C parser and its pure-Python one load every text alike: the same tree,
+positions, ranges and diagnostics, through the one composer (plancc/compose.py).
+The pure one is the reference; the C one is the path taken where it is installed."""
 
 from __future__ import annotations
 
@@ -12,13 +12,74 @@ import pytest
 from plancc import api, compose
 from plancc import load as loader
 from plancc.diagnostics import Diagnostic
-from plancc.load import MAX_DEPTH, Document, load
+from plancc.load import MAX_DEPTH, MAX_NODES, Document, load
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "cases").rglob("*.yaml")) + sorted(
     (ROOT / "plans").glob("*.yaml")
 )
-needs_c = pytest.mark.skipif(loader._c_parser() is None, reason="ruamel.yaml.clib not installed")
+BOMB = (ROOT / "tests" / "cases" / "core" / "pc001_alias_bomb_block.yaml").read_bytes()
+# Texts the two parsers once read differently, or that take their paths apart.
+TEXTS = [
+    b"a: \x07\n",  # a character YAML forbids
+    b"a:\tb\n",
+    b"a:\n\tb: 1\n",  # a tab indenting: an error on both
+    b"a: &x: 1\n",
+    b"a: !\n",  # a bare non-specific tag
+    b"[{a: 1}: 2]\n",  # a flow mapping as a key
+    b"a: {b: [1, 2], c: x\n",  # unclosed: the C parser's error, worded by the pure one
+    b"a: *nope\n",
+    b"a: 1\n---\nb: 2\n",
+    b"a: 1\na: 2\n",
+    b"x: &r [*r]\n",
+    b"a: !!int 1_000\n",
+    # A block sequence closed by the end of a text without a final line break, after
+    # an empty value: libyaml ends it on a line past the text (found by make fuzz).
+    b'- "a"\n-',
+    b'a: ["x"]\nb:\n  -',
+    b'a:\n  - name: "s1"\n    reads:',
+    b'a:\n  - name: "s1"\n    reads:\n',
+    b'a: ["x"]\nb:\n  -\r',
+    # issue 27, one reading of YAML
+    b"---",  # only a document start: its empty root where the text ends
+    b"--- ",
+    b"a: ! 12\n",
+    b"group: <<\n",
+    b"a: 0000000000000000000000000000008\n",
+    b"a: -9223372036854775808\n",
+    BOMB[:413],  # an alias bomb cut short: a YAML error after all its aliases
+    b"a: 1\n...\n...\n",
+    b'a: ["b":c]\n',
+    b"a: |\n \n  x\n",
+    b"a: |\n  \n x\n",  # a leading blank line longer than the text: an error
+    b"plancc:\t1\n",
+    b"a: b\tc\n",
+    b"a: 1\t# c\n",
+    b"a: 1\n \t\nb: 2\n",
+    b"a: 1\n\t\nb: 2\n",
+    b"1\n\t",
+    b"- \tb\n",
+    b"a: !\tx\n",
+    b"a: >-\t# c\n  x\n",
+    b">#",
+    b"|\na",
+    b"a: b\xc2\x85c\n",
+    "a: b\u2028c\n\u2029: 1\n".encode(),
+    "n\ufeff: 1\nm: \ufeffx\n".encode(),
+    b"a: &x:1\nb: *x\n",
+    b"{a:b}\n",
+    b"{q:}\n",
+    b": x\n",
+    b"{: x}\n",
+    b"...\n",
+    b"!!",
+    b"!.!",
+    b"!!!",
+    b"!!!int # a tag: the handle !!, then !int (found by make fuzz)\na: 1\n",
+    b"a: [!!str,x]\n",
+    b"a: !x!y z\n",
+    b'{"plancc": "\\ud800\\udc00"}\n',  # an escaped surrogate pair (found by make fuzz)
+]
 
 
 def _seen(result: Document | Diagnostic) -> Any:
@@ -28,10 +89,16 @@ def _seen(result: Document | Diagnostic) -> Any:
     return repr(result.data), dict(result.values), dict(result.keys), dict(result.ends)
 
 
+needs_c = pytest.mark.skipif(loader._c_parser() is None, reason="ruamel.yaml.clib not installed")
+
+
 @needs_c
-@pytest.mark.parametrize("plan", CORPUS, ids=[p.name for p in CORPUS])
-def test_both_parsers_load_the_corpus_alike(plan: Path) -> None:
-    raw = plan.read_bytes()
+@pytest.mark.parametrize(
+    "raw",
+    [p.read_bytes() for p in CORPUS] + TEXTS,
+    ids=[p.name for p in CORPUS] + [repr(t[:30]) for t in TEXTS],
+)
+def test_both_parsers_load_alike(raw: bytes) -> None:
     assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
 
 
@@ -56,49 +123,8 @@ def test_the_c_parser_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(text)
 
     monkeypatch.setattr(loader, "_c_parser", lambda: spy)
-    assert isinstance(load("p.yaml", b"a: ['1', 2]\n"), Document)  # quotes: not scanned
-    assert used == ["a: ['1', 2]\n"]
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b"a: \x07\n",  # a character YAML forbids
-        b"a:\tb\n",  # a tab
-        b"a: b\xc2\x85c\n",  # U+0085
-        b"a: &x: 1\n",  # `x:` is one anchor name to YAML 1.2
-        b"a: !\n",  # a bare non-specific tag
-        b"[{a: 1}: 2]\n",  # a flow mapping as a key
-    ],
-)
-def test_text_libyaml_reads_otherwise_goes_to_the_pure_parser(
-    raw: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(loader, "_c_parser", lambda: pytest.fail("the C parser was asked"))
-    load("p.yaml", raw)
-
-
-@needs_c
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b"a: {b: [1, 2], c: x\n",  # unclosed: the C parser's error, reworded by the pure one
-        b"a: *nope\n",
-        b"a: 1\n---\nb: 2\n",
-        b"a: 1\na: 2\n",
-        b"x: &r [*r]\n",
-        b"a: !!int 1_000\n",
-        # A block sequence closed by the end of a text without a final line break, after
-        # an empty value: libyaml ends it on a line past the text (found by make fuzz).
-        b'- "a"\n-',
-        b'a: ["x"]\nb:\n  -',
-        b'a:\n  - name: "s1"\n    reads:',
-        b'a:\n  - name: "s1"\n    reads:\n',
-        b'a: ["x"]\nb:\n  -\r',
-    ],
-)
-def test_errors_and_ends_read_the_same_from_either_parser(raw: bytes) -> None:
-    assert _seen(load("p.yaml", raw)) == _seen(load("p.yaml", raw, pure=True))
+    assert isinstance(load("p.yaml", b"a: [1, 2]\n"), Document)
+    assert used == ["a: [1, 2]\n"]
 
 
 class _Events:
@@ -140,3 +166,27 @@ def test_an_alias_whose_expansion_nests_too_deep_is_pc001_at_the_alias() -> None
     d = load("p.yaml", f"a: &a {deep}\nb: {'[' * 30}*a{']' * 30}\n".encode())
     assert isinstance(d, Diagnostic)
     assert (d.line, d.col, d.message) == (2, 34, f"nesting deeper than {MAX_DEPTH} levels")
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_an_alias_bomb_cut_short_is_never_expanded(
+    monkeypatch: pytest.MonkeyPatch, pure: bool
+) -> None:
+    # 413 bytes whose aliases stand for 2**13 leaves, then a YAML error: the error is
+    # the answer, and no composer (of either parser) copies an anchor on the way.
+    built: list[int] = []
+    real = compose.Composer._expand
+
+    def expand(this: compose.Composer, copy: Any) -> None:
+        built.append(1)
+        real(this, copy)
+
+    monkeypatch.setattr(compose.Composer, "_expand", expand)
+    d = load("p.yaml", BOMB[:413], pure=pure)
+    assert isinstance(d, Diagnostic)
+    assert (d.line, d.col, d.message) == (42, 3, "invalid YAML: could not find expected ':'")
+    assert built == []
+    whole = BOMB[: BOMB.rindex(b"\n", 0, 413) + 1]  # its whole lines: read, and copied
+    assert isinstance(load("p.yaml", whole, pure=pure), Document)
+    assert built != []
+    assert MAX_NODES == 500_000

@@ -51,7 +51,7 @@ def check_text(path: Path, text: str, unsaved: Mapping[Path, str]) -> PlanResult
     file ``path`` (its `config` is read relative to it); ``unsaved`` holds the text of
     other open buffers, so an edited config is seen before it is saved."""
     source = PlanInput(str(path), path)
-    return diagnose_plan(source, text.encode("utf-8"), _reader(unsaved), ranges=True)
+    return diagnose_plan(source, text.encode("utf-8"), _reader(unsaved))
 
 
 def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:

@@ -60,7 +60,8 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
         return doc
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
     text = raw.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    out = Layout(text).run()
+    layout = Layout(text)
+    out = layout.run()
     if out is None:
         return raw  # no mapping at the top: nothing to lay out
     data = (bom + out).encode("utf-8")
@@ -68,7 +69,8 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
     if isinstance(again, Diagnostic) or _norm(again.data) != _norm(doc.data):
         raise FmtError("the canonical layout would change the plan's values")
     if sorted(c for _, _, c in comments(out, Layout(out).spans())) != sorted(
-        c for _, _, c in comments(text, Layout(text).spans())
+        c
+        for _, _, c in comments(text, layout.scalar_spans)  # as run() read them
     ):
         raise FmtError("the canonical layout would lose a comment")
     return data

@@ -38,10 +38,28 @@ def template_environment(*, autoescape: bool) -> jinja2.Environment:
     """A jinja2 environment over the shipped templates, strict about undefined names:
     the generated module (no escaping: it quotes every literal itself) and the HTML
     report (autoescaped) share it. jinja2 is imported here so ``validate`` never loads it."""
-    import jinja2  # noqa: PLC0415 (jinja2 only for build and report)
+    import contextlib  # noqa: PLC0415 (as jinja2)
 
+    import jinja2  # noqa: PLC0415 (jinja2 only for build and report)
+    from jinja2.bccache import Bucket, FileSystemBytecodeCache  # noqa: PLC0415 (as above)
+
+    class Cache(FileSystemBytecodeCache):
+        """Compiled templates kept between runs (compiling the report's template is half a
+        cold `plancc report`), in jinja2's per-user cache directory under the system's
+        temporary one; an entry is used only while its template's text is unchanged.
+        A cache that cannot be written is no cache, never an error."""
+
+        def dump_bytecode(self, bucket: Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    try:
+        cache: jinja2.BytecodeCache | None = Cache(pattern="plancc-%s.cache")
+    except (OSError, RuntimeError):  # no usable temporary directory: compile each time
+        cache = None
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: read_text("templates", name)),
+        bytecode_cache=cache,
         undefined=jinja2.StrictUndefined,
         autoescape=autoescape,
         trim_blocks=True,

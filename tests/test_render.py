@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plancc import ir, render, shell
+from plancc import ir, render, resources, shell
 from plancc.api import validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -776,3 +776,34 @@ def test_jinja_stays_off_the_validate_path() -> None:
     code = "import sys, plancc.cli, plancc.api, plancc.formats; print('jinja2' in sys.modules)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def _module_environment() -> Any:
+    env = resources.template_environment(autoescape=False)
+    env.filters.update(py_str=str, doc=str, para=str)  # the module's filters, in name
+    return env
+
+
+def test_compiled_templates_are_kept_between_runs(tmp_path: Path) -> None:
+    # Compiling the report's template is half a cold `plancc report`: the environment
+    # keeps the compiled code in a cache directory, and a second one reads it there.
+    env = _module_environment()
+    assert env.bytecode_cache is not None
+    env.bytecode_cache.directory = str(tmp_path)
+    env.get_template("module.py.j2")
+    assert [p.suffix for p in tmp_path.iterdir()] == [".cache"]
+
+
+def test_a_template_cache_that_cannot_be_written_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jinja2.bccache import FileSystemBytecodeCache
+
+    def unwritable(self: object, bucket: object) -> None:
+        raise PermissionError("read-only cache directory")
+
+    monkeypatch.setattr(FileSystemBytecodeCache, "dump_bytecode", unwritable)
+    env = _module_environment()
+    env.bytecode_cache.directory = str(tmp_path)
+    assert env.get_template("module.py.j2").render is not None
+    assert list(tmp_path.iterdir()) == []

@@ -45,10 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml.error import YAMLError
+
 from plancc import inputs, write
 from plancc.diagnostics import Diagnostic
-from plancc.fmt_layout import FmtError, Layout, comments
-from plancc.load import load
+from plancc.fmt_layout import FmtError, Layout, comments, scalar_span
+from plancc.load import c_parser, load
 
 __all__ = ["FmtError", "FmtRun", "format_plan", "run"]
 
@@ -68,12 +70,31 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
     again = load(label, data)
     if isinstance(again, Diagnostic) or _norm(again.data) != _norm(doc.data):
         raise FmtError("the canonical layout would change the plan's values")
-    if sorted(c for _, _, c in comments(out, Layout(out).spans())) != sorted(
+    if sorted(c for _, _, c in comments(out, _scalar_spans(out))) != sorted(
         c
         for _, _, c in comments(text, layout.scalar_spans)  # as run() read them
     ):
         raise FmtError("the canonical layout would lose a comment")
     return data
+
+
+def _scalar_spans(text: str) -> list[tuple[int, int]]:
+    """Where the scalars of ``text`` (a layout just written) lie, so that a `#` in one is
+    no comment: read by libyaml where it is installed, as the round-trip reading takes
+    most of a `plancc fmt`; by that reading where libyaml is missing or refuses."""
+    parser = c_parser()
+    if parser is not None:
+        spans = []
+        try:
+            events = parser(text)
+            while (event := events.get_event()).__class__.__name__ != "StreamEndEvent":
+                if event.__class__.__name__ in ("ScalarEvent", "AliasEvent"):
+                    spans.append(scalar_span(text, event))
+        except YAMLError:  # libyaml refuses what the round-trip reading takes: ask that
+            pass
+        else:
+            return spans
+    return Layout(text).spans()
 
 
 def _norm(value: Any) -> Any:

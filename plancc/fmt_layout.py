@@ -57,6 +57,17 @@ class Entry:
         return self.value.end_line
 
 
+def scalar_span(text: str, event: Any) -> tuple[int, int]:
+    """Where a scalar (or alias) event's text lies in ``text``: a block scalar's trailing
+    blank lines are layout, not content."""
+    start, end = event.start_mark.index, event.end_mark.index
+    if getattr(event, "style", None) in ("|", ">"):
+        body = text[start:end]
+        if "+" not in body.split("\n", 1)[0]:
+            end = start + len(trimmed(body))
+    return start, end
+
+
 def comments(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, bool, str]]:
     """(line, whether it is alone on its line, text) of every comment, outside scalars."""
     starts = [0, *(i + 1 for i, ch in enumerate(text) if ch == "\n")]
@@ -181,13 +192,10 @@ class Layout:
         raise FmtError("unexpected end of the document")  # the loader has read it: unreachable
 
     def scalar(self, event: Any) -> Node:
-        start, end = event.start_mark.index, event.end_mark.index
+        start, end = scalar_span(self.text, event)
         text = self.text[start:end]
         style = getattr(event, "style", None)
         block = style in ("|", ">")
-        if block and "+" not in text.split("\n", 1)[0]:
-            text = trimmed(text)  # trailing blank lines are layout, not content
-        end = start + len(text)
         self.scalar_spans.append((start, end))
         plain = style is None  # or an alias
         if plain and type(event).__name__ == "ScalarEvent" and "\n" not in text:

@@ -306,11 +306,11 @@ def _compose(text: str, pure: bool) -> Composed:
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     text, restore = _unbroken(text)
-    c_parser = None if pure else _c_parser()
-    if c_parser is None:
+    parser = None if pure else c_parser()
+    if parser is None:
         return Composer(_pure_events(text), restore=restore).compose()
     try:
-        data, values, keys, ends = Composer(c_parser(text).get_event, restore=restore).compose()
+        data, values, keys, ends = Composer(parser(text).get_event, restore=restore).compose()
     except ComposerError:  # the composer's own (no second document, an undefined alias)
         raise
     except YAMLError as exc:
@@ -365,7 +365,7 @@ def _within(text: str, composed: Composed) -> Composed:
 
 
 @cache
-def _c_parser() -> Callable[[str], Any] | None:
+def c_parser() -> Callable[[str], Any] | None:
     """ruamel's C parser (ruamel.yaml.clib), or None where it is not installed."""
     try:
         from _ruamel_yaml import CParser  # type: ignore[import-not-found]  # noqa: PLC0415

@@ -467,3 +467,28 @@ if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     loadable, refused, _ = refusals(_odd_plans(count))
     print(f"fmt refused {refused} of {loadable} loadable plans ({refused / loadable:.2%})")
+
+
+def test_the_written_layout_is_read_once_by_libyaml_for_its_comments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The round-trip reading is most of a `plancc fmt`: the layout it wrote is checked for
+    # lost comments through libyaml's events, and through that reading only without them.
+    import plancc.fmt as fmt_module
+    from plancc import fmt_layout
+
+    text = "plancc: 1\nmodel: a  # the model\nlint: {ignore: ['#x', PC101]}  # why\n"
+    reads: list[str] = []
+    real = fmt_layout.Layout.spans
+
+    def counted(self: fmt_layout.Layout) -> list[tuple[int, int]]:
+        reads.append(self.text)
+        return real(self)
+
+    monkeypatch.setattr(fmt_layout.Layout, "spans", counted)
+    expected = "plancc: 1\nmodel: a  # the model\n\nlint:  # why\n  ignore: ['#x', PC101]\n"
+    assert _fmt(text) == expected
+    assert reads == []
+    monkeypatch.setattr(fmt_module, "c_parser", lambda: None)
+    assert _fmt(text) == expected
+    assert len(reads) == 1

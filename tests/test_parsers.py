@@ -89,7 +89,7 @@ def _seen(result: Document | Diagnostic) -> Any:
     return repr(result.data), dict(result.values), dict(result.keys), dict(result.ends)
 
 
-needs_c = pytest.mark.skipif(loader._c_parser() is None, reason="ruamel.yaml.clib not installed")
+needs_c = pytest.mark.skipif(loader.c_parser() is None, reason="ruamel.yaml.clib not installed")
 
 
 @needs_c
@@ -108,21 +108,21 @@ def test_both_parsers_give_the_corpus_the_same_diagnostics(
     plan: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fast = api.validate_paths([str(plan)]).diagnostics
-    monkeypatch.setattr(loader, "_c_parser", lambda: None)
+    monkeypatch.setattr(loader, "c_parser", lambda: None)
     assert api.validate_paths([str(plan)]).diagnostics == fast
 
 
 @needs_c
-def test_the_c_parser_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_thec_parser_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     used = []
-    real = loader._c_parser()
+    real = loader.c_parser()
     assert real is not None
 
     def spy(text: str) -> Any:
         used.append(text)
         return real(text)
 
-    monkeypatch.setattr(loader, "_c_parser", lambda: spy)
+    monkeypatch.setattr(loader, "c_parser", lambda: spy)
     assert isinstance(load("p.yaml", b"a: [1, 2]\n"), Document)
     assert used == ["a: [1, 2]\n"]
 

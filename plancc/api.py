@@ -21,6 +21,7 @@ from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
+from plancc.source.root import unchecked
 from plancc.text import plural
 from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
 from plancc.validate import validate
@@ -102,9 +103,9 @@ def diagnose_plan(
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
-    extra: list[tuple[Diagnostic, tuple[ir.Warm, ...]]] = []
-    if validated.plan is not None and any(k.source for k in validated.plan.layers.values()):
-        from plancc.source.checks import check_sources  # noqa: PLC0415 (only with `source`)
+    extra = unchecked(validated, plan, source_root)
+    if extra is None:  # there is model code to read
+        from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
 
         extra = check_sources(validated, plan, source_root)
     judged = not any(d.severity is Severity.ERROR for d in diagnostics)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import plancc.source.checks
+import plancc.source.root
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,7 +15,7 @@ def _no_sibling_pypto_lib(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hermetic: the shipped plans' `source_root` (../../pypto-lib) finds no checkout
     beside this repository, as in CI; a test that wants one passes --source-root."""
     sibling = (ROOT.parent / "pypto-lib").resolve()
-    real = plancc.source.checks.source_root
+    real = plancc.source.root.source_root
 
     def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
         found = real(plan_file, declared, override)
@@ -23,7 +23,7 @@ def _no_sibling_pypto_lib(monkeypatch: pytest.MonkeyPatch) -> None:
             return found + ".absent-in-tests"
         return found
 
-    monkeypatch.setattr(plancc.source.checks, "source_root", source_root)
+    monkeypatch.setattr(plancc.source.root, "source_root", source_root)
 
 
 @pytest.fixture

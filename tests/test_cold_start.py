@@ -107,3 +107,18 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
         "plancc.cli",
         "plancc.console",
     }
+
+
+def test_a_plan_whose_model_code_is_absent_does_not_load_the_reader(tmp_path: Path) -> None:
+    # Where the checkout its `source` names is missing (plancc's own CI, most machines
+    # that only build), PC200 says so without importing the source reader.
+    import shutil
+
+    shutil.copytree(ROOT / "plans", tmp_path / "repo" / "plans")
+    code, modules = _modules_after(
+        "validate", "plans/deepseek_v4_flash.yaml", cwd=tmp_path / "repo"
+    )
+    assert code == 0
+    assert "plancc.source.root" in modules
+    assert "plancc.source.reader" not in modules
+    assert "plancc.source.checks" not in modules

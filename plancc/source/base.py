@@ -4,7 +4,6 @@ checker's positions and reports, the source's order of kernels."""
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,15 +13,6 @@ from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.model import Plan as ModelPlan
 from plancc.source.reading import Kernel, Reading
 from plancc.validate import Validated
-
-
-def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
-    """Where the `source` paths start: ``--source-root``, else `source_root` relative to the
-    plan's directory, else that directory."""
-    if override is not None:
-        return os.path.abspath(override)
-    base = os.path.dirname(os.path.abspath(plan_file)) if plan_file != "-" else os.getcwd()
-    return os.path.normpath(os.path.join(base, declared or "."))
 
 
 def split_source(source: str) -> tuple[str, str]:

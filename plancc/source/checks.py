@@ -22,7 +22,6 @@ from plancc.source.base import (
     Runs,
     closest,
     run_names,
-    source_root,
     split_source,
     stage_runs,
 )
@@ -30,6 +29,7 @@ from plancc.source.modules import SourceError
 from plancc.source.order import OrderChecks
 from plancc.source.reader import read_layer
 from plancc.source.reading import Kernel, Reading
+from plancc.source.root import source_root, unchecked
 from plancc.source.warms import WarmChecks
 from plancc.validate import Validated
 
@@ -39,25 +39,10 @@ class SourceChecks(OrderChecks, WarmChecks):
         kinds = [k for k, layer in self.model.layers.items() if layer.source]
         if not kinds:
             return []
+        nothing = unchecked(self.v, self.plan, self.override)
+        if nothing is not None:
+            return nothing
         root = source_root(self.plan.file, self.model.source_root, self.override)
-        if not os.path.isdir(root):
-            given = (
-                f"--source-root {self.override}"
-                if self.override is not None
-                else f"source_root '{self.model.source_root or '.'}'"
-            )
-            where = (
-                self.at("source_root")
-                if self.model.source_root is not None and self.override is None
-                else self.at("layers", kinds[0], "source")
-            )
-            self.report(
-                where,
-                codes.SOURCE_UNCHECKED,
-                f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
-                "check out the model repository there, or pass --source-root DIR",
-            )
-            return self.out
         for kind in kinds:
             self.layer(kind, root)
         return self.out

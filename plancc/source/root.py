@@ -1,0 +1,55 @@
+"""Where a plan's `source` paths start, and PC200 when nothing is there.
+
+Apart from the reader and the checks (``checks``) so that a plan whose model code
+is absent (plancc's own CI, any machine without the checkout) pays for one
+directory test, not for importing the reader.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plancc import codes, ir
+from plancc.diagnostics import Diagnostic, diag
+from plancc.validate import Validated
+
+
+def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
+    """Where the `source` paths start: ``--source-root``, else `source_root` relative to the
+    plan's directory, else that directory."""
+    if override is not None:
+        return os.path.abspath(override)
+    base = os.path.dirname(os.path.abspath(plan_file)) if plan_file != "-" else os.getcwd()
+    return os.path.normpath(os.path.join(base, declared or "."))
+
+
+def unchecked(
+    v: Validated, plan: ir.Plan, override: str | None
+) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]] | None:
+    """What the source checks of ``plan`` find when they cannot read anything: nothing for
+    a plan without `source`, PC200 when the root is no directory; None when there is
+    model code to read (then ``checks.check_sources`` reads it)."""
+    model = v.plan
+    kinds = [] if model is None else [k for k, layer in model.layers.items() if layer.source]
+    if model is None or not kinds:
+        return []
+    if os.path.isdir(source_root(plan.file, model.source_root, override)):
+        return None
+    given = (
+        f"--source-root {override}"
+        if override is not None
+        else f"source_root '{model.source_root or '.'}'"
+    )
+    where = (
+        v.at("source_root")
+        if model.source_root is not None and override is None
+        else v.at("layers", kinds[0], "source")
+    )
+    d = diag(
+        plan.file,
+        where,
+        codes.SOURCE_UNCHECKED,
+        f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
+        "check out the model repository there, or pass --source-root DIR",
+    )
+    return [(d, ())]

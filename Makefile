@@ -20,9 +20,9 @@ run: $(STAMP)
 
 # `make test` is the inner loop: every test but those marked slow (the sweeps whose only
 # question is whether anything crashes, the browser, editor and wheel runs). `make test
-# SLOW=1`, which .ci/run runs, is every test. On the 2-core development machine, shared
-# with other jobs, pytest alone took 32-38 s fast and 103 s in full at a quiet moment, and
-# 47-66 s and 110-126 s at a busy one (make test adds ruff and mypy).
+# SLOW=1`, which .ci/run runs, is every test. On the 2-core development machine, pytest
+# alone took about 40 s fast and 90 s in full at a quiet moment (make test adds ruff and
+# mypy); before the slow marker, the whole suite was the inner loop.
 test: lint types pytest
 
 lint: $(STAMP)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from plancc.lsp.adapter import Document, PathT, Pos
 
@@ -24,8 +24,8 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):  # a named tuple: the outline makes thousands, a frozen dataclass
+    # costs several times as much to create
     start: Point
     end: Point
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from plancc.dtypes import DTYPES
@@ -30,6 +30,22 @@ from plancc.source.reading import Reading
 from plancc.source.values import ClassV, Dynamic, Instance
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _arithmetic(
+    node: ast.expr, depth: int, leaf: Callable[[ast.expr, int], ast.expr | None]
+) -> ast.expr | None:
+    """``node`` as a dim expression: integer literals and ``_OPS`` kept, every other node
+    put through ``leaf``; None where a part cannot be written (or nests past 32)."""
+    if depth > 32:
+        return None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
+        a = _arithmetic(node.left, depth + 1, leaf)
+        b = _arithmetic(node.right, depth + 1, leaf)
+        return None if a is None or b is None else ast.BinOp(a, node.op, b)
+    return leaf(node, depth)
 
 
 @dataclass
@@ -66,14 +82,9 @@ class _Dims:
         return name
 
     def convert(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
-        if depth > 32:
-            return None
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
-            a = self.convert(mod, node.left, depth + 1)
-            b = self.convert(mod, node.right, depth + 1)
-            return None if a is None or b is None else ast.BinOp(a, node.op, b)
+        return _arithmetic(node, depth, lambda leaf, d: self.leaf(mod, leaf, d))
+
+    def leaf(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
         if isinstance(node, ast.Attribute):
             value = self.reader.const(mod, node)
             if node.attr in self.config and self.config[node.attr] == value:
@@ -104,19 +115,16 @@ class _Dims:
         return None
 
     def over_self(self, base: Instance, node: ast.expr, depth: int) -> ast.expr | None:
-        if depth > 32:
+        """A property's return value over `self.<config key>` attributes."""
+
+        def leaf(node: ast.expr, depth: int) -> ast.expr | None:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                value = self.reader.attribute(base, node.attr)
+                if node.value.id == "self" and self.config.get(node.attr) == value:
+                    return ast.Name(node.attr)
             return None
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
-            a = self.over_self(base, node.left, depth + 1)
-            b = self.over_self(base, node.right, depth + 1)
-            return None if a is None or b is None else ast.BinOp(a, node.op, b)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            value = self.reader.attribute(base, node.attr)
-            if node.value.id == "self" and self.config.get(node.attr) == value:
-                return ast.Name(node.attr)
-        return None
+
+        return _arithmetic(node, depth, leaf)
 
     def name(self, mod: Module, name: str, depth: int) -> ast.expr | None:
         value = self.reader.const(mod, ast.Name(name))

@@ -48,6 +48,20 @@ def _built(tmp_path: Path, out: str, d: int) -> Path:
     return tmp_path / out
 
 
+def _kill_once_staged(script: str, *args: str) -> None:
+    """Run ``script`` in a child and kill it (SIGKILL) once it prints that its temp file is
+    staged, as a crash or an OOM kill would, mid-write."""
+    with subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline() == "staged\n"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+
+
 def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
@@ -103,17 +117,7 @@ def test_a_build_killed_while_writing_leaves_temp_files_the_next_build_removes(
     out = tmp_path / "out"
     out.mkdir()
     plan = _plan(tmp_path)
-    with subprocess.Popen(
-        [sys.executable, "-c", _STALLED_BUILD, str(plan), str(out)],
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as child:
-        try:
-            assert child.stdout is not None
-            assert child.stdout.readline() == "staged\n"
-        finally:
-            child.send_signal(signal.SIGKILL)
-            child.wait()
+    _kill_once_staged(_STALLED_BUILD, str(plan), str(out))
     leftovers = sorted(p.name for p in out.iterdir())
     assert len(leftovers) == 2
     assert all(write._LEFTOVER.fullmatch(name) for name in leftovers)
@@ -187,15 +191,7 @@ def test_a_fmt_killed_while_writing_leaves_a_temp_file_the_next_fmt_removes(
     plan = tmp_path / "demo.yaml"
     plan.write_text(PLAN.format(d=64).replace("plancc: 1\nmodel: demo", "model: demo\nplancc: 1"))
     before = plan.read_bytes()
-    with subprocess.Popen(
-        [sys.executable, "-c", _STALLED_FMT, str(plan)], stdout=subprocess.PIPE, text=True
-    ) as child:
-        try:
-            assert child.stdout is not None
-            assert child.stdout.readline() == "staged\n"
-        finally:
-            child.send_signal(signal.SIGKILL)
-            child.wait()
+    _kill_once_staged(_STALLED_FMT, str(plan))
     [leftover] = [p.name for p in tmp_path.iterdir() if p.name != "demo.yaml"]
     assert write._LEFTOVER.fullmatch(leftover)
     assert plan.read_bytes() == before  # the kill lost nothing

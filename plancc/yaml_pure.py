@@ -33,8 +33,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import StreamMark as Mark
-from ruamel.yaml.parser import Parser
-from ruamel.yaml.scanner import Scanner, ScannerError
+from ruamel.yaml.parser import Parser, RoundTripParser
+from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
 from ruamel.yaml.tokens import DocumentEndToken, TagToken
 
 _BREAKS = "\r\n\x85\u2028\u2029"
@@ -258,21 +258,20 @@ class _Parser(Parser):
         return super().parse_implicit_document_start()
 
 
+class _RoundTripScanner(_Scanner, RoundTripScanner):
+    pass
+
+
+class _RoundTripParser(_Parser, RoundTripParser):
+    pass
+
+
 def round_trip_events(text: str) -> Any:
     """ruamel's round-trip events of ``text`` (comments kept, for `plancc fmt`), read as
     the loader reads it: a text the loader takes is one `fmt` can lay out."""
-    from ruamel.yaml.parser import RoundTripParser  # noqa: PLC0415 (fmt only)
-    from ruamel.yaml.scanner import RoundTripScanner  # noqa: PLC0415 (fmt only)
-
-    class RTScanner(_Scanner, RoundTripScanner):
-        pass
-
-    class RTParser(_Parser, RoundTripParser):
-        pass
-
     yaml = YAML(typ="rt")
-    yaml.Scanner = RTScanner
-    yaml.Parser = RTParser
+    yaml.Scanner = _RoundTripScanner
+    yaml.Parser = _RoundTripParser
     yaml.top_level_block_style_scalar_no_indent_error_1_1 = True
     return yaml.parse(text)
 

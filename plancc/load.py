@@ -18,7 +18,7 @@ import re
 import stat
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,20 +52,16 @@ class Document:
     file: str
     raw: bytes
     data: Any
-    values: Mapping[PathT, Pos]
-    keys: Mapping[PathT, Pos]
+    values: Positions
+    keys: Positions
     # Where the node (key or value) that starts at a position ends, exclusive: a
     # diagnostic's whole range for an editor. Of nodes starting at one position (a
     # block mapping and its first key) the innermost is kept.
-    ends: Mapping[Pos, Pos] = field(default_factory=dict)
+    ends: Ends
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
-        if type(self.values) is Positions:  # the loader's: one dict lookup per level
-            return self.values.nearest(path)
-        while path not in self.values and path:
-            path = path[:-1]
-        return self.values.get(path, Pos(1, 1))
+        return self.values.nearest(path)
 
     def key_at(self, path: PathT) -> Pos:
         """Where the key of the entry at ``path`` starts (its value for list items)."""
@@ -81,25 +77,27 @@ class Positions(Mapping[PathT, Pos]):
     def __init__(self, where: dict[PathT, Where]) -> None:
         self._where = where
 
-    def _find(self, path: PathT) -> Where | None:
+    def where(self, path: PathT) -> Where | None:
+        """The position at ``path`` as the loader keeps it (an editor's outline asks for
+        thousands: a ``Pos`` each would be as many objects made and dropped)."""
         return self._where.get(path)
 
     def __getitem__(self, path: PathT) -> Pos:
-        where = self._find(path)
+        where = self.where(path)
         if where is None:
             raise KeyError(path)
         return pos_of(where)
 
     def __contains__(self, path: object) -> bool:
-        return type(path) is tuple and self._find(path) is not None
+        return type(path) is tuple and self.where(path) is not None
 
     def get(self, path: PathT, default: Any = None) -> Any:  # Mapping's, without a raise
-        where = self._find(path)
+        where = self.where(path)
         return default if where is None else pos_of(where)
 
     def nearest(self, path: PathT) -> Pos:
         """The position at ``path``, or at its nearest ancestor that has one."""
-        where = self._find(path)
+        where = self.where(path)
         get = self._where.get
         while where is None and path:
             path = path[:-1]
@@ -113,7 +111,7 @@ class Positions(Mapping[PathT, Pos]):
         return len(self._where)
 
 
-class _Ends(Mapping[Pos, Pos]):
+class Ends(Mapping[Pos, Pos]):
     """Start -> end of each node, made ``Pos`` only when asked for (by an editor: a
     diagnostic's whole range)."""
 
@@ -137,6 +135,10 @@ class _Ends(Mapping[Pos, Pos]):
     def get(self, start: Pos, default: Any = None) -> Any:  # Mapping's, without a raise
         where = self._where.get(where_of(start.line, start.col))
         return default if where is None else pos_of(where)
+
+    def end(self, start: Where) -> Where:
+        """Where the node starting at ``start`` ends (``start`` for none), as kept."""
+        return self._where.get(start, start)
 
 
 _BREAK = re.compile(r"\r(?!\n)|\n")
@@ -292,7 +294,7 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    return Document(file, raw, data, Positions(values), Positions(keys), _Ends(ends))
+    return Document(file, raw, data, Positions(values), Positions(keys), Ends(ends))
 
 
 def _compose(text: str, pure: bool) -> Composed:

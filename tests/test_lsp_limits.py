@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import os
 import select
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,17 @@ import pytest
 from lsprotocol import types as T
 from pygls.workspace.position_codec import PositionCodec
 
-from plancc.lsp import outline, transport
+from plancc.load import Ends, Positions
+from plancc.lsp import actions, completion, hover, navigation, outline, transport
+from plancc.lsp import server as server_module
+from plancc.lsp.answer import Answer
+from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.server import analyse, create
 from plancc.lsp.state import PlanState
 from tests.bench_plans import spread
 
 DEMO = (Path(__file__).parent / "data" / "lsp" / "demo.yaml").resolve()
+FLASH = (Path(__file__).parents[1] / "plans" / "deepseek_v4_flash.yaml").resolve()
 HANG = 60  # seconds: a guard against a hung server, never a measurement
 
 
@@ -113,6 +120,14 @@ def server() -> Iterator[Server]:
     for stream in (s.proc.stdin, s.proc.stdout, s.proc.stderr):
         if stream is not None:
             stream.close()
+
+
+@pytest.fixture(autouse=True)
+def _unfrozen() -> Iterator[None]:
+    """A server in this process keeps what is alive from the collector (``gc.freeze``):
+    the tests after it get it back."""
+    yield
+    gc.unfreeze()
 
 
 # -- the wire -------------------------------------------------------------------------------
@@ -250,8 +265,10 @@ def _counted(warms: int) -> tuple[PlanState, list[Counting]]:
     state = analyse(plan.as_uri(), 1, text, {}, codec=PositionCodec(), docs_url="docs")
     doc = state.result.doc
     assert doc is not None
-    tables = [Counting(doc.values), Counting(doc.keys), Counting(doc.ends)]
-    counted = dataclasses.replace(doc, values=tables[0], keys=tables[1], ends=tables[2])
+    # The loader's own tables, under its wrappers: every read goes through them.
+    tables = [Counting(t._where) for t in (doc.values, doc.keys, doc.ends)]
+    values, keys, ends = Positions(tables[0]), Positions(tables[1]), Ends(tables[2])  # type: ignore[arg-type]
+    counted = dataclasses.replace(doc, values=values, keys=keys, ends=ends)
     result = dataclasses.replace(state.result, doc=counted)
     return dataclasses.replace(state, result=result), tables
 
@@ -331,6 +348,8 @@ async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.Mon
 
     await wire.until(published(1))
     wire.give({"id": 2, "method": "textDocument/documentSymbol", "params": {"textDocument": item}})
+    while "request started" not in events:  # a request that came after the change would wait
+        await asyncio.sleep(0.01)
     changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text + "#"}]}
     wire.give({"method": "textDocument/didChange", "params": changed})
     await wire.until(published(2))
@@ -358,3 +377,169 @@ def test_a_long_answer_pauses_while_a_check_runs() -> None:
     idle.set()  # the check ended
     worker.join(HANG)
     assert len(made[0][-1]["children"]) == 10
+
+
+@pytest.mark.asyncio
+async def test_a_request_after_a_change_answers_from_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A change in a burst is checked once the burst ends; a request that comes meanwhile
+    waits for that check, since its position refers to the new text: the outline names
+    the dim the change added, not the text before it."""
+    monkeypatch.setattr(server_module, "DEBOUNCE_S", 0.3)  # the change waits, surely
+    wire = Wire()
+    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
+    added = text.replace("dims:\n", "dims:\n  added_dim: 8\n", 1)
+    assert added != text
+    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
+    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+    await wire.until(lambda m: (m.get("params") or {}).get("version") == 1)
+    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": added}]}
+    wire.give({"method": "textDocument/didChange", "params": changed})
+    wire.give({"id": 2, "method": "textDocument/documentSymbol", "params": {"textDocument": item}})
+    dims = (await wire.until(lambda m: m.get("id") == 2))["result"][0]
+    assert dims["children"][0]["name"] == "added_dim"
+
+
+def test_an_answer_pauses_while_it_is_encoded() -> None:
+    """Encoding the outline of 100 warms while a check runs (the pause waits on the
+    server's idle event, cleared) stops before its first piece and goes on once the
+    check ends; the JSON is json.dumps's, byte for byte. One call of json.dumps would
+    hold the interpreter for the whole answer."""
+    state = analyse(
+        Path("/nonexistent/big.yaml").as_uri(),
+        1,
+        spread(100),
+        {},
+        codec=PositionCodec(),
+        docs_url="docs",
+    )
+    symbols = outline.symbols(state)
+    idle = threading.Event()
+    made: list[Answer] = []
+    worker = threading.Thread(target=lambda: made.append(Answer(symbols, idle.wait)))
+    worker.start()
+    worker.join(0.5)  # long enough to encode the whole outline many times over
+    assert worker.is_alive()
+    assert made == []
+    idle.set()
+    worker.join(HANG)
+    assert made[0].json == json.dumps(symbols, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        {},
+        7,
+        "x",
+        {"a": []},
+        [[1, [2, {"x": [3]}]]],
+        [{"k": i} for i in range(250)],
+        [1, {"x": [1, 2]}, "s"] * 70,
+        {"c": [{"d": [1] * 250}, {"e": None}] * 3},
+    ],
+)
+def test_an_answer_in_pieces_is_the_same_json(value: Any) -> None:
+    pieces: list[None] = []
+    encoded = Answer(value, lambda: pieces.append(None)).json
+    assert encoded == json.dumps(value, separators=(",", ":"))
+    if isinstance(value, list) and len(value) > 100:
+        assert len(pieces) >= 2  # a long list is never one piece
+
+
+# -- the garbage collector -------------------------------------------------------------------
+
+
+def _every_answer(state: PlanState) -> None:
+    end = T.Position(10**6, 0)
+    everything = T.Range(T.Position(0, 0), end)
+    middle = T.Position(state.text.source.count("\n") // 2, 4)
+    for position in (middle, end):
+        hover.hover(state, position)
+        completion.complete(state, state.text.source, position)
+        navigation.definition(state, position, {})
+        navigation.references(state, position, True)
+        navigation.prepare_rename(state, position)
+    Answer(outline.symbols(state))
+    outline.inlay_hints(state, everything)
+    actions.code_actions(state, to_lsp(state))
+
+
+@pytest.mark.parametrize("name", ["flash", "spread", "demo"])
+def test_a_state_and_its_answers_hold_no_cycle(name: str) -> None:
+    """The server keeps its states out of the collector's walks (``gc.freeze``) and
+    leaves them to reference counting: a state, with everything each feature made
+    from it, must be freed without the collector. (The index once kept its walker,
+    which kept the index: every state of an editing session stayed in memory.)"""
+    path, text = {
+        "flash": (FLASH, FLASH.read_text("utf-8")),
+        "spread": (Path("/nonexistent/big.yaml"), spread(100)),
+        "demo": (DEMO, DEMO.read_text("utf-8")),
+    }[name]
+    _every_answer(analyse(path.as_uri(), 1, text, {}, codec=PositionCodec(), docs_url="d"))
+    gc.collect()
+    gc.disable()
+    try:
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        state = analyse(path.as_uri(), 1, text, {}, codec=PositionCodec(), docs_url="d")
+        assert state.result.plan is not None
+        _every_answer(state)
+        del state
+        gc.collect()
+        left = [type(o).__qualname__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []
+
+
+@pytest.mark.asyncio
+async def test_the_server_collects_what_a_cycle_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A published state is kept from the collector, and every COLLECT_EVERY-th
+    publication everything is collected first: a cycle a check left (a half-typed
+    text's parser holds one) is freed there, not kept for the session."""
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    left: list[weakref.ref[Cycle]] = []
+    real = server_module.analyse
+
+    def leaking(*args: Any, **kwargs: Any) -> PlanState:
+        left.append(weakref.ref(Cycle()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(server_module, "analyse", leaking)
+    monkeypatch.setattr(server_module, "COLLECT_EVERY", 3)
+    gc.disable()  # only the server's own collections: none may free a cycle by chance
+    try:
+        await _publish_four_times(left)
+    finally:
+        gc.enable()
+    alive = [ref() is not None for ref in left]
+    assert alive == [False, False, False, False]  # the fourth publication collected first
+
+
+async def _publish_four_times(left: list[weakref.ref[Any]]) -> None:
+    wire = Wire()
+    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
+    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    item = {"uri": uri, "languageId": "yaml", "version": 0, "text": text}
+    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+    for version in range(4):
+        if version:
+            edit = {"text": f"{text}# {version}\n"}
+            changed = {"textDocument": {"uri": uri, "version": version}, "contentChanges": [edit]}
+            wire.give({"method": "textDocument/didChange", "params": changed})
+        await wire.until(lambda m, v=version: (m.get("params") or {}).get("version") == v)
+        await asyncio.sleep(0.1)  # past the debounce: each change is checked on its own
+        alive = [ref() is not None for ref in left]
+        assert len(alive) == version + 1
+        assert gc.get_freeze_count() > 0  # the published state is kept from the collector
+        if version == 2:  # the first publication collected; the next two kept theirs
+            assert alive == [False, True, True]

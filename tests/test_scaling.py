@@ -139,13 +139,13 @@ def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(
     from plancc import load
 
     asked: list[object] = []
-    real = load.Positions._find  # every lookup: at, key_at, get, in, []
+    real = load.Positions.where  # every lookup: at, key_at, get, in, []
 
     def spy(self: load.Positions, path: Any) -> Any:
         asked.append(path)
         return real(self, path)
 
-    monkeypatch.setattr(load.Positions, "_find", spy)
+    monkeypatch.setattr(load.Positions, "where", spy)
     counts = []
     for warms in (10, 40):
         asked.clear()

@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
-from plancc.diagnostics import Diagnostic, Pos
+from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where
 from plancc.dtypes import DTYPES
 from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
@@ -24,6 +24,7 @@ from plancc.platforms import PLATFORMS as PLATFORM_TABLE
 from plancc.text import fmt_bytes
 
 __all__ = [
+    "COLUMN",
     "Allowed",
     "Code",
     "Diagnostic",
@@ -32,6 +33,7 @@ __all__ = [
     "PlanResult",
     "Pos",
     "Severity",
+    "Where",
     "check_text",
     "code_doc",
     "consumer_order",

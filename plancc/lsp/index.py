@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from plancc.lsp.adapter import Document, PathT, Pos
+from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where
 
 Kind = Literal["dim", "config", "tensor", "stage", "kind", "warm", "rule"]
 Point = tuple[int, int]  # (line, column), 0-based, columns in code points
@@ -89,19 +89,21 @@ class Index:
     pause: Callable[[], object] = lambda: None  # PlanState.pause
 
     @cached_property
-    def _walked(self) -> _Walker:
+    def _walked(self) -> tuple[list[Occurrence], dict[str, PathT]]:
+        # The walker's findings, not the walker: it holds the index, and a cycle would
+        # outlive the state in the server, which leaves its states to reference counting.
         walker = _Walker(self, [], {})
         walker.walk()
-        return walker
+        return walker.occurrences, walker.warms
 
     @property
     def occurrences(self) -> list[Occurrence]:
-        return self._walked.occurrences
+        return self._walked[0]
 
     @property
     def warms(self) -> dict[str, PathT]:
         """Warm name -> its path in the document (its first definition)."""
-        return self._walked.warms
+        return self._walked[1]
 
     def at(self, p: Point) -> Occurrence | None:
         return next((o for o in self.occurrences if o.span.contains(p)), None)
@@ -125,17 +127,20 @@ class Index:
 
     def value_span(self, path: PathT) -> Span | None:
         """The node at ``path``: its start and (for a scalar or flow node) its end."""
-        start = self.doc.values.get(path)
-        if start is None:
-            return None
-        end = self.doc.ends.get(start, start)
-        return Span(self.text.at(start), self.text.at(end))
+        start = self.doc.values.where(path)
+        return None if start is None else self._span(start)
 
     def key_span(self, path: PathT) -> Span | None:
-        start = self.doc.keys.get(path)
-        if start is None:
-            return None
-        return Span(self.text.at(start), self.text.at(self.doc.ends.get(start, start)))
+        start = self.doc.keys.where(path)
+        return None if start is None else self._span(start)
+
+    def _span(self, start: Where) -> Span:
+        return Span(self._point(start), self._point(self.doc.ends.end(start)))
+
+    def _point(self, where: Where) -> Point:
+        """A loader's position (1-based; a leading BOM is no column) as a point."""
+        line = (where >> 32) - 1
+        return line, (where & COLUMN) - 1 + (self.text.bom and line == 0)
 
     def extent(self, path: PathT) -> Span | None:
         """The whole node at ``path``, block collections included: from its start to the

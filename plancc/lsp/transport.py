@@ -83,26 +83,33 @@ class _Wire:
         self.reading = reading
         self.shut_down = shut_down
 
-    async def _read(self, fn: Callable[[int], bytes], n: int) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self.reading, fn, n)
-
     async def serve(self) -> None:
-        while (length := await self._headers()) is not None:
-            if length > MAX_MESSAGE:
+        loop = asyncio.get_running_loop()
+        while (message := await loop.run_in_executor(self.reading, self._receive)) is not None:
+            length, body = message
+            if body is None:
                 self._refuse(length)
-                if not await self._skip(length):
+                if not await loop.run_in_executor(self.reading, self._skip, length):
                     return
                 continue
-            body = await self._read(self.reader.read, length)
             if len(body) < length:
                 return  # the input ended inside the body
             self._handle(body)
 
-    async def _headers(self) -> int | None:
+    def _receive(self) -> tuple[int, bytes | None] | None:
+        """In the reading thread, a whole message at a time (each hand-over between threads
+        waits for the interpreter, which a request may hold): the announced length and the
+        body, None for a body over the limit (unread), None at the end of input."""
+        length = self._headers()
+        if length is None:
+            return None
+        return length, None if length > MAX_MESSAGE else self.reader.read(length)
+
+    def _headers(self) -> int | None:
         """The header block's Content-Length (None at the end of input). Lines before a
         Content-Length and its blank line are skipped, as a long line is, piece by piece."""
         length = None
-        while line := await self._read(self.reader.readline, MAX_HEADER):
+        while line := self.reader.readline(MAX_HEADER):
             if line in (b"\r\n", b"\n"):
                 if length is not None:
                     return length
@@ -110,10 +117,10 @@ class _Wire:
                 length = int(m.group(1))
         return None
 
-    async def _skip(self, length: int) -> bool:
+    def _skip(self, length: int) -> bool:
         """Read and drop ``length`` bytes: whether the input goes on after them."""
         while length > 0:
-            chunk = await self._read(self.reader.read, min(length, _CHUNK))
+            chunk = self.reader.read(min(length, _CHUNK))
             if not chunk:
                 return False
             length -= len(chunk)

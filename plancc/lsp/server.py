@@ -7,12 +7,12 @@ diagnostics are published (``PlanServer.idle`` cleared): a request starts only
 while the server is idle, so it answers from the newest text, the one the
 client's positions refer to, and a long answer pauses between its items,
 encoding included, while the server is busy (``PlanState.pause``): a diagnostic
-never waits behind a request. Changes are debounced on both edges: a change
-after a quiet moment (none in the last ``DEBOUNCE_S``) is checked at once, so
-an edit's diagnostics cost one check and no wait; the changes of a burst
-(typing) are checked together once none has come for ``DEBOUNCE_S``. The
-newest text wins: a result for a text already replaced is not published, its
-newer text is checked instead.
+never waits behind a request.
+
+A change is checked at once, with no debounce: the check of a plan users have
+takes a few milliseconds, less than a timer would wait. Changes that come
+during a check are checked together after it, the newest text: a result for a
+text already replaced is not published.
 
 Each published state is moved out of the garbage collector's view
 (``gc.freeze``): the states are freed by reference counting when replaced (no
@@ -26,11 +26,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import math
 import os
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -50,7 +48,6 @@ from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
 from plancc.lsp.index import Text
 from plancc.lsp.state import Plain, PlanState
 
-DEBOUNCE_S = 0.05  # a pause between keystrokes shorter than this is one burst
 COLLECT_EVERY = 64  # published states between two full collections (``_keep``)
 _PLAN_SUFFIXES = (".yaml", ".yml")
 Reply = Any  # an Answer, an empty list or None (pygls sends each as the result)
@@ -63,7 +60,6 @@ class PlanServer(LanguageServer):
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.dirty: set[str] = set()
-        self.changed_at: dict[str, float] = {}  # uri -> time.monotonic() of its last change
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-check")
         # One thread for every request: each state's index is built once, by it.
         self.answerer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-answer")
@@ -104,23 +100,13 @@ class PlanServer(LanguageServer):
     # -- checking ------------------------------------------------------------------------
 
     def schedule(self, uri: str) -> None:
-        now = time.monotonic()
-        quiet = now - self.changed_at.get(uri, -math.inf) > DEBOUNCE_S
-        self.changed_at[uri] = now
         self.dirty.add(uri)
         self.idle.clear()
         if uri not in self.tasks:
-            self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri, leading=quiet))
+            self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri))
 
-    async def _settle(self, uri: str) -> None:
-        """Return once no change to ``uri`` has come for DEBOUNCE_S."""
-        while (wait := self.changed_at[uri] + DEBOUNCE_S - time.monotonic()) > 0:
-            await asyncio.sleep(wait)
-
-    async def _check_loop(self, uri: str, *, leading: bool) -> None:
+    async def _check_loop(self, uri: str) -> None:
         try:
-            if not leading:
-                await self._settle(uri)
             while uri in self.dirty:
                 self.dirty.discard(uri)
                 doc = self.workspace.text_documents.get(uri)
@@ -134,7 +120,6 @@ class PlanServer(LanguageServer):
                     continue
                 state, diagnostics = checked
                 if uri in self.dirty:  # the text changed during the check: check the newest
-                    await self._settle(uri)
                     continue
                 self.plans[uri] = state
                 if state.result.doc is not None:  # it parsed: completion's names come from it

@@ -285,7 +285,7 @@ def test_a_request_reads_the_plan_once(feature: str) -> None:
         assert state.index is not None  # built first: a request on a built index is counted
         before = sum(t.reads for t in tables)
         if feature == "symbols":
-            assert len(outline.symbols(state)[-1]["children"]) == warms // 10
+            assert len(json.loads(outline.symbols(state).json)[-1]["children"]) == warms // 10
         else:
             assert len(outline.inlay_hints(state, everything)) == warms
         reads.append(sum(t.reads for t in tables) - before)
@@ -369,7 +369,7 @@ def test_a_long_answer_pauses_while_a_check_runs() -> None:
         plan.as_uri(), 1, spread(100), {}, codec=PositionCodec(), docs_url="docs", pause=idle.wait
     )
     made: list[Any] = []
-    worker = threading.Thread(target=lambda: made.append(outline.symbols(state)))
+    worker = threading.Thread(target=lambda: made.append(json.loads(outline.symbols(state).json)))
     worker.start()
     worker.join(0.5)  # long enough to make the whole outline many times over
     assert worker.is_alive()
@@ -418,7 +418,7 @@ def test_an_answer_pauses_while_it_is_encoded() -> None:
         codec=PositionCodec(),
         docs_url="docs",
     )
-    symbols = outline.symbols(state)
+    symbols = json.loads(outline.symbols(state).json)
     idle = threading.Event()
     made: list[Answer] = []
     worker = threading.Thread(target=lambda: made.append(Answer(symbols, idle.wait)))
@@ -466,7 +466,7 @@ def _every_answer(state: PlanState) -> None:
         navigation.definition(state, position, {})
         navigation.references(state, position, True)
         navigation.prepare_rename(state, position)
-    Answer(outline.symbols(state))
+    outline.symbols(state)
     outline.inlay_hints(state, everything)
     actions.code_actions(state, to_lsp(state))
 

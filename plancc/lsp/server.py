@@ -46,7 +46,7 @@ from plancc.lsp.adapter import check_text
 from plancc.lsp.answer import Answer, Protocol
 from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
 from plancc.lsp.index import Text
-from plancc.lsp.state import Plain, PlanState
+from plancc.lsp.state import PlanState
 
 COLLECT_EVERY = 64  # published states between two full collections (``_keep``)
 _PLAN_SUFFIXES = (".yaml", ".yml")
@@ -91,9 +91,9 @@ class PlanServer(LanguageServer):
             result = empty if state is None else fn(state, *args)
             if result is None:
                 return None
-            if not isinstance(result, Plain):
-                result = self.to_json.unstructure(result)
-            return Answer(result, self.idle.wait)
+            if isinstance(result, Answer):  # made as JSON by the request
+                return result
+            return Answer(self.to_json.unstructure(result), self.idle.wait)
 
         return await asyncio.get_running_loop().run_in_executor(self.answerer, answer)
 

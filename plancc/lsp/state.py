@@ -7,18 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
 from plancc.lsp.adapter import PlanResult
 from plancc.lsp.index import Index, Point, Span, Text
-
-
-class Plain(list[dict[str, Any]]):
-    """An answer built as JSON values in the request thread (the outline: thousands of
-    symbols), sent without conversion to lsprotocol's objects and back."""
 
 
 @dataclass
@@ -50,10 +44,12 @@ class PlanState:
             lsp.Position(*self._units(span.start)), lsp.Position(*self._units(span.end))
         )
 
-    def json_range(self, span: Span) -> dict[str, Any]:
-        """``range`` as JSON values (for a ``Plain`` answer)."""
+    def json_range(self, span: Span) -> str:
+        """``range`` as JSON text (for an answer made as JSON: the outline)."""
         (l0, c0), (l1, c1) = self._units(span.start), self._units(span.end)
-        return {"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}}
+        return (
+            f'{{"start":{{"line":{l0},"character":{c0}}},"end":{{"line":{l1},"character":{c1}}}}}'
+        )
 
     def _units(self, p: Point) -> Point:
         """A point in the client's units: pygls's codec counts character by character,

@@ -13,7 +13,8 @@ Starts the real `plancc lsp` process and speaks to it as an editor does:
   `tensors`, every tensor offered). Each request is timed on the state a
   change just made (the first request of a state builds its name index), and
   again on the same state. Last, `didChange` → diagnostics with an outline
-  request sent just before it: a diagnostic must not wait behind a request.
+  request sent just before it: a diagnostic must not wait behind a request,
+  so it is printed beside the change alone.
 
 The target is 100 ms for each. Wall times depend on what else runs (several
 jobs share two cores here), so the server's CPU time is printed too: the
@@ -283,12 +284,18 @@ def _row(what: str, fresh: list[float], again: list[float] | None, cpu_s: float 
 
 
 def _print_scale(warms: int, rows: list[Row]) -> None:
+    """A request is held to the target; the diagnostic with an outline request in flight
+    to the diagnostic alone (it must not wait behind the request)."""
     print(f"lsp: spread plan of {warms:,} warms ({ROUNDS} rounds; a request on a fresh state,")
     print("     then again on the same state; server CPU per request: the idle figure)")
+    alone = rows[0]["median_ms"]
     for r in rows:
         again = f"again {r['again_ms']:6.1f}" if r["again_ms"] is not None else " " * 12
-        cpu = f"CPU {r['cpu_ms']:6.1f}" if r["cpu_ms"] is not None else ""
-        verdict = "within" if r["median_ms"] <= TARGET_MS else "OVER"
+        cpu = f"CPU {r['cpu_ms']:6.1f}" if r["cpu_ms"] is not None else " " * 10
+        if r["what"].endswith("in flight"):
+            verdict = f"{r['median_ms'] - alone:+.1f} ms on the change alone"
+        else:
+            verdict = "within" if r["median_ms"] <= TARGET_MS else "OVER"
         print(
             f"  {r['what']:<52} median {r['median_ms']:7.1f} ms   max {r['max_ms']:7.1f}"
             f"   {again}   {cpu}   {verdict}"

@@ -545,3 +545,30 @@ async def _publish_four_times(left: list[weakref.ref[Any]]) -> None:
         assert gc.get_freeze_count() > 0  # the published state is kept from the collector
         if version == 2:  # the first publication collected; the next two kept theirs
             assert alive == [False, True, True]
+
+
+@pytest.mark.asyncio
+async def test_a_document_closed_during_its_check_gets_no_diagnostics() -> None:
+    """Closing clears a document's diagnostics; a check that was running then (held here
+    behind another job of the check thread) publishes nothing after it, and keeps no
+    state: the editor would show diagnostics for a file no longer open."""
+    wire = Wire()
+    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
+    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
+    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+    await wire.until(lambda m: (m.get("params") or {}).get("version") == 1)
+    gate = threading.Event()
+    wire.server.checker.submit(gate.wait, HANG)
+    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}
+    wire.give({"method": "textDocument/didChange", "params": changed})
+    await asyncio.sleep(0.05)  # the change's check is queued behind the gate
+    wire.give({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
+    gate.set()
+    while uri in wire.server.tasks:
+        await asyncio.sleep(0.01)
+    published = [
+        m["params"] for m in wire.sent if m.get("method") == "textDocument/publishDiagnostics"
+    ]
+    assert published[-1] == {"uri": uri, "diagnostics": []}
+    assert uri not in wire.server.plans

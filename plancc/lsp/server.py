@@ -121,6 +121,8 @@ class PlanServer(LanguageServer):
                 state, diagnostics = checked
                 if uri in self.dirty:  # the text changed during the check: check the newest
                     continue
+                if uri not in self.workspace.text_documents:  # closed during the check
+                    return
                 self.plans[uri] = state
                 if state.result.doc is not None:  # it parsed: completion's names come from it
                     self.good[uri] = state

@@ -4,7 +4,7 @@ Starts the real `plancc lsp` process and speaks to it as an editor does:
 
 - **diagnostics on the Flash plan**: one whole-text `didChange` at a time (an
   edit to a comment, so the diagnostics stay those of the plan), timed until the
-  server publishes that version's diagnostics: the debounce, the check in the
+  server publishes that version's diagnostics: the check in the
   worker thread and the JSON-RPC round trip; the in-process front end alone is
   measured beside it, so the server's own share shows as the difference;
 - **requests on generated plans** (`spread` of bench/run.py) of 10² and 10³

@@ -443,6 +443,7 @@ def test_an_answer_pauses_while_it_is_encoded() -> None:
         [{"k": i} for i in range(250)],
         [1, {"x": [1, 2]}, "s"] * 70,
         {"c": [{"d": [1] * 250}, {"e": None}] * 3},
+        {1: [1], None: [2.5, "é"], 2.5: {"x": [None]}},
     ],
 )
 def test_an_answer_in_pieces_is_the_same_json(value: Any) -> None:
@@ -572,3 +573,65 @@ async def test_a_document_closed_during_its_check_gets_no_diagnostics() -> None:
     ]
     assert published[-1] == {"uri": uri, "diagnostics": []}
     assert uri not in wire.server.plans
+
+
+@pytest.mark.asyncio
+async def test_typing_starves_no_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Changes to one plan in a row, each coming before the last one's check ends (a
+    key held down, or a plan whose check is slower than typing), keep the check thread
+    busy. A request on another plan, and one on the plan being typed in, are answered
+    while the changes go on: a request waits for its own plan's changes, gives way to
+    a check once, and no more."""
+    real = server_module.analyse
+
+    def slow(*args: Any, **kwargs: Any) -> PlanState:
+        time.sleep(0.06)  # a 60 ms check
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(server_module, "analyse", slow)
+    wire = Wire()
+    text = DEMO.read_text("utf-8")
+    typed, other = (DEMO.parent / "typed.yaml").as_uri(), DEMO.as_uri()
+    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    for uri in (typed, other):
+        item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
+        wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        await wire.until(lambda m, u=uri: (m.get("params") or {}).get("uri") == u)
+    line = next(i for i, t in enumerate(text.splitlines()) if t.startswith("tensors:")) + 1
+    asked: dict[int, float] = {}
+    for version in range(2, 42):  # one change each 30 ms for 1.2 s
+        edit = {"text": f"{text}# {version}\n"}
+        changed = {"textDocument": {"uri": typed, "version": version}, "contentChanges": [edit]}
+        wire.give({"method": "textDocument/didChange", "params": changed})
+        if version in (3, 4):
+            msg_id, uri = (2, other) if version == 3 else (3, typed)
+            hover = {"textDocument": {"uri": uri}, "position": {"line": line, "character": 3}}
+            wire.give({"id": msg_id, "method": "textDocument/hover", "params": hover})
+            asked[msg_id] = time.monotonic()
+        await asyncio.sleep(0.03)
+        if all(any(m.get("id") == i for m in wire.sent) for i in (2, 3)):
+            break
+    still_typing = version < 41
+    answers = [m for m in wire.sent if m.get("id") in (2, 3)]
+    assert still_typing, "a request waited for the changes to end"
+    assert [a["result"] is not None for a in answers] == [True, True]
+
+
+def test_a_request_gives_way_to_one_check_only() -> None:
+    """The request thread's pause waits for a running check the first time in a request,
+    and not again: a check of a change that comes during a request goes first, but
+    checks in a row cannot hold a request for ever."""
+    server = create()
+    server.idle.clear()  # a check runs
+    server.yields = 1
+    waited = threading.Thread(target=server.pause)
+    waited.start()
+    waited.join(0.2)
+    assert waited.is_alive()  # it gives way to the running check
+    server.idle.set()
+    waited.join(HANG)
+    server.idle.clear()  # the next check
+    again = threading.Thread(target=server.pause)
+    again.start()
+    again.join(HANG)
+    assert not again.is_alive()  # once is all

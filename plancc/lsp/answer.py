@@ -38,7 +38,7 @@ def encode(value: object, pause: Callable[[], object]) -> str:
     between pieces: one call of ``json.dumps`` holds the interpreter until it returns
     (15 ms for the outline of 1,000 warms), so a list is encoded a slice of leaves (items
     holding no list) at a time, and an item holding a list on its own, the same way."""
-    if isinstance(value, dict) and _branches(value):
+    if isinstance(value, dict) and _branches(value) and all(type(k) is str for k in value):
         entries = (f"{to_json(k)}:{encode(v, pause)}" for k, v in value.items())
         return f"{{{','.join(entries)}}}"
     if not isinstance(value, list):

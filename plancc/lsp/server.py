@@ -2,12 +2,13 @@
 
 Nothing slow runs on the event loop, which reads the client's messages and
 publishes diagnostics: checks run in one worker thread, requests (hover,
-completion, outline, …) in another. A change makes the server busy until its
-diagnostics are published (``PlanServer.idle`` cleared): a request starts only
-while the server is idle, so it answers from the newest text, the one the
-client's positions refer to, and a long answer pauses between its items,
-encoding included, while the server is busy (``PlanState.pause``): a diagnostic
-never waits behind a request.
+completion, outline, …) in another. A request answers from its document's
+state as it came: when changes to that document still wait for their check,
+from the first state to have seen them (``PlanServer.answer``), never from an
+older text; changes to other documents do not hold it. A request gives way
+to a check, once (``PlanServer.pause``): before it starts, or between the items
+of a long answer: a diagnostic never waits for a request to end, and changes
+in a row (typing) never starve a request.
 
 A change is checked at once, with no debounce: the check of a plan users have
 takes a few milliseconds, less than a timer would wait. Changes that come
@@ -64,10 +65,14 @@ class PlanServer(LanguageServer):
         # One thread for every request: each state's index is built once, by it.
         self.answerer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-answer")
         self.to_json = get_converter()  # the request thread's own: lsprotocol's hooks
-        # Set while no change awaits its diagnostics: a request waits for it to start,
-        # and a long answer waits for it between items (``PlanState.pause``).
-        self.idle = threading.Event()
+        # Per document: the changes so far, and how many of them its newest state has
+        # seen; a request waits for the state of the changes that came before it.
+        self.changes: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+        self.checked = threading.Condition()  # notified whenever ``seen`` grows
+        self.idle = threading.Event()  # set while no check runs
         self.idle.set()
+        self.yields = 0  # the waits for a check the running request has left (``pause``)
         self.kept = 0  # states published and kept from the garbage collector
         self.docs_url = default_docs_url()
         self.shut_down = False  # a `shutdown` request came: `exit` (or the end of input) is 0
@@ -75,33 +80,56 @@ class PlanServer(LanguageServer):
     async def answer(
         self, uri: str, fn: Callable[..., object], *args: Any, empty: object = None
     ) -> Reply:
-        """``fn(state, *args)`` as JSON, in the request thread, on the newest checked state
-        of ``uri`` (``empty`` without one; a document just opened has one once its first
-        check ends). It starts once the server is idle: a request never slows the check
-        of a change that came before it, and answers from that change's state, the text
-        the client's positions refer to."""
-
-        first = self.tasks.get(uri)
-        if uri not in self.plans and first is not None:  # just opened: its first check
-            await asyncio.wait([first])
+        """``fn(state, *args)`` as JSON, in the request thread, on the state of ``uri``
+        as the request came (``empty`` without one): the newest checked state then, or,
+        while changes to ``uri`` wait for their check, the first state to have seen
+        them all."""
+        target = self.changes.get(uri, 0)
+        ready = self.seen.get(uri, 0) >= target
+        # Taken now: a change checked while an earlier request runs must not move the
+        # positions under this one.
+        current = self.plans.get(uri) if ready else None
 
         def answer() -> Reply:
-            self.idle.wait()
-            state = self.plans.get(uri)
+            state = current if ready else self._state_after(uri, target)
+            self.yields = 1
+            self.pause()
             result = empty if state is None else fn(state, *args)
             if result is None:
                 return None
             if isinstance(result, Answer):  # made as JSON by the request
                 return result
-            return Answer(self.to_json.unstructure(result), self.idle.wait)
+            return Answer(self.to_json.unstructure(result), self.pause)
 
         return await asyncio.get_running_loop().run_in_executor(self.answerer, answer)
+
+    def pause(self) -> None:
+        """In the request thread, before a request and between the items of a long one:
+        wait while a check runs, once per request. The check of a change that comes
+        during a request goes first, so its diagnostic does not wait for the request
+        to end; a request is never held longer than one check, so changes in a row
+        (typing) do not starve it: after its one wait it shares the interpreter."""
+        if self.yields and not self.idle.is_set():
+            self.yields -= 1
+            self.idle.wait()
+
+    def _state_after(self, uri: str, changes: int) -> PlanState | None:
+        """In the request thread: the state of ``uri`` once its first ``changes`` changes
+        have been checked (or the document closed)."""
+        with self.checked:
+            self.checked.wait_for(lambda: self.seen.get(uri, 0) >= changes)
+        return self.plans.get(uri)
+
+    def _seen(self, uri: str, changes: int) -> None:
+        with self.checked:
+            self.seen[uri] = changes
+            self.checked.notify_all()
 
     # -- checking ------------------------------------------------------------------------
 
     def schedule(self, uri: str) -> None:
+        self.changes[uri] = self.changes.get(uri, 0) + 1
         self.dirty.add(uri)
-        self.idle.clear()
         if uri not in self.tasks:
             self.tasks[uri] = asyncio.ensure_future(self._check_loop(uri))
 
@@ -112,28 +140,29 @@ class PlanServer(LanguageServer):
                 doc = self.workspace.text_documents.get(uri)
                 if doc is None:  # closed meanwhile
                     return
+                changes = self.changes[uri]
                 args = (uri, doc.version, doc.source, self._unsaved())
                 loop = asyncio.get_running_loop()
                 checked = await loop.run_in_executor(self.checker, self._analyse, *args)
                 if isinstance(checked, str):
                     self.log(lsp.MessageType.Error, checked)
+                    self._seen(uri, changes)  # requests answer from the state before
                     continue
                 state, diagnostics = checked
-                if uri in self.dirty:  # the text changed during the check: check the newest
-                    continue
                 if uri not in self.workspace.text_documents:  # closed during the check
                     return
-                self.plans[uri] = state
+                self.plans[uri] = state  # requests answer from it, published or not
                 if state.result.doc is not None:  # it parsed: completion's names come from it
                     self.good[uri] = state
+                self._seen(uri, changes)
+                if uri in self.dirty:  # the text changed during the check: check the newest
+                    continue
                 self.text_document_publish_diagnostics(
                     lsp.PublishDiagnosticsParams(uri, diagnostics, version=state.version)
                 )
                 self._keep()
         finally:
             self.tasks.pop(uri, None)
-            if not self.tasks:  # every change's diagnostics are out
-                self.idle.set()
 
     def _keep(self) -> None:
         """Keep what is alive now, the published state with it, out of the collector's
@@ -151,13 +180,16 @@ class PlanServer(LanguageServer):
     ) -> tuple[PlanState, list[lsp.Diagnostic]] | str:
         """The state of one text and its diagnostics, or the report of an internal error
         (logged by the loop)."""
+        self.idle.clear()
         try:
             codec = self.workspace.position_codec
-            docs, pause = self.docs_url, self.idle.wait
+            docs, pause = self.docs_url, self.pause
             state = analyse(uri, version, source, unsaved, codec=codec, docs_url=docs, pause=pause)
             return state, to_lsp(state)
         except Exception:  # a bug, never the plan's fault: say so, keep serving
             return f"plancc: internal error\n{traceback.format_exc()}"
+        finally:
+            self.idle.set()
 
     def _unsaved(self) -> dict[Path, str]:
         """The text of every open non-plan buffer (a config being edited), by real path."""
@@ -251,6 +283,7 @@ def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's d
             ls.plans.pop(uri, None)
             ls.good.pop(uri, None)
             ls.dirty.discard(uri)
+            ls._seen(uri, ls.changes.get(uri, 0))  # a waiting request answers: no state
             ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
         else:  # its unsaved text is gone: plans read the file again
             ls.recheck_users_of(uri)

@@ -25,8 +25,7 @@ class PlanState:
     codec: PositionCodec
     docs_url: str
     # Called between the items of a long answer (symbols, hints, the names' walk): the
-    # server's waits while a check runs, so that a check never shares the interpreter
-    # with a request for long.
+    # server's gives way to a running check, once per request (``PlanServer.pause``).
     pause: Callable[[], object] = field(default=lambda: None, repr=False)
 
     def __post_init__(self) -> None:

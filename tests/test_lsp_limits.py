@@ -202,6 +202,22 @@ def test_exit_without_shutdown_is_status_1(server: Server) -> None:
     assert server.proc.wait(HANG) == 1
 
 
+def test_exit_with_requests_waiting_ends_at_once(server: Server) -> None:
+    """`exit` while requests wait for a check that will not run (sent together, as an
+    editor closing in a hurry does): the process ends, quietly. The request thread
+    waited for ever, and Python waits for it at exit; before that, pygls wrote each
+    cancelled answer to the closed output and reported the failure by writing again."""
+    uri = Path("/nonexistent/big.yaml").as_uri()
+    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": spread(300)}
+    asks = b"".join(
+        request(i, "textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+        for i in range(2, 6)
+    )
+    server.send(notify("textDocument/didOpen", {"textDocument": item}) + asks + notify("exit"))
+    assert server.proc.wait(HANG) == 1
+    assert "Traceback" not in server.stderr()
+
+
 def test_a_request_after_shutdown_is_an_error(server: Server) -> None:
     server.send(request(2, "shutdown") + request(3, "textDocument/documentSymbol", _doc("a.yaml")))
     assert server.answer(2)["result"] is None

@@ -73,6 +73,7 @@ class PlanServer(LanguageServer):
         self.idle = threading.Event()  # set while no check runs
         self.idle.set()
         self.yields = 0  # the waits for a check the running request has left (``pause``)
+        self.ended = False  # the client has gone: nothing waits for a check any more
         self.kept = 0  # states published and kept from the garbage collector
         self.docs_url = default_docs_url()
         self.shut_down = False  # a `shutdown` request came: `exit` (or the end of input) is 0
@@ -109,7 +110,7 @@ class PlanServer(LanguageServer):
         during a request goes first, so its diagnostic does not wait for the request
         to end; a request is never held longer than one check, so changes in a row
         (typing) do not starve it: after its one wait it shares the interpreter."""
-        if self.yields and not self.idle.is_set():
+        if self.yields and not self.idle.is_set() and not self.ended:
             self.yields -= 1
             self.idle.wait()
 
@@ -117,8 +118,17 @@ class PlanServer(LanguageServer):
         """In the request thread: the state of ``uri`` once its first ``changes`` changes
         have been checked (or the document closed)."""
         with self.checked:
-            self.checked.wait_for(lambda: self.seen.get(uri, 0) >= changes)
+            self.checked.wait_for(lambda: self.ended or self.seen.get(uri, 0) >= changes)
         return self.plans.get(uri)
+
+    def release(self) -> None:
+        """The client has gone (`exit`, or the end of its input): a request waiting for a
+        check that will never run goes on, so the process can end (Python waits for the
+        request thread at exit)."""
+        with self.checked:
+            self.ended = True
+            self.checked.notify_all()
+        self.idle.set()
 
     def _seen(self, uri: str, changes: int) -> None:
         with self.checked:
@@ -385,7 +395,10 @@ def serve() -> None:
     # gets it within a millisecond of a request's thread, not the default five.
     sys.setswitchinterval(0.001)
     server = create()
-    code = transport.run(server, reader, writer, shut_down=lambda: server.shut_down)
+    try:
+        code = transport.run(server, reader, writer, shut_down=lambda: server.shut_down)
+    finally:
+        server.release()
     if code is None:  # the input ended: as `exit`
         code = 0 if server.shut_down else 1
     if code:

@@ -31,7 +31,6 @@ from typing import Any, BinaryIO
 import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 # The largest body read: a plan is at most 4 MiB (MAX_BYTES), and JSON escaping
@@ -57,7 +56,7 @@ def run(
 ) -> int | None:
     """Serve until `exit` (its status) or the end of input (None)."""
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_answered)
-    server.protocol.set_writer(StdoutWriter(writer))
+    server.protocol.set_writer(_Writer(writer))
     reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-read")
     wire = _Wire(server, reader, reading, shut_down)
     try:
@@ -67,6 +66,30 @@ def run(
     finally:
         reading.shutdown(wait=False)
     return None
+
+
+class _Writer:
+    """pygls's writer on the output stream. Once the stream is closed (`exit` closes it)
+    or the client has gone (a broken pipe), what is still written is dropped: answers to
+    requests still running, and pygls's errors for their cancellation, which it reports
+    by writing again (50,000 tracebacks and 5 s before the process could end)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.gone = False
+
+    def close(self) -> None:
+        self.gone = True
+        self.stream.close()
+
+    def write(self, data: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            self.stream.write(data)
+            self.stream.flush()
+        except (OSError, ValueError):  # a broken pipe, or the stream closed under it
+            self.gone = True
 
 
 class _Wire:

@@ -318,6 +318,7 @@ class Wire:
         self.server = create()
         self.sent: list[dict[str, Any]] = []
         self.server.protocol.set_writer(self)
+        self.give({"id": 0, "method": "initialize", "params": {"capabilities": {}}})
 
     def write(self, data: bytes) -> None:
         self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
@@ -328,6 +329,26 @@ class Wire:
     def give(self, message: dict[str, Any]) -> None:
         protocol = self.server.protocol
         protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    async def open(self, uri: str, text: str) -> dict[str, Any]:
+        """``uri`` opened with ``text`` (version 1), once its diagnostics are out: its item."""
+        item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
+        self.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        await self.until(lambda m: (m.get("params") or {}).get("uri") == uri)
+        return item
+
+    def change(self, uri: str, version: int, text: str) -> None:
+        changed = {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"text": text}],
+        }
+        self.give({"method": "textDocument/didChange", "params": changed})
+
+    def hold_checks(self) -> threading.Event:
+        """The check thread held (behind a job of its own) until the event is set."""
+        gate = threading.Event()
+        self.server.checker.submit(gate.wait, HANG)
+        return gate
 
     async def until(self, found: Any) -> dict[str, Any]:
         for _ in range(HANG * 100):
@@ -355,20 +376,12 @@ async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(outline, "symbols", held)
     uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
-    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
-    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
-
-    def published(version: int) -> Any:
-        return lambda m: (m.get("params") or {}).get("version") == version
-
-    await wire.until(published(1))
+    item = await wire.open(uri, text)
     wire.give({"id": 2, "method": "textDocument/documentSymbol", "params": {"textDocument": item}})
     while "request started" not in events:  # a request that came after the change would wait
         await asyncio.sleep(0.01)
-    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text + "#"}]}
-    wire.give({"method": "textDocument/didChange", "params": changed})
-    await wire.until(published(2))
+    wire.change(uri, 2, text + "#")
+    await wire.until(lambda m: (m.get("params") or {}).get("version") == 2)
     events.append("published")
     release.set()
     assert (await wire.until(lambda m: m.get("id") == 2))["result"] == []
@@ -376,8 +389,8 @@ async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.Mon
 
 
 def test_a_long_answer_pauses_while_a_check_runs() -> None:
-    """The outline of 100 warms, made while a check runs (the server's ``pause`` is its
-    idle event, cleared): it stops at its first symbol, and goes on once the check ends.
+    """The outline of 100 warms, made while a check runs (``pause`` waits on the idle
+    event, cleared): it stops at its first symbol, and goes on once the check ends.
     A request that came first thus never holds a check for more than a symbol."""
     idle = threading.Event()
     plan = Path("/nonexistent/big.yaml")
@@ -405,14 +418,9 @@ async def test_a_request_after_a_change_answers_from_its_text() -> None:
     uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
     added = text.replace("dims:\n", "dims:\n  added_dim: 8\n", 1)
     assert added != text
-    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
-    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
-    await wire.until(lambda m: (m.get("params") or {}).get("version") == 1)
-    gate = threading.Event()
-    wire.server.checker.submit(gate.wait, HANG)
-    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": added}]}
-    wire.give({"method": "textDocument/didChange", "params": changed})
+    item = await wire.open(uri, text)
+    gate = wire.hold_checks()
+    wire.change(uri, 2, added)
     wire.give({"id": 2, "method": "textDocument/documentSymbol", "params": {"textDocument": item}})
     await asyncio.sleep(0.2)  # time to answer, were it answered from the old text
     assert [m for m in wire.sent if m.get("id") == 2] == []
@@ -548,19 +556,15 @@ async def test_the_server_collects_what_a_cycle_holds(monkeypatch: pytest.Monkey
 async def _publish_four_times(left: list[weakref.ref[Any]]) -> None:
     wire = Wire()
     uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
-    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    item = {"uri": uri, "languageId": "yaml", "version": 0, "text": text}
-    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
-    for version in range(4):
-        if version:
-            edit = {"text": f"{text}# {version}\n"}
-            changed = {"textDocument": {"uri": uri, "version": version}, "contentChanges": [edit]}
-            wire.give({"method": "textDocument/didChange", "params": changed})
+    await wire.open(uri, text)
+    for version in range(1, 5):
+        if version > 1:
+            wire.change(uri, version, f"{text}# {version}\n")
         await wire.until(lambda m, v=version: (m.get("params") or {}).get("version") == v)
         alive = [ref() is not None for ref in left]
-        assert len(alive) == version + 1
+        assert len(alive) == version
         assert gc.get_freeze_count() > 0  # the published state is kept from the collector
-        if version == 2:  # the first publication collected; the next two kept theirs
+        if version == 3:  # the first publication collected; the next two kept theirs
             assert alive == [False, True, True]
 
 
@@ -571,14 +575,9 @@ async def test_a_document_closed_during_its_check_gets_no_diagnostics() -> None:
     state: the editor would show diagnostics for a file no longer open."""
     wire = Wire()
     uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
-    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
-    wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
-    await wire.until(lambda m: (m.get("params") or {}).get("version") == 1)
-    gate = threading.Event()
-    wire.server.checker.submit(gate.wait, HANG)
-    changed = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text}]}
-    wire.give({"method": "textDocument/didChange", "params": changed})
+    await wire.open(uri, text)
+    gate = wire.hold_checks()
+    wire.change(uri, 2, text)
     await asyncio.sleep(0.05)  # the change's check is queued behind the gate
     wire.give({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
     gate.set()
@@ -608,17 +607,12 @@ async def test_typing_starves_no_request(monkeypatch: pytest.MonkeyPatch) -> Non
     wire = Wire()
     text = DEMO.read_text("utf-8")
     typed, other = (DEMO.parent / "typed.yaml").as_uri(), DEMO.as_uri()
-    wire.give({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
     for uri in (typed, other):
-        item = {"uri": uri, "languageId": "yaml", "version": 1, "text": text}
-        wire.give({"method": "textDocument/didOpen", "params": {"textDocument": item}})
-        await wire.until(lambda m, u=uri: (m.get("params") or {}).get("uri") == u)
+        await wire.open(uri, text)
     line = next(i for i, t in enumerate(text.splitlines()) if t.startswith("tensors:")) + 1
     asked: dict[int, float] = {}
     for version in range(2, 42):  # one change each 30 ms for 1.2 s
-        edit = {"text": f"{text}# {version}\n"}
-        changed = {"textDocument": {"uri": typed, "version": version}, "contentChanges": [edit]}
-        wire.give({"method": "textDocument/didChange", "params": changed})
+        wire.change(typed, version, f"{text}# {version}\n")
         if version in (3, 4):
             msg_id, uri = (2, other) if version == 3 else (3, typed)
             hover = {"textDocument": {"uri": uri}, "position": {"line": line, "character": 3}}

@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
-from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where
+from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
 from plancc.dtypes import DTYPES
 from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
@@ -45,6 +45,7 @@ __all__ = [
     "landing",
     "platform_names",
     "silenceable",
+    "where_of",
 ]
 
 

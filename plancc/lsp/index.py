@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where
+from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where, where_of
 
 Kind = Literal["dim", "config", "tensor", "stage", "kind", "warm", "rule"]
 Point = tuple[int, int]  # (line, column), 0-based, columns in code points
@@ -60,7 +60,12 @@ class Text:
 
     def at(self, pos: Pos) -> Point:
         """A plancc position (1-based; a leading BOM is no column) as a point."""
-        return pos.line - 1, pos.col - 1 + (self.bom and pos.line == 1)
+        return self.at_where(where_of(pos.line, pos.col))
+
+    def at_where(self, where: Where) -> Point:
+        """``at`` of a position as the loader keeps it (the outline reads thousands)."""
+        line = (where >> 32) - 1
+        return line, (where & COLUMN) - 1 + (self.bom and line == 0)
 
     def slice(self, span: Span) -> str:
         return self.source[self.offset(span.start) : self.offset(span.end)]
@@ -135,12 +140,7 @@ class Index:
         return None if start is None else self._span(start)
 
     def _span(self, start: Where) -> Span:
-        return Span(self._point(start), self._point(self.doc.ends.end(start)))
-
-    def _point(self, where: Where) -> Point:
-        """A loader's position (1-based; a leading BOM is no column) as a point."""
-        line = (where >> 32) - 1
-        return line, (where & COLUMN) - 1 + (self.text.bom and line == 0)
+        return Span(self.text.at_where(start), self.text.at_where(self.doc.ends.end(start)))
 
     def extent(self, path: PathT) -> Span | None:
         """The whole node at ``path``, block collections included: from its start to the

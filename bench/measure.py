@@ -54,6 +54,21 @@ def median_of(cmd: list[str], runs: int = RUNS) -> tuple[float, int]:
     return statistics.median(r[0] for r in done), max(r[1] for r in done)
 
 
+def measure_logs(base: Path, warm: Path, *more: str) -> list[str]:
+    """`plancc measure` of two bench logs against the Flash manifest."""
+    return [
+        PLANCC,
+        "measure",
+        "--manifest",
+        str(MANIFEST),
+        "--baseline",
+        str(base),
+        "--warm",
+        str(warm),
+        *more,
+    ]
+
+
 def kinds() -> list[str]:
     found: list[str] = json.loads(MANIFEST.read_text("utf-8"))["forward"]["kinds"]
     return found
@@ -123,17 +138,7 @@ def bootstrap(root: Path) -> None:
         warm.write_text(
             fx.bench_log({3: fx.spread(33424.2, n, step), 4: fx.spread(33452.9, n, step)}), "utf-8"
         )
-        cmd = [
-            PLANCC,
-            "measure",
-            "--manifest",
-            str(MANIFEST),
-            "--baseline",
-            str(base),
-            "--warm",
-            str(warm),
-        ]
-        s, kib = median_of(cmd)
+        s, kib = median_of(measure_logs(base, warm))
         print(
             f"{n:>12,}  {base.stat().st_size / 1e6:>6.1f} MB  {s:>7.2f} s  {kib / 1024:>6.0f} MiB",
             flush=True,
@@ -153,20 +158,7 @@ def slots(root: Path) -> None:
                 at = 1_000_000 * inv
                 f.write(fx.strace(41301, inv, 3, at, 200_000) + "\n")
                 f.write(fx.strace(41301, inv, 4, at + 150_000, 403_000 + inv % 5000) + "\n")
-        cmd = [
-            PLANCC,
-            "measure",
-            "--manifest",
-            str(MANIFEST),
-            "--baseline",
-            str(base),
-            "--warm",
-            str(warm),
-            "--slots",
-            f"warm={path}",
-            "--window",
-            "csa=3:4",
-        ]
+        cmd = measure_logs(base, warm, "--slots", f"warm={path}", "--window", "csa=3:4")
         s, kib = median_of(cmd, RUNS if lines < 3_000_000 else 1)
         print(
             f"{lines:>10,}  {path.stat().st_size / 1e6:>6.0f} MB  {s:>7.2f} s  "

@@ -39,6 +39,7 @@ class PlanResult:
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
+    timed: frozenset[str] = frozenset()  # the layer kinds a --trace gave stage durations
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ def diagnose_plan(
     read_file: FileReader = read_capped,
     *,
     source_root: str | None = None,
+    trace: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
@@ -103,6 +105,15 @@ def diagnose_plan(
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
+    timed: frozenset[str] = frozenset()
+    if trace is not None:  # the stages' durations measured (docs/suggest.md)
+        from plancc.measure.durations import apply, durations  # noqa: PLC0415 (only then)
+        from plancc.measure.errors import InputError  # noqa: PLC0415 (only then)
+
+        try:
+            plan, timed = apply(plan, durations(trace, plan))
+        except InputError as exc:
+            raise UsageError(str(exc)) from None
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
@@ -118,17 +129,23 @@ def diagnose_plan(
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
+        timed=timed,
     )
 
 
 def validate_paths(
-    paths: Sequence[str], stdin_filename: str | None = None, source_root: str | None = None
+    paths: Sequence[str],
+    stdin_filename: str | None = None,
+    source_root: str | None = None,
+    trace: str | None = None,
 ) -> Validation:
-    """``source_root``: `--source-root`, where every plan's `source` paths start."""
+    """``source_root``: `--source-root`, where every plan's `source` paths start;
+    ``trace``: `--trace`, a swimlane whose stage durations the schedule is timed with."""
     try:
         found = inputs.collect(paths, stdin_filename)
         results = [
-            diagnose_plan(source, raw, source_root=source_root) for source, raw in found.read()
+            diagnose_plan(source, raw, source_root=source_root, trace=trace)
+            for source, raw in found.read()
         ]
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None

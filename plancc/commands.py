@@ -82,6 +82,15 @@ SourceRoot = Annotated[
     ),
 ]
 
+Trace = Annotated[
+    str | None,
+    Option(
+        "--trace",
+        metavar="SWIMLANE",
+        help="Time the schedule with the stage durations of a swimlane trace.",
+    ),
+]
+
 
 @command()
 def validate(
@@ -93,11 +102,12 @@ def validate(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
+    trace: Trace = None,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename, source_root)
+    report = validate_paths(paths, stdin_filename, source_root, trace)
     say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
@@ -310,6 +320,53 @@ def measure(
         raise UsageError(str(exc)) from None
     console.out(text)
     return code
+
+
+class SuggestFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@command()
+def suggest(
+    plan: Annotated[str, Argument("PLAN", "A plan file.")],
+    *,
+    layer: Annotated[
+        Sequence[str], Option("--layer", metavar="KIND", help="Only this layer kind (repeats).")
+    ] = (),
+    candidate: Annotated[
+        Sequence[str],
+        Option(
+            "--candidate",
+            metavar="KIND:ANCHOR:T1,T2",
+            help="Also evaluate this warm, exactly as given (repeats).",
+        ),
+    ] = (),
+    trace: Trace = None,
+    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per layer kind.")] = 10,
+    fmt: Annotated[
+        SuggestFormat, Option("--format", "-f", help="Output format.")
+    ] = SuggestFormat.text,
+    fix: Annotated[
+        bool, Option("--fix", help="Write the top gain as the layer kind's warm.")
+    ] = False,
+) -> int:
+    """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure).
+
+    Exit 1 when the plan has errors, 2 for a usage or input error."""
+    from plancc.suggest import suggest as run  # noqa: PLC0415 (cold start)
+    from plancc.suggest.output import as_json, text  # noqa: PLC0415 (cold start)
+
+    if top < 1:
+        raise UsageError(f"--top {top}: must be at least 1")
+    found = run(plan, [*layer], [*candidate], trace=trace)
+    if found.errors:
+        for d in found.errors:
+            console.err(f"{d.file}:{d.line}:{d.col}: error {d.code}: {d.message}")
+        console.err(f"{found.file}: has errors: nothing suggested (plancc validate shows all)")
+        return 1
+    console.out(as_json(found, top) if fmt is SuggestFormat.json else text(found, top))
+    return 0
 
 
 @command()

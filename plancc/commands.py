@@ -82,14 +82,7 @@ SourceRoot = Annotated[
     ),
 ]
 
-Trace = Annotated[
-    str | None,
-    Option(
-        "--trace",
-        metavar="SWIMLANE",
-        help="Time the schedule with the stage durations of a swimlane trace.",
-    ),
-]
+Trace = Annotated[str | None, Option("--trace", metavar="SWIMLANE", help="Stage durations.")]
 
 
 @command()
@@ -258,7 +251,7 @@ def rules() -> int:
     return 0
 
 
-class MeasureFormat(StrEnum):
+class ReportFormat(StrEnum):  # measure's and suggest's
     text = "text"
     json = "json"
     markdown = "markdown"
@@ -300,8 +293,8 @@ def measure(
         ),
     ] = (),
     fmt: Annotated[
-        MeasureFormat, Option("--format", "-f", help="Output format.")
-    ] = MeasureFormat.text,
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
     out: Annotated[
         str | None, Option("--out", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -322,51 +315,25 @@ def measure(
     return code
 
 
-class SuggestFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
 @command()
 def suggest(
     plan: Annotated[str, Argument("PLAN", "A plan file.")],
     *,
-    layer: Annotated[
-        Sequence[str], Option("--layer", metavar="KIND", help="Only this layer kind (repeats).")
-    ] = (),
+    layer: Annotated[Sequence[str], Option("--layer", metavar="KIND", help="Only this kind.")] = (),
     candidate: Annotated[
-        Sequence[str],
-        Option(
-            "--candidate",
-            metavar="KIND:ANCHOR:T1,T2",
-            help="Also evaluate this warm, exactly as given (repeats).",
-        ),
+        Sequence[str], Option("--candidate", metavar="KIND:ANCHOR:T1,T2", help="Also this warm.")
     ] = (),
     trace: Trace = None,
-    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per layer kind.")] = 10,
+    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per kind.")] = 10,
     fmt: Annotated[
-        SuggestFormat, Option("--format", "-f", help="Output format.")
-    ] = SuggestFormat.text,
-    fix: Annotated[
-        bool, Option("--fix", help="Write the top gain as the layer kind's warm.")
-    ] = False,
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
+    fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
 ) -> int:
-    """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure).
+    """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
+    from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
-    Exit 1 when the plan has errors, 2 for a usage or input error."""
-    from plancc.suggest import suggest as run  # noqa: PLC0415 (cold start)
-    from plancc.suggest.output import as_json, text  # noqa: PLC0415 (cold start)
-
-    if top < 1:
-        raise UsageError(f"--top {top}: must be at least 1")
-    found = run(plan, [*layer], [*candidate], trace=trace)
-    if found.errors:
-        for d in found.errors:
-            console.err(f"{d.file}:{d.line}:{d.col}: error {d.code}: {d.message}")
-        console.err(f"{found.file}: has errors: nothing suggested (plancc validate shows all)")
-        return 1
-    console.out(as_json(found, top) if fmt is SuggestFormat.json else text(found, top))
-    return 0
+    return Run(plan, [*layer], [*candidate], trace, top, fmt, fix)(console.out, console.err)
 
 
 @command()

@@ -149,6 +149,15 @@ def test_text_says_hypotheses_and_the_recipe() -> None:
     )
 
 
+def test_markdown_tables() -> None:
+    result = _run("suggest", GRAPH, "--format", "markdown", "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("### csa (durations: the plan's duration_us)\n\n| rank |")
+    assert (
+        "| 1 | gain | q_proj | wo_a, wo_b | 100.7 MB | 0.50 | first: lands 25.6 MB" in result.output
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -4,12 +4,15 @@ or one JSON object (docs/suggest.md, "Output")."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc.outputs import manifest_file
-from plancc.suggest import LayerSuggestions, Suggestions
+from plancc.suggest import LayerSuggestions, Suggestions, suggest
 from plancc.suggest.rank import Ranked, label
 from plancc.text import fmt_share, fmt_size
+from plancc.usage import UsageError
 
 HYPOTHESES = (
     "Suggestions are hypotheses to measure: ranked by the rules' findings, not by "
@@ -69,6 +72,20 @@ def text(s: Suggestions, top: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown(s: Suggestions, top: int) -> str:
+    """The tables to paste into a pull request (a cell's ``|`` escaped)."""
+    assert s.plan is not None
+    l2 = s.plan.platform.l2_bytes if s.plan.platform is not None else None
+    lines: list[str] = []
+    for layer in s.layers:
+        lines += [f"### {layer.kind} (durations: {_durations(layer)})", ""]
+        rows = [HEADER, ["---"] * len(HEADER), *(_row(r, l2) for r in layer.ranked[:top])]
+        rows += [_row(r, l2) for r in layer.infeasible[:top]]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        lines += ["", _recipe(s, layer), ""]
+    return "\n".join([*lines, HYPOTHESES]) + "\n"
+
+
 def _durations(layer: LayerSuggestions) -> str:
     return {
         "steps": "steps: no stage has a duration",
@@ -85,9 +102,9 @@ def _recipe(s: Suggestions, layer: LayerSuggestions) -> str:
     e = top.evaluation
     slots = f" around '{e.first}' (its first consumer) and the stage before it" if e.first else ""
     return (
-        f"to measure the top gain ({label(e)}): write it as the warm (plancc suggest "
-        f"{s.file} --layer {layer.kind} --fix), `plancc build`, run the benchmark with and "
-        f"without it at PYPTO_BENCH_WARMUP=500 with timing slots{slots}, then `plancc measure "
+        f"to measure the top gain ({label(e)}): write it as the {layer.kind} warm, `plancc "
+        f"build`, run the benchmark with and without it at PYPTO_BENCH_WARMUP=500 with timing "
+        f"slots{slots}, then `plancc measure "
         f"--manifest build/{manifest_file(s.plan.model)}` with both logs and the slots"
     )
 
@@ -116,3 +133,32 @@ def _candidate(r: Ranked) -> dict[str, object]:
         "reason": r.reason,
         "codes": list(e.codes),
     }
+
+
+@dataclass(frozen=True)
+class Run:
+    """The command, as `plancc suggest` is given it."""
+
+    plan: str
+    kinds: list[str]
+    given: list[str]
+    trace: str | None
+    top: int
+    fmt: str
+    fix: bool
+
+    def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
+        """Print its output (``out``) and any error lines (``err``); the exit code."""
+        if self.fix:  # plancc.fixes writes plans: until its edits land here, nothing is
+            raise UsageError("--fix: not available yet; write the top gain by hand")
+        if self.top < 1:
+            raise UsageError(f"--top {self.top}: must be at least 1")
+        found = suggest(self.plan, self.kinds, self.given, trace=self.trace)
+        if found.errors:
+            for d in found.errors:
+                err(f"{d.file}:{d.line}:{d.col}: error {d.code}: {d.message}")
+            err(f"{found.file}: has errors: nothing suggested")
+            return 1
+        write = {"json": as_json, "markdown": markdown}.get(self.fmt, text)
+        out(write(found, self.top))
+        return 0

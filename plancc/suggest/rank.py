@@ -164,12 +164,12 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
         if klass(e) == GAIN:
             return f"first: lands {fmt_size(e.landed)} with nothing streaming beside it"
         return "first: nothing beats no warm"
-    for i, place in enumerate(PLACES):
-        if place.value(e) != place.value(above):
-            words = f"below {label(above)}: {place.words(e, above)}"
-            break
+    differ = [i for i, place in enumerate(PLACES) if place.value(e) != place.value(above)]
+    i = differ[0] if differ else len(PLACES)
+    if differ:
+        words = f"below {label(above)}: {PLACES[i].words(e, above)}"
     else:
-        i, words = len(PLACES), f"ties with {label(above)} on every place of the key"
+        words = f"ties with {label(above)} on every place of the key"
     if klass(e) == LOSS and i not in (0, *_LOSS_PLACES):
         words += f"; a loss: {loss_fault(e)}"  # the place that decided is not why it loses
     return words

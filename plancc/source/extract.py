@@ -24,10 +24,12 @@ from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.names import identifier_problem
 from plancc.scalars import INT, STR, core_tag
-from plancc.source.base import Runs, split_source, stage_runs
 from plancc.source.modules import Module, SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Kernel, Reading
+from plancc.source.resolver import Resolver
+from plancc.source.root import split_source
+from plancc.source.runs import Runs, stage_runs
 from plancc.source.values import ClassV, Dynamic, Instance
 from plancc.text import plural
 
@@ -58,7 +60,7 @@ class Extracted:
 
 @dataclass
 class _Dims:
-    reader: Reader
+    resolver: Resolver
     config: dict[str, int]
     dims: dict[str, str] = field(default_factory=dict)  # name -> expression text
     values: dict[str, object] = field(default_factory=dict)
@@ -67,7 +69,7 @@ class _Dims:
     def expr(self, mod: Module, node: ast.expr) -> str:
         out = self.convert(mod, node, 0)
         if out is None:
-            value = self.reader.const(mod, node)
+            value = self.resolver.const(mod, node)
             if isinstance(value, Dynamic):
                 return self.dynamic(value.name)
             if isinstance(value, int) and not isinstance(value, bool):
@@ -88,7 +90,7 @@ class _Dims:
 
     def leaf(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
         if isinstance(node, ast.Attribute):
-            value = self.reader.const(mod, node)
+            value = self.resolver.const(mod, node)
             if node.attr in self.config and self.config[node.attr] == value:
                 return ast.Name(node.attr)
             derived = self.derived(mod, node, depth)
@@ -103,10 +105,10 @@ class _Dims:
         """A config property over config keys (`M.q_dim`: `num_heads * head_dim`)."""
         if not self.config:
             return None
-        base = self.reader.const(mod, node.value)
+        base = self.resolver.const(mod, node.value)
         if not isinstance(base, Instance):
             return None
-        cls = self.reader.global_callee(base.module, base.call.func, 0)
+        cls = self.resolver.global_callee(base.module, base.call.func, 0)
         if not isinstance(cls, ClassV):
             return None
         for stmt in cls.node.body:
@@ -121,7 +123,7 @@ class _Dims:
 
         def leaf(node: ast.expr, depth: int) -> ast.expr | None:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                value = self.reader.attribute(base, node.attr)
+                value = self.resolver.attribute(base, node.attr)
                 if node.value.id == "self" and self.config.get(node.attr) == value:
                     return ast.Name(node.attr)
             return None
@@ -129,7 +131,7 @@ class _Dims:
         return _arithmetic(node, depth, leaf)
 
     def name(self, mod: Module, name: str, depth: int) -> ast.expr | None:
-        value = self.reader.const(mod, ast.Name(name))
+        value = self.resolver.const(mod, ast.Name(name))
         if isinstance(value, Dynamic):
             return ast.Name(self.dynamic(name if name not in self.dims else value.name))
         if type(value) is not int:
@@ -141,7 +143,7 @@ class _Dims:
             # (`X = Y` in one module, `Y = X` in another: two constants of one name).
             same = self.dims[name] != "" and self.values.get(name) == value
             return ast.Name(name) if same else ast.Constant(value)
-        home, stmt = _defining(self.reader, mod, name)
+        home, stmt = _defining(self.resolver, mod, name)
         expr: ast.expr | None = None
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and home:
             self.dims[name] = ""  # reserved while its expression converts
@@ -155,14 +157,14 @@ class _Dims:
         return ast.Name(name)
 
 
-def _defining(reader: Reader, mod: Module, name: str) -> tuple[Module | None, ast.stmt | None]:
+def _defining(resolver: Resolver, mod: Module, name: str) -> tuple[Module | None, ast.stmt | None]:
     """The module and statement that bind ``name`` (through `from x import name`)."""
     for _ in range(32):
         stmt = mod.globals.get(name)
         if not isinstance(stmt, ast.ImportFrom):
             return mod, stmt
         alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-        other = reader.sibling(mod, stmt.module or "", stmt.level or 1)
+        other = resolver.sibling(mod, stmt.module or "", stmt.level or 1)
         if alias is None or other is None:
             return None, None
         mod, name = other, alias.name
@@ -214,13 +216,11 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     kind_names = _kinds(sources, kinds)
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
-    reader = Reader(root)
+    resolver = Resolver(root)  # one for all sources: each module is read once
     readings: list[tuple[str, Reading]] = []
     for source, path, kind in zip(sources, paths, kind_names, strict=True):
         function = split_source(source)[1]
-        r = Reader(root)
-        r.modules = reader.modules
-        reading = r.read(path, function)
+        reading = Reader(resolver).read(path, function)
         if not any(k.name and not k.opaque for k in reading.kernels):
             what = "no kernel it runs is resolved statically" if reading.kernels else "no kernel"
             raise Refused(
@@ -228,7 +228,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 "name_hint): there is no plan skeleton to write"
             )
         readings.append((kind, reading))
-    dims = _Dims(reader, config_keys)
+    dims = _Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
     seen: dict[str, tuple[list[str], str]] = {}

@@ -10,6 +10,7 @@ warms), ``namespace`` and ``forward``, run in that order by ``resolve``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -29,12 +30,18 @@ __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 
 def resolve(
-    v: Validated, read_file: FileReader = read_capped
+    v: Validated,
+    read_file: FileReader = read_capped,
+    *,
+    point: str = "default",
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> tuple[ir.Plan | None, list[Diagnostic]]:
-    """``read_file`` reads the `config` file (the language server's sees unsaved buffers)."""
+    """``read_file`` reads the `config` file (the language server's sees unsaved buffers).
+    ``point``: the value every param takes (its "default", or its range's "lo" or "hi"
+    end), but those ``overrides`` fixes (`--set NAME=VALUE`)."""
     if v.plan is None:
         return None, []
-    ctx = Context(v, v.plan, read_file)
+    ctx = Context(v, v.plan, read_file, point=point, overrides=overrides)
     return _run(ctx), ctx.diagnostics
 
 
@@ -71,6 +78,7 @@ def _run(ctx: Context) -> ir.Plan:
         silences=(*ctx.silences, *lint),
         declared_warms=_declared_warms(ctx),
         config_file=ctx.config_file,
+        params=tuple(sorted(ctx.params, key=lambda p: ctx.plan_order[p.name])),
     )
 
 

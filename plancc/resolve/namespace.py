@@ -1,4 +1,4 @@
-"""The one namespace that dims, used config keys, tensors and warms share (PC011)."""
+"""The one namespace that dims, used config keys, params, tensors and warms share (PC011)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from plancc.resolve.context import Context
 def check_namespace(
     ctx: Context, tensors: dict[str, ir.Tensor], layers: dict[str, ir.Layer]
 ) -> None:
-    """Dims, used config keys, tensors and warms share one namespace (PC011)."""
+    """Dims, used config keys, params, tensors and warms share one namespace (PC011)."""
     # The names defined twice first, without positions: a plan of 10,000 warms has
     # 20,000 names, and only those clashing are placed and sorted.
     seen = set(ctx.config_used)
     clash: set[str] = set()
     warms = [w.name for layer in ctx.plan.layers.values() for w in layer.warms]
-    for name in (*ctx.plan.dims, *ctx.plan.tensors, *warms):
+    for name in (*ctx.plan.dims, *ctx.plan.params, *ctx.plan.tensors, *warms):
         if name in seen:
             clash.add(name)
         seen.add(name)
@@ -24,6 +24,7 @@ def check_namespace(
         return
     defined: list[tuple[Pos, str, str]] = []
     defined += [(ctx.v.key_at("dims", n), n, "dim") for n in ctx.plan.dims if n in clash]
+    defined += [(ctx.v.key_at("params", n), n, "param") for n in ctx.plan.params if n in clash]
     defined += [(ctx.v.key_at("tensors", n), n, "tensor") for n in ctx.plan.tensors if n in clash]
     for kind, layer in ctx.plan.layers.items():
         defined += [
@@ -40,7 +41,9 @@ def check_namespace(
                 pos,
                 codes.DUPLICATE_NAME,
                 f"{what} '{name}' has the same name as {first_what} '{name}'{where}",
-                "dims, config keys, tensors and warms share one namespace",
+                "dims, config keys, params, tensors and warms share one namespace"
+                if "param" in (what, first_what)
+                else "dims, config keys, tensors and warms share one namespace",
             )
         else:
             owner[name] = (pos, what)

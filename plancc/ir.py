@@ -54,6 +54,7 @@ class Stacked:
     layers_source: str  # Python source, with the plan's names
     names: frozenset[str]  # dims and config keys ``layers_source`` uses
     index: str  # the model code's layer-index scalar, as the plan names it
+    index_type: str = "int32"  # its scalar type: int32, int64 or index
 
     @cached_property
     def index_param(self) -> str:

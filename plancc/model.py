@@ -48,6 +48,7 @@ def _param(t: dict[str, Any]) -> Param:
 class Stacked(NamedTuple):
     layers: int | str
     index: str  # type: ignore[assignment]
+    index_type: str = "int32"
 
 
 def _stacked(t: dict[str, Any]) -> Stacked:
@@ -228,7 +229,7 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
     ("budget",): ("l2_fraction",),
     ("params", "*"): ("default", "range"),
     ("tensors", "*"): ("shape", "dtype", "flat", "stacked"),
-    ("tensors", "*", "stacked"): ("layers", "index"),
+    ("tensors", "*", "stacked"): ("layers", "index", "index_type"),
     ("layers", "*"): ("source", "source_params", "stages", "warms"),
     ("layers", "*", "stages", "#"): (
         "name",

@@ -337,6 +337,13 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stacked(dat
             if isinstance(data__index, str):
                 if not REGEX_PATTERNS['^[A-Za-z_][A-Za-z0-9_]*$'].search(data__index):
                     raise Invalid
+        if "index_type" in data_keys:
+            data_keys.remove("index_type")
+            data__indextype = data["index_type"]
+            if not isinstance(data__indextype, (str)):
+                raise Invalid
+            if not (isinstance(data__indextype, str) and data__indextype == 'int32' or isinstance(data__indextype, str) and data__indextype == 'int64' or isinstance(data__indextype, str) and data__indextype == 'index'):
+                raise Invalid
         if "layers" in data_keys:
             data_keys.remove("layers")
             data__layers = data["layers"]

@@ -69,6 +69,13 @@ class Stacked(_Strict):
             description="the model code's layer-index scalar (may start with _)",
         ),
     ]
+    index_type: Annotated[
+        str,
+        Field(
+            description="the index's scalar type in the model code (pl.INT32, …)",
+            json_schema_extra={"enum": ["int32", "int64", "index"]},
+        ),
+    ] = "int32"
 
 
 class Tensor(_Strict):

@@ -22,7 +22,7 @@ from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
 from plancc.resolve.forward import MAX_FORWARD_LAYERS, resolve_forward
 from plancc.resolve.layers import parse_size, resolve_layer
-from plancc.resolve.namespace import check_namespace
+from plancc.resolve.namespace import check_function_names, check_namespace
 from plancc.resolve.tensors import resolve_tensors
 from plancc.validate import Validated
 
@@ -54,6 +54,7 @@ def _run(ctx: Context) -> ir.Plan:
     tensors = resolve_tensors(ctx)
     layers = {kind: resolve_layer(ctx, kind, layer, tensors) for kind, layer in p.layers.items()}
     check_namespace(ctx, tensors, layers)
+    check_function_names(ctx, layers)
     forward = resolve_forward(ctx, layers)
     ignore: dict[str, Pos] = {}  # codes compare case-insensitively
     lint = [

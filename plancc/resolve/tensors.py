@@ -83,7 +83,8 @@ def _stacked(ctx: Context, tensor: str, stacked: model.Stacked) -> ir.Stacked:
     )
     if not ok:
         raise Unresolved
-    return ir.Stacked(value, ex.render(parsed), frozenset(ex.names(parsed)), stacked.index)
+    names = frozenset(ex.names(parsed))
+    return ir.Stacked(value, ex.render(parsed), names, stacked.index, stacked.index_type)
 
 
 def flat_view(

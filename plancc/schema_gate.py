@@ -20,8 +20,9 @@ import re
 REGEX_PATTERNS = {
     '^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:after|pl|warm_ctx)\\Z)(?!.*_flat\\Z)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
-    '^[A-Za-z_][A-Za-z0-9_]*$': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z'),
+    '^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)\\Z)(?!.*_flat\\Z)_*[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^.+:[A-Za-z_][A-Za-z0-9_]*$': re.compile('^.+:[A-Za-z_][A-Za-z0-9_]*\\Z'),
+    '^[A-Za-z_][A-Za-z0-9_]*$': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$': re.compile('^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*\\Z'),
     '^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*$)[A-Za-z0-9_+*/%() \\t-]+$': re.compile('^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*\\Z)[A-Za-z0-9_+*/%() \\t-]+\\Z'),
     '^-?[0-9]{1,18}$': re.compile('^-?[0-9]{1,18}\\Z')
@@ -335,7 +336,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stacked(dat
             if not isinstance(data__index, (str)):
                 raise Invalid
             if isinstance(data__index, str):
-                if not REGEX_PATTERNS['^[A-Za-z_][A-Za-z0-9_]*$'].search(data__index):
+                if not REGEX_PATTERNS['^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__index):
                     raise Invalid
         if "index_type" in data_keys:
             data_keys.remove("index_type")

@@ -29,6 +29,12 @@ NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 # Dims, tensors and warms also avoid the generated module's own names (PC013).
 _NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
 UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
+# A model-code variable the generated function takes as a parameter (a stack's index): it
+# may be private (`_layer_idx`); without its leading underscores it is an unreserved name.
+_NOT_PRIVATE_RESERVED = (
+    "(?!_*(?:" + "|".join(sorted(KEYWORDS | RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
+)
+PRIVATE_NAME_PATTERN = f"^{_NOT_PRIVATE_RESERVED}_*[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 SOURCE_PATTERN = r"^.+:[A-Za-z_][A-Za-z0-9_]*$"  # a layer kind's source: PATH:FUNCTION
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a source parameter's name
 SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
@@ -65,8 +71,8 @@ class Stacked(_Strict):
     index: Annotated[
         str,
         Field(
-            pattern=IDENTIFIER_PATTERN,
             description="the model code's layer-index scalar (may start with _)",
+            json_schema_extra={"pattern": PRIVATE_NAME_PATTERN},
         ),
     ]
     index_type: Annotated[

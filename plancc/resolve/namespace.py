@@ -70,10 +70,11 @@ def check_function_names(ctx: Context, layers: dict[str, ir.Layer]) -> None:
                 continue
             problem = _clash(layer, warm, stacked)
             if problem is not None:
-                ctx.report(warm.name_pos, codes.DUPLICATE_NAME, problem, "rename one of them")
+                ctx.report(warm.name_pos, codes.DUPLICATE_NAME, *problem)
 
 
-def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> str | None:
+def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[str, str] | None:
+    """What two names of the warm's function clash: the message and its hint."""
     bound: dict[str, str] = {"pl": "the module name 'pl'", "warm_ctx": "the context 'warm_ctx'"}
     constants = {n for e in warm.entries for n in e.tensor.names}
     constants.update(n for t in stacked if t.stacked for n in t.stacked.names)
@@ -91,7 +92,8 @@ def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> str | No
                 return (
                     f"warm '{warm.name}': tensors '{first.name}' and '{t.name}' type their "
                     f"index '{index}' differently ({first.stacked.index_type}, "
-                    f"{t.stacked.index_type})"
+                    f"{t.stacked.index_type})",
+                    "one variable of the model code has one type: give both one index_type",
                 )
             continue
         wanted.append((index, f"the index '{index}' of tensor '{t.name}'"))
@@ -101,5 +103,8 @@ def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> str | No
     for name, what in wanted:
         other = bound.setdefault(name, what)
         if other != what:
-            return f"warm '{warm.name}': its generated function would name both {other} and {what}"
+            return (
+                f"warm '{warm.name}': its generated function would name both {other} and {what}",
+                "rename one of them",
+            )
     return None

@@ -308,7 +308,7 @@ def _compose(text: str, pure: bool) -> Composed:
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
     text, restore = _unbroken(text)
-    parser = None if pure else c_parser()
+    parser = None if pure or _EMPTY_KEY.search(text) else c_parser()
     if parser is None:
         return Composer(_pure_events(text), restore=restore).compose()
     try:
@@ -320,6 +320,13 @@ def _compose(text: str, pure: bool) -> Composed:
         raise exc from None  # the pure parser reads the text: libyaml's words, then
     return _within(text, (data, values, keys, ends))
 
+
+# A `?` that blanks, comments and line breaks alone part from a `:`, `,` or `]`: in a
+# flow sequence, an explicit key left empty, which libyaml misreads (it takes that
+# token into the key, then refuses the text or reads past it: `[?]]` is `[{"": null}]`).
+# The pure parser, which refuses it, reads such a text; the pattern finds more than
+# these (a `?` in a quoted string or a comment), and those read alike on both paths.
+_EMPTY_KEY = re.compile(r"\?(?:[ \t\r\n]|#[^\r\n]*)*[:,\]]")
 
 _STAND_INS = ("\x85", "\u2028", "\u2029", "\ufeff")
 

@@ -19,8 +19,11 @@ and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
 name ends at the first character that is not a letter, digit, `_` or `-`
 (`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
 `:` that no blank follows; a top-level block scalar's text is indented; an
-escaped surrogate (`"\\ud800"`) and `!!` without a suffix are errors; a tag's
-handle is `!`, `!!` or `!name!`, the rest its suffix (`!!!int` is `!!`, `!int`).
+escaped surrogate (`"\\ud800"`), `!!` without a suffix and a directive other than
+`%YAML` and `%TAG` are errors; a tag's handle is `!`, `!!` or `!name!`, the rest
+its suffix up to a blank (`!!!int` is `!!`, `!int`; `[!, b]` is the tag `!,`).
+An explicit key left empty in a flow sequence (`[? ]`), which libyaml misreads,
+is an error here, and the loader reads such a text with this parser alone.
 
 This module imports ruamel's pure parser: the loader imports it only when it
 needs it (a fallback, or an error to word).

@@ -42,6 +42,7 @@ __all__ = [
     "load",
     "read_capped",
     "read_config",
+    "unbroken",
 ]
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -307,7 +308,7 @@ def _compose(text: str, pure: bool) -> Composed:
     from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
-    text, restore = _unbroken(text)
+    text, restore = unbroken(text)
     parser = None if pure or _EMPTY_KEY.search(text) else c_parser()
     if parser is None:
         return Composer(_pure_events(text), restore=restore).compose()
@@ -331,7 +332,7 @@ _EMPTY_KEY = re.compile(r"\?(?:[ \t\r\n]|#[^\r\n]*)*[:,\]]")
 _STAND_INS = ("\x85", "\u2028", "\u2029", "\ufeff")
 
 
-def _unbroken(text: str) -> tuple[str, dict[int, str] | None]:
+def unbroken(text: str) -> tuple[str, dict[int, str] | None]:
     """``text`` with U+0085, U+2028 and U+2029, which YAML 1.1 (libyaml, and ruamel's
     scanner) takes as line breaks, and U+FEFF, for which ruamel's reader counts no
     column, each in place of a character of a private use plane that ``text`` does

@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.names import identifier_problem
-from plancc.source.base import ancestors, split_source
 from plancc.source.modules import Module, SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Reading
+from plancc.source.resolver import Resolver
+from plancc.source.root import split_source
+from plancc.source.runs import ancestors
 from plancc.source.values import ClassV, Dynamic, Instance
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
@@ -56,7 +58,7 @@ class Extracted:
 
 @dataclass
 class _Dims:
-    reader: Reader
+    resolver: Resolver
     config: dict[str, int]
     dims: dict[str, str] = field(default_factory=dict)  # name -> expression text
     values: dict[str, object] = field(default_factory=dict)
@@ -65,7 +67,7 @@ class _Dims:
     def expr(self, mod: Module, node: ast.expr) -> str:
         out = self.convert(mod, node, 0)
         if out is None:
-            value = self.reader.const(mod, node)
+            value = self.resolver.const(mod, node)
             if isinstance(value, Dynamic):
                 return self.dynamic(value.name)
             if isinstance(value, int) and not isinstance(value, bool):
@@ -86,7 +88,7 @@ class _Dims:
 
     def leaf(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
         if isinstance(node, ast.Attribute):
-            value = self.reader.const(mod, node)
+            value = self.resolver.const(mod, node)
             if node.attr in self.config and self.config[node.attr] == value:
                 return ast.Name(node.attr)
             derived = self.derived(mod, node, depth)
@@ -101,10 +103,10 @@ class _Dims:
         """A config property over config keys (`M.q_dim`: `num_heads * head_dim`)."""
         if not self.config:
             return None
-        base = self.reader.const(mod, node.value)
+        base = self.resolver.const(mod, node.value)
         if not isinstance(base, Instance):
             return None
-        cls = self.reader.global_callee(base.module, base.call.func, 0)
+        cls = self.resolver.global_callee(base.module, base.call.func, 0)
         if not isinstance(cls, ClassV):
             return None
         for stmt in cls.node.body:
@@ -119,7 +121,7 @@ class _Dims:
 
         def leaf(node: ast.expr, depth: int) -> ast.expr | None:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                value = self.reader.attribute(base, node.attr)
+                value = self.resolver.attribute(base, node.attr)
                 if node.value.id == "self" and self.config.get(node.attr) == value:
                     return ast.Name(node.attr)
             return None
@@ -127,7 +129,7 @@ class _Dims:
         return _arithmetic(node, depth, leaf)
 
     def name(self, mod: Module, name: str, depth: int) -> ast.expr | None:
-        value = self.reader.const(mod, ast.Name(name))
+        value = self.resolver.const(mod, ast.Name(name))
         if isinstance(value, Dynamic):
             return ast.Name(self.dynamic(name if name not in self.dims else value.name))
         if type(value) is not int:
@@ -136,7 +138,7 @@ class _Dims:
             return ast.Constant(value)
         if name in self.dims:
             return ast.Name(name) if self.values.get(name) == value else ast.Constant(value)
-        home, stmt = _defining(self.reader, mod, name)
+        home, stmt = _defining(self.resolver, mod, name)
         expr: ast.expr | None = None
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and home:
             self.dims[name] = ""  # reserved while its expression converts
@@ -150,14 +152,14 @@ class _Dims:
         return ast.Name(name)
 
 
-def _defining(reader: Reader, mod: Module, name: str) -> tuple[Module | None, ast.stmt | None]:
+def _defining(resolver: Resolver, mod: Module, name: str) -> tuple[Module | None, ast.stmt | None]:
     """The module and statement that bind ``name`` (through `from x import name`)."""
     for _ in range(32):
         stmt = mod.globals.get(name)
         if not isinstance(stmt, ast.ImportFrom):
             return mod, stmt
         alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-        other = reader.sibling(mod, stmt.module or "", stmt.level or 1)
+        other = resolver.sibling(mod, stmt.module or "", stmt.level or 1)
         if alias is None or other is None:
             return None, None
         mod, name = other, alias.name
@@ -181,16 +183,14 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             raise SourceError(f"{source}: not PATH:FUNCTION (a Python file and a function in it)")
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
-    reader = Reader(root)
+    resolver = Resolver(root)  # one for all sources: each module is read once
     readings: list[tuple[str, Reading]] = []
     for i, (source, path) in enumerate(zip(sources, paths, strict=True)):
         function = split_source(source)[1]
-        r = Reader(root)
-        r.modules = reader.modules
-        reading = r.read(path, function)
+        reading = Reader(resolver).read(path, function)
         kind = kinds[i] if i < len(kinds) else function
         readings.append((kind, reading))
-    dims = _Dims(reader, config_keys)
+    dims = _Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
     seen: dict[str, tuple[list[str], str]] = {}

@@ -27,6 +27,7 @@ from plancc import codes, yaml_messages
 from plancc.compose import MAX_DEPTH, MAX_NODES, Composed, Composer, Reject
 from plancc.compose_nodes import PathT
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
+from plancc.reading import read_regular
 from plancc.text import clip
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
     "load",
     "read_capped",
     "read_config",
+    "read_config_at",
+    "read_config_file",
     "unbroken",
 ]
 
@@ -189,14 +192,26 @@ class ConfigFile:
 FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
 
 
-def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> ConfigFile:
+def read_config_file(path: Path) -> bytes:
+    """A config file's bytes: a regular file only, opened without blocking, no more than
+    MAX_BYTES of it read (``plancc.reading``). Raises OSError."""
+    return read_regular(path, MAX_BYTES)
+
+
+def read_config(plan_file: str, name: str, read: FileReader = read_config_file) -> ConfigFile:
     """The JSON object in the config file ``name``, relative to the plan's directory, read
     through ``read`` (the language server's sees unsaved editor buffers). Raises
     ConfigError when it is unreadable, too large, not JSON or not an object."""
-    path = Path(plan_file).parent / name
+    return read_config_at(Path(plan_file).parent / name, name, read)
+
+
+def read_config_at(path: Path, name: str, read: FileReader = read_config_file) -> ConfigFile:
+    """The JSON object in the config file at ``path``, named ``name`` in messages (as
+    ``read_config``; `plancc extract --config` names a file of its own)."""
     try:
         if "\0" in name:  # no file system has such a name
             raise OSError(0, "a path cannot contain a NUL character")
+        # Said before any reader opens it (the language server's reads plain files).
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
             raise OSError(0, "not a regular file")
         raw = read(path)

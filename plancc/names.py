@@ -56,6 +56,12 @@ def identifier_problem(name: str, *, reserved: bool) -> str | None:
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, if any is close."""
+    close = closest(name, candidates)
+    return f"did you mean '{close}'?" if close else None
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``name``, if any is close."""
     pool = sorted(set(candidates))
     import difflib  # noqa: PLC0415 (cold start: only when a name is unknown)
 
@@ -64,4 +70,4 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
         lowered = {c.lower(): c for c in pool}
         if name.lower() in lowered:
             close = [lowered[name.lower()]]
-    return f"did you mean '{close[0]}'?" if close else None
+    return close[0] if close else None

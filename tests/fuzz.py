@@ -154,7 +154,9 @@ def check(raw: bytes, tmp: Path) -> None:
 
 
 def _seen(result: Any) -> Any:
-    if hasattr(result, "data"):
+    from plancc.load import Document
+
+    if isinstance(result, Document):  # a Diagnostic has `data` too (a finding's facts)
         return repr(result.data), dict(result.values), dict(result.keys), dict(result.ends)
     return result
 

@@ -104,15 +104,17 @@ class Context:
         return self.name_check_at(name, lambda: pos, what, reserved=reserved)
 
     def name_check_at(
-        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool
+        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool, private: bool = False
     ) -> bool:
         """``name_check``, with the position worked out only for a report: a plan of
-        10,000 warms names 40,000 things, and each position costs a lookup."""
+        10,000 warms names 40,000 things, and each position costs a lookup. ``private``:
+        the name may start with '_' (a task); such a name is not remembered as good."""
         if name in self.good_names[reserved]:
             return True  # stage and task names repeat in every layer kind
-        problem = identifier_problem(name, reserved=reserved)
+        problem = identifier_problem(name, reserved=reserved, private=private)
         if problem is None:
-            self.good_names[reserved].add(name)
+            if not name.startswith("_"):
+                self.good_names[reserved].add(name)
         else:
             self.report(
                 pos(), codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"

@@ -29,6 +29,8 @@ NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 # Dims, tensors and warms also avoid the generated module's own names (PC013).
 _NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
 UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
+# A stage's task names a variable of the model code, which may be private (`_heads_tid`).
+TASK_PATTERN = NAME_PATTERN.replace("^", "^_*", 1)
 # A model-code variable the generated function takes as a parameter (a stack's index): it
 # may be private (`_layer_idx`); without its leading underscores it is an unreserved name.
 _NOT_PRIVATE_RESERVED = (
@@ -45,6 +47,7 @@ STREAMS_EXPR_PATTERN = r"^(?!\s*[0-9.]+\s*[A-Za-z]+\s*$)[A-Za-z0-9_+*/%() \t-]+$
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 
 Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
+TaskName = Annotated[str, Field(json_schema_extra={"pattern": TASK_PATTERN})]
 UnreservedName = Annotated[str, Field(json_schema_extra={"pattern": UNRESERVED_NAME_PATTERN})]
 DimExpr = Annotated[
     StrictInt | str,
@@ -107,7 +110,7 @@ class Read(_Strict):
 
 class Stage(_Strict):
     name: Name
-    task: Name | SkipJsonSchema[None] = None
+    task: TaskName | SkipJsonSchema[None] = None
     deps: (
         Annotated[
             list[str],

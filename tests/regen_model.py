@@ -195,9 +195,11 @@ def generate(plan: type[BaseModel] | None = None) -> str:
     parts = [HEADER]
     parts.append(f"NAME_PATTERN = {schema_model.NAME_PATTERN!r}")
     parts.append(f"UNRESERVED_NAME_PATTERN = {schema_model.UNRESERVED_NAME_PATTERN!r}")
+    parts.append(f"TASK_PATTERN = {schema_model.TASK_PATTERN!r}")
     parts.append(f"PRIVATE_NAME_PATTERN = {schema_model.PRIVATE_NAME_PATTERN!r}")
     parts.append(
-        "NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN, PRIVATE_NAME_PATTERN})"
+        "NAME_PATTERNS = frozenset("
+        "{NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN, PRIVATE_NAME_PATTERN})"
     )
     parts.append(f"SIZE_PATTERN = {schema_model.SIZE_PATTERN!r}")
     parts += [_class(cls) for cls in _models(plan, [])]

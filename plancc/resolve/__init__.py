@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.load import ConfigError, FileReader, read_capped, read_config
+from plancc.load import ConfigError, FileReader, read_config, read_config_file
 from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
@@ -31,7 +31,7 @@ __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 def resolve(
     v: Validated,
-    read_file: FileReader = read_capped,
+    read_file: FileReader = read_config_file,
     *,
     point: str = "default",
     overrides: Mapping[str, int] = MappingProxyType({}),

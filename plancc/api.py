@@ -41,7 +41,6 @@ class PlanResult:
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
-    timed: frozenset[str] = frozenset()  # the layer kinds a --trace gave stage durations
     analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
 
 
@@ -112,15 +111,10 @@ def diagnose_plan(
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
     _check_overrides(plan, overrides)
-    timed: frozenset[str] = frozenset()
     if trace is not None:  # the stages' durations measured (docs/suggest.md)
-        from plancc.measure.durations import apply, durations  # noqa: PLC0415 (only then)
-        from plancc.measure.errors import InputError  # noqa: PLC0415 (only then)
+        from plancc.measure.durations import timed  # noqa: PLC0415 (only then)
 
-        try:
-            plan, timed = apply(plan, durations(trace, plan))
-        except InputError as exc:
-            raise UsageError(str(exc)) from None
+        plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
@@ -139,7 +133,6 @@ def diagnose_plan(
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
-        timed=timed,
         analysis=checked.analysis,
     )
 

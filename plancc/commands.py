@@ -12,20 +12,17 @@ rules`` loads no pipeline; usage and I/O problems raise ``api.UsageError``.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from plancc import __version__, console
+from plancc.emit import emit as _emit
+from plancc.emit import output as _output
+from plancc.emit import say_refused as _say_refused
+from plancc.emit import say_skipped
 from plancc.options import Argument, Option, command
 from plancc.usage import UsageError
-
-if TYPE_CHECKING:
-    from plancc.api import Validation
-    from plancc.formats import Options, OutputFormat
-    from plancc.inputs import Skipped
 
 
 def _version() -> int:
@@ -396,43 +393,3 @@ def lsp(
 
     serve()
     return 0
-
-
-def _colour() -> bool:
-    """Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _decided(fmt: Format) -> Format:
-    """``auto``: GitHub annotations in GitHub Actions, text elsewhere."""
-    if fmt is not Format.auto:
-        return fmt
-    return Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-
-
-def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
-    """The output format (``auto`` decided) and its options."""
-    from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
-
-    options = Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
-    return FORMATS[_decided(fmt).value], options
-
-
-def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
-    output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
-    console.out(output.validate(report, options))
-
-
-def say_skipped(skipped: Sequence[Skipped]) -> None:
-    """Directory entries that could not be read, on stderr: the report is about the rest."""
-    for s in skipped:
-        console.err(f"plancc: skipped {s.label}: {s.reason}")
-
-
-def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
-    """A failed build says it wrote nothing and why: last in the text report, else (so as
-    not to spoil JSON or SARIF on stdout) on stderr."""
-    if _decided(fmt) is Format.text and not quiet:
-        console.out(f"plancc build: {refusal}\n")
-    else:
-        console.err(f"plancc build: {refusal}")

@@ -58,7 +58,7 @@ LAYERS: list[set[str]] = [
     },
     {"plancc.api", "plancc.fmt", "plancc.measure", "plancc.fixes.apply"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html", "plancc.suggest"},
-    {"plancc.console"},
+    {"plancc.console", "plancc.emit"},
     {"plancc.options", "plancc.commands", "plancc.cli"},
     {"plancc.launch", "plancc.__main__"},
 ]

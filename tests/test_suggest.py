@@ -62,7 +62,10 @@ def test_anchor_table() -> None:
     assert max(at[entry], at[kv]) < min(at[rms], at[sparse])
     assert at[rms] < at[sparse]
     reasons = {label(r.evaluation): r.reason for r in layer.ranked}
-    assert "76.2 MB of the layer's own weights stream while it is in flight" in reasons[entry]
+    assert (
+        "76.2 MB (75 % of its 100.7 MB) of the layer's own weights stream while it is in flight"
+        in reasons[entry]
+    )
     assert "(PC107)" in reasons[sparse]
 
 
@@ -76,6 +79,7 @@ def test_warm_set_table() -> None:
     assert at[everything] == len(layer.ranked)  # every attention weight at rms_norm: last
     assert max(at[s] for s in (b, ba, a, ab)) < at["no warm"]
     assert at[ab] < min(at[ba], at[b], at[everything])
+    assert at[a] < at[b]
     assert at[ba] < at[b]
 
 

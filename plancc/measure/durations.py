@@ -23,8 +23,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from plancc import ir
+from plancc.measure.errors import InputError
 from plancc.measure.scopes import Instance, instances
 from plancc.measure.trace import name_pattern, read
+from plancc.usage import UsageError
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,11 @@ def apply(plan: ir.Plan, found: Durations) -> tuple[ir.Plan, frozenset[str]]:
             timed.add(kind)
         layers[kind] = replace(layer, stages=stages) if changed else layer
     return replace(plan, layers=MappingProxyType(layers)), frozenset(timed)
+
+
+def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str]]:
+    """``apply`` of the trace at ``path``; a file that is not a swimlane is a usage error."""
+    try:
+        return apply(plan, durations(path, plan))
+    except InputError as exc:
+        raise UsageError(str(exc)) from None

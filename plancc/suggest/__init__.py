@@ -48,12 +48,17 @@ def suggest(
     *,
     trace: str | None = None,
 ) -> Suggestions:
-    report = validate_paths([path], trace=trace)
+    report = validate_paths([path])  # its errors: durations change no error
     result = report.results[0]
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
     if errors or plan is None:
         return Suggestions(result.file, plan, errors, ())
+    timed: frozenset[str] = frozenset()
+    if trace is not None:
+        from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
+
+        plan, timed = with_trace(trace, plan)
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands._unknown('layer kind', k, plan.layers)}")
@@ -64,7 +69,7 @@ def suggest(
             continue
         durations = (
             "trace"
-            if kind in result.timed
+            if kind in timed
             else "plan"
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"

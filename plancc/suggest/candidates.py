@@ -2,7 +2,8 @@
 
 Three sources, and "no warm", which every candidate is classed against:
 
-- enumerated: every stage with a `task` as anchor, times tensor sets built from
+- enumerated: every stage with a `task` as anchor, and every join of two such stages
+  that run beside each other, times tensor sets built from
   the static tensors read only by stages that run after the anchor, grouped by
   their consumer's group and ordered by consumer start: each suffix of those
   groups and each single group;
@@ -73,8 +74,8 @@ def parse(spec: str, plan: ir.Plan) -> Candidate:
     for a in anchor:
         if a not in stages:
             raise UsageError(f"--candidate '{clip(spec)}': {_unknown('stage', a, stages)}")
-    if len(anchor) > 1:
-        raise UsageError(f"--candidate '{clip(spec)}': a warm has one anchor stage")
+    if len(set(anchor)) != len(anchor):
+        raise UsageError(f"--candidate '{clip(spec)}': a stage is listed twice in its anchors")
     names = tuple(tensors.split(","))
     for t in names:
         if t not in plan.tensors:
@@ -104,33 +105,42 @@ def declared(layer: ir.Layer) -> Iterator[Candidate]:
 
 
 def enumerated(plan: ir.Plan, layer: ir.Layer, line: Timeline) -> Iterator[Candidate]:
-    """Each stage with a `task`, in step order, with each suffix of its later groups
-    (by consumer start) and each single group."""
-    for a in line.order:
-        if layer.stages[a].task is None:
-            continue
-        groups = _later_groups(plan, layer, line, a)
+    """Each stage with a `task`, in step order, and each join of two that run beside each
+    other, with each suffix of its later groups (by consumer start) and each single group."""
+    tasks = [a for a in line.order if layer.stages[a].task is not None]
+    joins = [
+        (a, b) for i, a in enumerate(tasks) for b in tasks[i + 1 :] if line.schedule.beside(a, b)
+    ]
+    for anchors in [*((a,) for a in tasks), *joins]:
+        groups = _later_groups(plan, layer, line, anchors)
         sets = [g for i in range(len(groups)) for g in (_flat(groups[i:]), _flat([groups[i]]))]
+        names = tuple(layer.stages[a].name for a in anchors)
         for tensors in sets:
             if tensors:
-                yield one(layer.name, (layer.stages[a].name,), tensors, "enumerated")
+                yield one(layer.name, names, tensors, "enumerated")
 
 
 def _flat(groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
     return tuple(t for g in groups for t in g)
 
 
-def _later_groups(plan: ir.Plan, layer: ir.Layer, line: Timeline, a: int) -> list[list[str]]:
-    """The static tensors read only by stages running after stage ``a``, grouped by
+def _later_groups(
+    plan: ir.Plan, layer: ir.Layer, line: Timeline, anchors: tuple[int, ...]
+) -> list[list[str]]:
+    """The static tensors read only by stages running after every anchor, grouped by
     their consumer's group, the groups by their first consumer's start, each group's
     tensors in consumer order."""
+
+    def after(i: int) -> bool:
+        return all(line.runs_before(a, i) for a in anchors)
+
     by_group: dict[tuple[str, str], list[str]] = {}
     for i in line.order:  # step order: consumers by start, then name
-        if not line.runs_before(a, i):
+        if not after(i):
             continue
         for t in line.weights[i]:
             readers = line.readers[t.name]
-            if readers[0] != i or not all(line.runs_before(a, r) for r in readers):
+            if readers[0] != i or not all(after(r) for r in readers):
                 continue  # read before the anchor, or its consumer is an earlier stage
             by_group.setdefault(layer.stages[i].consumer_group, []).append(t.name)
     return list(by_group.values())

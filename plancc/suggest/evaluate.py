@@ -11,9 +11,11 @@ layer kind's ``Timeline``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from types import MappingProxyType
+from typing import Any
 
 from plancc import ir
 from plancc.codes import Severity
@@ -28,11 +30,12 @@ PREFIX = "prefetch_"
 
 @dataclass(frozen=True)
 class Judged:
-    """A rule's finding on the candidate: its code, severity and message."""
+    """A rule's finding on the candidate: its code, severity, message and numbers."""
 
     code: str
     severity: Severity
     message: str
+    data: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class Evaluation:
     def fired(self, code: str) -> int:
         return sum(f.code == code for f in self.findings)
 
+    def total(self, code: str, key: str) -> int:
+        """The sum of one number over the findings of ``code`` (PC103's missing bytes)."""
+        return sum(int(f.data.get(key) or 0) for f in self.findings if f.code == code)
+
 
 def warm_name(kind: str, tensors: tuple[str, ...]) -> str:
     return f"{PREFIX}{tensors[0]}_{kind}"
@@ -71,7 +78,9 @@ def evaluate(plan: ir.Plan, c: Candidate) -> Evaluation:
     warms = tuple(_warm(plan, layer, anchor, tensors) for anchor, tensors in c.parts)
     variant = _alone(plan, layer, warms)
     findings = tuple(
-        Judged(r.id, r.severity, f.message) for r in discover() for f in r.check(variant)
+        Judged(r.id, r.severity, f.message, f.data or {})
+        for r in discover()
+        for f in r.check(variant)
     )
     streamed = landed = steps = 0
     window: Fraction | None = None
@@ -79,10 +88,10 @@ def evaluate(plan: ir.Plan, c: Candidate) -> Evaluation:
     for p in placed(variant):  # a split's scopes: their sums, the most streamed beside one
         if p.first is None:
             continue
-        line = p.line
+        line, landing = p.line, p.landing
+        assert landing is not None  # it has a first consumer
         lo, hi = line.window(p.at, p.first.index)
         steps = max(steps, hi - lo)
-        landing = line.landing(p.at, p.first.index, p.bytes)
         if landing.window_us is not None:
             window = max(window or Fraction(0), landing.window_us)
         if landing.landed is not None:
@@ -106,7 +115,8 @@ def _warm(
     plan: ir.Plan, layer: ir.Layer, anchor: tuple[str, ...], tensors: tuple[str, ...]
 ) -> ir.Warm:
     """The candidate as resolve makes a warm: its entries and its live interval."""
-    at = _by_name(layer, anchor[0]).index
+    anchors = tuple(_by_name(layer, a).index for a in anchor)
+    at = max(anchors, key=layer.schedule.finish)  # a join waits for its last anchor
     here = layer.stages[at].pos or Pos(1, 1)
 
     def locate(*_: object) -> Pos:
@@ -114,9 +124,10 @@ def _warm(
 
     entries = tuple(ir.WarmEntry(plan.tensors[t], plan.tensors[t].flat, locate) for t in tensors)
     held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(layer.schedule, at, held, readers(layer.stages))
+    live = live_interval(layer.schedule, anchors, held, readers(layer.stages))
     name = warm_name(layer.name, tensors)
-    return ir.Warm(name, name, layer.name, at, entries, live, MappingProxyType({}), None, locate)
+    allow: Mapping[str, Pos] = MappingProxyType({})
+    return ir.Warm(name, name, layer.name, at, entries, live, allow, None, locate, anchors=anchors)
 
 
 def _alone(plan: ir.Plan, layer: ir.Layer, warms: tuple[ir.Warm, ...]) -> ir.Plan:

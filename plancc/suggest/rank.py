@@ -9,13 +9,15 @@ ranked. The rest are ranked by a key compared place by place:
    PC032, PC041); a *gain* has none, and lands bytes; "no warm" lies between;
 1. PC107: a warm that cannot land, below everything that can;
 2. the layer's own weight bytes that stream while the warm is in flight (PC104's
-   bytes; PC106 counts as the whole warm), in whole percent of the warm: under 1 %
-   is no difference, as a tensor under 1 % of a set rides along;
-3. coverage (PC103) before issue order (PC102): `wo_b, wo_a` (−595 µs) ranks above
-   `wo_b` alone (−399 µs);
+   bytes before the first consumer, or PC106's pushed bytes before the last), in
+   whole percent of the warm: under 1 % is no difference, as a tensor under 1 % of
+   a set rides along;
+3. coverage (PC103's missing bytes, in whole percent of the groups' bytes) before
+   issue order (PC102): `wo_b, wo_a` (−595 µs) ranks above `wo_b` alone (−399 µs);
 4. split scopes (PC101), SDMA overlap (PC105), the budget (PC032), other warnings;
 5. bytes landed, more first; then the window, longer first (µs, then steps);
-6. the names, so that the order never depends on how the plan lists anything.
+6. fewer anchors (a join that changes nothing is no better than its last anchor),
+   then the names, so that the order never depends on how the plan lists anything.
 """
 
 from __future__ import annotations
@@ -31,12 +33,22 @@ _LOSSES = ("PC101", "PC105", "PC106", "PC032", "PC041")
 _ORDERED = ("PC107", "PC103", "PC102", "PC101", "PC105", "PC032")
 
 
+def streamed(e: Evaluation) -> int:
+    """The bytes that stream while the warm is in flight: PC104's before its first
+    consumer, or PC106's pushed before its last, whichever is more."""
+    return max(e.streamed, e.total("PC106", "pushed_bytes"))
+
+
 def streams(e: Evaluation) -> int:
-    """Place 2: whole percent of the warm's bytes."""
-    if e.bytes == 0:
-        return 0
-    pct = 100 * e.streamed // e.bytes
-    return max(pct, 100) if e.fired("PC106") else pct
+    """Place 2: ``streamed``, in whole percent of the warm's bytes."""
+    return 100 * streamed(e) // e.bytes if e.bytes else 0
+
+
+def missing(e: Evaluation) -> int:
+    """Place 3: the bytes of the touched groups it leaves out (PC103's), in whole
+    percent of those groups' bytes."""
+    left = e.total("PC103", "missing_bytes")
+    return 100 * left // (left + e.bytes) if left else 0
 
 
 def klass(e: Evaluation) -> str:
@@ -71,9 +83,12 @@ def _message(code: str) -> Callable[[Evaluation, Evaluation], str]:
 
 
 def _streams_words(e: Evaluation, _: Evaluation) -> str:
-    if e.fired("PC106") and 100 * e.streamed // max(e.bytes, 1) < 100:
+    if e.total("PC106", "pushed_bytes") > e.streamed:
         return _message("PC106")(e, _)
-    return f"{fmt_size(e.streamed)} of the layer's own weights stream while it is in flight"
+    share = f"{streams(e)} % of its {fmt_size(e.bytes)}"
+    return (
+        f"{fmt_size(e.streamed)} ({share}) of the layer's own weights stream while it is in flight"
+    )
 
 
 def _class_words(e: Evaluation, above: Evaluation) -> str:
@@ -105,7 +120,7 @@ PLACES: Sequence[Place] = (
     Place(lambda e: _CLASS_ORDER[klass(e)], _class_words),
     Place(lambda e: e.fired("PC107") > 0, _message("PC107")),
     Place(streams, _streams_words),
-    Place(lambda e: e.fired("PC103"), _message("PC103")),
+    Place(missing, _message("PC103")),
     Place(lambda e: e.fired("PC102"), _message("PC102")),
     Place(lambda e: e.fired("PC101"), _message("PC101")),
     Place(lambda e: e.fired("PC105"), _message("PC105")),
@@ -122,7 +137,7 @@ _LOSS_PLACES = (1, 2, 5, 6, 7, 8)  # PC107, streaming, PC101, PC105, PC032, the 
 
 def key(e: Evaluation) -> tuple[object, ...]:
     c = e.candidate
-    return (*(p.value(e) for p in PLACES), c.parts)
+    return (*(p.value(e) for p in PLACES), len(c.anchor), c.parts)  # a join ties: one anchor first
 
 
 def label(e: Evaluation) -> str:

@@ -135,10 +135,10 @@ def validate_paths(
         ]
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
-    return Validation(tuple(_unique_models(results)), tuple(found.skipped))
+    return Validation(tuple(unique_models(results)), tuple(found.skipped))
 
 
-def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
+def unique_models(results: list[PlanResult]) -> list[PlanResult]:
     """Two plans of one run may not share a `model`: their outputs would collide (PC011).
     Models are compared case-folded, as a case-insensitive filesystem compares the files."""
     first: dict[str, tuple[str, str]] = {}  # case-folded model -> (model, file)

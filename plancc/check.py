@@ -135,7 +135,8 @@ def _with_fixes(
     plan: ir.Plan, stale: list[tuple[Diagnostic, tuple[ir.Warm, ...], ir.Silence]]
 ) -> Iterator[_Found]:
     """Each stale entry's fix removes it; removing every entry of a list removes the list
-    (and a warm's `reason` with its `allow`: one is required with the other)."""
+    (a warm's `reason` with its `allow`: one is required with the other; `lint` with its
+    `ignore`)."""
     lists: dict[tuple[str | int, ...], int] = {}
     for _, _, _, path in plan.silences:
         lists[path[:-1]] = lists.get(path[:-1], 0) + 1
@@ -148,8 +149,8 @@ def _with_fixes(
             fix = fixes.remove(where, (index,), title)
         elif where[-1] == "allow":
             fix = fixes.remove(where[:-1], ("allow", "reason"), title)
-        else:
-            fix = fixes.remove(where[:-1], (where[-1],), title)
+        else:  # `lint` holds only `ignore`
+            fix = fixes.remove((), ("lint",), title)
         yield replace(d, fix=fix), by
 
 

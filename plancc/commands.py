@@ -128,7 +128,7 @@ def validate(
     return 1 if report.failed(strict) else 0
 
 
-def _fix(  # noqa: PLR0913 (validate's options, passed on)
+def _fix(
     paths: Sequence[str],
     fmt: Format,
     *,

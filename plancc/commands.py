@@ -73,6 +73,11 @@ Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summa
 ShowAllowed = Annotated[
     bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
+FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
+UnsafeFixes = Annotated[
+    bool, Option("--unsafe-fixes", help="With --fix or --diff, the unsafe fixes too.")
+]
+DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
 SourceRoot = Annotated[
     str | None,
     Option(
@@ -93,74 +98,32 @@ def validate(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
-    fix: Annotated[
-        bool, Option("--fix", help="Apply the safe fixes in place, then report what remains.")
-    ] = False,
-    unsafe_fixes: Annotated[
-        bool,
-        Option("--unsafe-fixes", help="With --fix or --diff, also the unsafe ones (anchor moves)."),
-    ] = False,
-    diff: Annotated[
-        bool,
-        Option("--diff", help="Write nothing; print the fixes as a unified diff (exit 1 if any)."),
-    ] = False,
+    fix: FixOpt = False,
+    unsafe_fixes: UnsafeFixes = False,
+    diff: DiffOpt = False,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     if fix or diff:
-        return _fix(
-            paths,
-            fmt,
-            dry=diff,
-            unsafe=unsafe_fixes,
-            strict=strict,
-            quiet=quiet,
-            show_allowed=show_allowed,
-            stdin_filename=stdin_filename,
-            source_root=source_root,
-        )
-    if unsafe_fixes:
-        raise UsageError("--unsafe-fixes: only with --fix or --diff")
-    from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
+        from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename, source_root)
-    say_skipped(report.skipped)
+        run = fix_paths(paths, unsafe=unsafe_fixes, dry=diff, stdin_filename=stdin_filename,
+                        source_root=source_root)  # fmt: skip
+        say_skipped(run.report.skipped)
+        if diff:  # the diff alone; exit 1 when it would change something
+            console.out(run.diff())
+            return 1 if run.changed else 0
+        said = run.said(unsafe=unsafe_fixes)  # what was fixed, before what remains
+        console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
+        report = run.report
+    elif unsafe_fixes:
+        raise UsageError("--unsafe-fixes: only with --fix or --diff")
+    else:
+        from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
+
+        report = validate_paths(paths, stdin_filename, source_root)
+        say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
-
-
-def _fix(
-    paths: Sequence[str],
-    fmt: Format,
-    *,
-    dry: bool,
-    unsafe: bool,
-    strict: bool,
-    quiet: bool,
-    show_allowed: bool,
-    stdin_filename: str | None,
-    source_root: str | None,
-) -> int:
-    """`validate --fix`: what was fixed, then the report of what remains; `--diff`: the
-    diff alone, exit 1 when it would change something."""
-    from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
-
-    run = fix_paths(
-        paths, unsafe=unsafe, dry=dry, stdin_filename=stdin_filename, source_root=source_root
-    )
-    say_skipped(run.report.skipped)
-    if dry:
-        console.out(run.diff())
-        return 1 if run.changed else 0
-    said = "".join(line + "\n" for line in run.lines())
-    unsafe_left = run.unsafe_left()
-    if unsafe_left and not unsafe:
-        said += f"{unsafe_left} more fixable with --unsafe-fixes\n"
-    if _decided(fmt) is Format.text:
-        console.out(said)
-    elif said:
-        console.err(said.rstrip("\n"))
-    _emit(run.report, fmt, quiet=quiet, show_allowed=show_allowed)
-    return 1 if run.report.failed(strict) else 0
 
 
 @command()

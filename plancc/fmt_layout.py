@@ -113,6 +113,13 @@ def _name(entry: Entry) -> str:
     return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" else text
 
 
+def _key(text: str, indent: int) -> str:
+    """A key as written: at column 0 a plain `---` or `...` would mark a document."""
+    if not indent and text[:3] in ("---", "...") and text[3:4] in ("", " "):
+        return "'" + text.replace("'", "''") + "'"
+    return text
+
+
 class Layout:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -288,7 +295,7 @@ class Layout:
             self.entry(e, indent, (*path, _name(e)), first=i == 0)
 
     def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:  # noqa: C901 (one entry's layout choices (flow, inline dash, comments, anchor), in the order they are made)
-        head = " " * indent + (f"{e.key.text}:" if e.key is not None else "-")
+        head = " " * indent + (f"{_key(e.key.text, indent)}:" if e.key is not None else "-")
         v = e.value
         flow = self.flow(v, path) if v.kind != "scalar" else None
         if flow is not None and len(head) + 1 + len(flow) > WIDTH:

@@ -265,9 +265,13 @@ class FixRun:
                 out.append(f"{f.label}: not fixed: {f.refused}")
         return out
 
-    def unsafe_left(self) -> int:
-        """The findings left whose fix is unsafe: `--unsafe-fixes` would apply them."""
-        return sum(1 for d in self.report.diagnostics if d.fix is not None and not d.fix.safe)
+    def said(self, *, unsafe: bool) -> str:
+        """What `--fix` says before the report: each fix, and how many unsafe ones are left."""
+        lines = self.lines()
+        left = sum(1 for d in self.report.diagnostics if d.fix is not None and not d.fix.safe)
+        if left and not unsafe:
+            lines.append(f"{left} more fixable with --unsafe-fixes")
+        return "".join(line + "\n" for line in lines)
 
     def diff(self) -> str:
         lines: list[str] = []

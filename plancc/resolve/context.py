@@ -95,7 +95,7 @@ class Context:
         `tensors`) lists ``name`` already: replacing it would list it twice (PC011)."""
         at = path[:-2] if path[-1] == "tensor" else path[:-1]
         items = _value(self.v.doc.data, at)
-        if not isinstance(items, list):
+        if not isinstance(items, list) or at[-1:] not in (("reads",), ("deps",), ("tensors",)):
             return False
         return any(i == name or (isinstance(i, dict) and i.get("tensor") == name) for i in items)
 

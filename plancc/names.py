@@ -39,12 +39,19 @@ def dtype_hint(name: str) -> str:
     return suggest(name, DTYPES) or f"dtypes: {' '.join(DTYPES)}"
 
 
-def identifier_problem(name: str, *, reserved: bool) -> str | None:
-    """Why ``name`` cannot be a name in generated code, or None when it can."""
+def identifier_problem(name: str, *, reserved: bool, private: bool = False) -> str | None:
+    """Why ``name`` cannot be a name in generated code, or None when it can. ``private``:
+    a variable of the model code (a stage's `task`), which may start with '_'."""
     if len(name) > MAX_NAME:
         return f"'{clip(name)}' is {len(name):,} characters long; a name has at most {MAX_NAME}"
     if name.startswith("_"):
-        return f"'{name}' starts with '_'"
+        bare = name.lstrip("_")
+        if not private:
+            return f"'{name}' starts with '_'"
+        if not bare:
+            return f"'{name}' is only underscores"
+        problem = identifier_problem(bare, reserved=reserved)
+        return None if problem is None else f"'{name}' without its leading '_': {problem}"
     if not _IDENT.fullmatch(name):
         return f"'{name}' is not an identifier (letters, digits and '_', starting with a letter)"
     if name in KEYWORDS:

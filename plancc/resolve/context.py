@@ -17,7 +17,7 @@ from plancc import codes, fixes, ir, model
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
-from plancc.load import FileReader, PathT, read_capped
+from plancc.load import FileReader, PathT, read_config_file
 from plancc.names import closest, identifier_problem
 from plancc.text import clip
 from plancc.validate import Validated
@@ -35,7 +35,7 @@ class Unresolved(Exception):
 class Context:
     v: Validated
     plan: model.Plan
-    read_file: FileReader = read_capped  # how the config file is read
+    read_file: FileReader = read_config_file  # how the config file is read
     diagnostics: list[Diagnostic] = field(default_factory=list)
     dim_values: dict[str, int | None] = field(default_factory=dict)
     config: dict[str, Any] | None = None
@@ -113,15 +113,17 @@ class Context:
         return self.name_check_at(name, lambda: pos, what, reserved=reserved)
 
     def name_check_at(
-        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool
+        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool, private: bool = False
     ) -> bool:
         """``name_check``, with the position worked out only for a report: a plan of
-        10,000 warms names 40,000 things, and each position costs a lookup."""
+        10,000 warms names 40,000 things, and each position costs a lookup. ``private``:
+        the name may start with '_' (a task); such a name is not remembered as good."""
         if name in self.good_names[reserved]:
             return True  # stage and task names repeat in every layer kind
-        problem = identifier_problem(name, reserved=reserved)
+        problem = identifier_problem(name, reserved=reserved, private=private)
         if problem is None:
-            self.good_names[reserved].add(name)
+            if not name.startswith("_"):
+                self.good_names[reserved].add(name)
         else:
             self.report(
                 pos(), codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"

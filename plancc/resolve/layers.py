@@ -110,7 +110,9 @@ def resolve_layer(
             continue  # it keeps its index; its own problems are reported already
         ctx.name_check_at(s.name, partial(at, *path, "name"), "stage", reserved=False)
         if s.task is not None:
-            ctx.name_check_at(s.task, partial(at, *path, "task"), "task", reserved=False)
+            ctx.name_check_at(
+                s.task, partial(at, *path, "task"), "task", reserved=False, private=True
+            )
             _unique_task(ctx, kind, (s.name, i), s.task, tasks=tasks)
         if s.kernel is not None:
             ctx.name_check(s.kernel, at(*path, "kernel"), "kernel", reserved=False)

@@ -74,9 +74,7 @@ ShowAllowed = Annotated[
     bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
 FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
-UnsafeFixes = Annotated[
-    bool, Option("--unsafe-fixes", help="With --fix or --diff, the unsafe fixes too.")
-]
+UnsafeFixes = Annotated[bool, Option("--unsafe-fixes", help="--fix, --diff: the unsafe too.")]
 DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
 SourceRoot = Annotated[
     str | None,
@@ -106,8 +104,7 @@ def validate(
     if fix or diff:
         from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
 
-        run = fix_paths(paths, unsafe=unsafe_fixes, dry=diff, stdin_filename=stdin_filename,
-                        source_root=source_root)  # fmt: skip
+        run = fix_paths(paths, unsafe_fixes, diff, stdin_filename, source_root)
         say_skipped(run.report.skipped)
         if diff:  # the diff alone; exit 1 when it would change something
             console.out(run.diff())
@@ -115,9 +112,9 @@ def validate(
         said = run.said(unsafe=unsafe_fixes)  # what was fixed, before what remains
         console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
         report = run.report
-    elif unsafe_fixes:
-        raise UsageError("--unsafe-fixes: only with --fix or --diff")
     else:
+        if unsafe_fixes:
+            raise UsageError("--unsafe-fixes: only with --fix or --diff")
         from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
 
         report = validate_paths(paths, stdin_filename, source_root)

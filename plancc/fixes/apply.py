@@ -284,21 +284,20 @@ class FixRun:
 
 def fix_paths(
     paths: Sequence[str],
-    *,
     unsafe: bool = False,
     dry: bool = False,
-    stdin_filename: str | None = None,
-    source_root: str | None = None,
+    stdin: str | None = None,
+    root: str | None = None,
 ) -> FixRun:
     """Fix every plan the paths name, in place (atomically, only when it changed), or with
-    ``dry`` (`--diff`) write nothing. Raises ``UsageError`` for usage and I/O problems."""
+    ``dry`` (`--diff`) write nothing; ``stdin``: `--stdin-filename`, ``root``:
+    `--source-root`. Raises ``UsageError`` for usage and I/O problems."""
     try:
-        found = inputs.collect(paths, stdin_filename)
+        found = inputs.collect(paths, stdin)
         if not dry and any(p.piped for p in found.plans):
             raise UsageError("-: --fix rewrites plan files in place; use --diff for standard input")
         plans = [
-            fix_plan(source, raw, unsafe=unsafe, source_root=source_root)
-            for source, raw in found.read()
+            fix_plan(source, raw, unsafe=unsafe, source_root=root) for source, raw in found.read()
         ]
         if not dry:
             for f in plans:

@@ -19,12 +19,19 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
+from types import MappingProxyType
 
 from plancc import inputs, write
-from plancc.api import PlanResult, UsageError, Validation, diagnose_plan, unique_models
+from plancc.api import (
+    PlanResult,
+    UsageError,
+    Validation,
+    diagnose_plan,
+    unique_models,
+)
 from plancc.diagnostics import Diagnostic
 from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value
 from plancc.fmt_layout import Entry, FmtError, Layout, Node, _name
@@ -207,12 +214,13 @@ def fix_plan(
     *,
     unsafe: bool = False,
     source_root: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> Fixed:
     """Apply the plan's fixes (safe ones; with ``unsafe`` every one) until none applies,
     re-validating after each pass; the result holds the findings that remain."""
 
     def diagnose(source: PlanInput, raw: bytes) -> PlanResult:
-        return diagnose_plan(source, raw, source_root=source_root)
+        return diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
 
     result = diagnose(source, raw)
     applied: list[tuple[Diagnostic, Fix]] = []
@@ -284,14 +292,16 @@ class FixRun:
 
 def fix_paths(
     paths: Sequence[str],
+    *,
     unsafe: bool = False,
     dry: bool = False,
     stdin: str | None = None,
     root: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> FixRun:
     """Fix every plan the paths name, in place (atomically, only when it changed), or with
     ``dry`` (`--diff`) write nothing; ``stdin``: `--stdin-filename`, ``root``:
-    `--source-root`. Raises ``UsageError`` for usage and I/O problems."""
+    `--source-root`, ``overrides``: `--set`. Raises ``UsageError`` for usage and I/O problems."""
     try:
         found = inputs.collect(paths, stdin)
         if not dry and any(p.piped for p in found.plans):

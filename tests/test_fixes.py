@@ -26,10 +26,12 @@ CASES = sorted((ROOT / "tests" / "cases").rglob("*.yaml"))
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 
 # Fixes of an error that let checks run which the error had stopped: what they find
-# was in the plan all along (a config key's typo hid what its list holds).
+# was in the plan all along (a config key's typo hid what its list holds; a warm whose
+# anchor named no stage was placed nowhere).
 UNCOVERS = {
     "config/forward_list_with_a_string.yaml": {"PC014"},
     "config/forward_missing_key.yaml": {"PC014"},
+    "family/join.yaml": {"PC101", "PC108"},
 }
 
 

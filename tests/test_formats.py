@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from plancc import commands, reporting
+from plancc import reporting
 from plancc.api import Validation as Report
 from plancc.api import validate_paths
 from plancc.check import catalog as all_codes

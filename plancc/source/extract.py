@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.names import identifier_problem
+from plancc.source.limits import OutOfWork
 from plancc.source.modules import Module, SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import ancestors
-from plancc.source.values import ClassV, Dynamic, Instance
+from plancc.source.values import ClassV, Dynamic, FreeNames, Instance
+from plancc.text import clip
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -65,16 +67,22 @@ class _Dims:
     notices: list[str] = field(default_factory=list)
 
     def expr(self, mod: Module, node: ast.expr) -> str:
-        out = self.convert(mod, node, 0)
-        if out is None:
-            value = self.resolver.const(mod, node)
-            if isinstance(value, Dynamic):
-                return self.dynamic(value.name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return str(value)
-            self.notices.append(f"{mod.path}:{node.lineno}: '{ast.unparse(node)}' not resolved")
+        try:
+            out = self.convert(mod, node, 0)
+            value = self.resolver.const(mod, node) if out is None else None
+        except OutOfWork as exc:
+            where = f"{self.resolver.show(mod.path)}:{node.lineno}"
+            self.notices.append(f"{where}: '{clip(ast.unparse(node))}' not resolved: {exc}")
             return self.dynamic("UNRESOLVED")
-        return ast.unparse(out)
+        if out is not None:
+            return ast.unparse(out)
+        if isinstance(value, Dynamic):
+            return self.dynamic(value.name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        where = f"{self.resolver.show(mod.path)}:{node.lineno}"
+        self.notices.append(f"{where}: '{clip(ast.unparse(node))}' not resolved")
+        return self.dynamic("UNRESOLVED")
 
     def dynamic(self, label: str) -> str:
         name = "".join(c if c.isalnum() else "_" for c in label).strip("_") or "DYN"
@@ -106,7 +114,7 @@ class _Dims:
         base = self.resolver.const(mod, node.value)
         if not isinstance(base, Instance):
             return None
-        cls = self.resolver.global_callee(base.module, base.call.func, 0)
+        cls = self.resolver.global_callee(base.module, base.call.func)
         if not isinstance(cls, ClassV):
             return None
         for stmt in cls.node.body:
@@ -159,7 +167,7 @@ def _defining(resolver: Resolver, mod: Module, name: str) -> tuple[Module | None
         if not isinstance(stmt, ast.ImportFrom):
             return mod, stmt
         alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-        other = resolver.sibling(mod, stmt.module or "", stmt.level or 1)
+        other = resolver.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
         if alias is None or other is None:
             return None, None
         mod, name = other, alias.name
@@ -190,6 +198,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         reading = Reader(resolver).read(path, function)
         kind = kinds[i] if i < len(kinds) else function
         readings.append((kind, reading))
+    read_notes = len(resolver.notes)  # those after it are the dims' own
     dims = _Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
@@ -246,6 +255,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             suffix=suffix,
         )
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
+    notices += [f"{u.file}:{u.line}: {u.what}" for u in resolver.notes[read_notes:]]
     notices += dims.notices
     text = "\n".join(lines) + "\n"
     out = Layout(text).run()
@@ -270,6 +280,7 @@ def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
     lines.append("    stages:")
     anc = ancestors(reading)
     stages = [k for k in reading.kernels if not k.opaque and k.name]
+    stage_bits = sum(1 << k.index for k in stages)
     task_of: dict[int, str] = {}
     for t in sorted(reading.tasks.values(), key=lambda t: t.line):
         if len(t.kernels) == 1 and not t.opaque:
@@ -284,25 +295,19 @@ def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
         if reads:
             entry.append(f"reads: [{', '.join(reads)}]")
         entry.append(f"kernel: {k.name}")
-        earlier = [j for j in by_index if j < k.index and anc[k.index] >> j & 1]
-        direct = [j for j in earlier if not any(anc[m] >> j & 1 for m in earlier if m != j)]
+        direct = _direct(anc, anc[k.index] & stage_bits)
         entry.append(f"deps: [{', '.join(by_index[j].name for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines: list[str] = []
     stage_of_task = {task_of[i]: by_index[i].name for i in task_of if i in by_index}
-    used: set[str] = set()
+    used = FreeNames()
     for w in reading.warms:
         anchor = _anchor(reading, w.deps, task_of, by_index)
         tensors = [names.get((kind, t)) for t in w.tensors]
         if anchor is None or None in tensors or not w.name_hint:
             notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
             continue
-        name = w.name_hint + suffix
-        n = 0
-        while name in used:
-            name = f"{w.name_hint}{suffix}_{n}"
-            n += 1
-        used.add(name)
+        name = used.take(w.name_hint + suffix)
         warm_lines += [
             f"      - name: {name}",
             f"        name_hint: {w.name_hint}",
@@ -315,7 +320,7 @@ def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
         if anchor is None or None in tensors:
             notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
             continue
-        used.add(c.function)
+        used.taken.add(c.function)
         warm_lines += [
             f"      - name: {c.function}",
             f"        after: {anchor}",
@@ -324,6 +329,20 @@ def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
     if warm_lines:
         lines += ["    warms:", *warm_lines]
     return lines
+
+
+def _direct(anc: list[int], earlier: int) -> list[int]:
+    """The transitive reduction of one kernel's ``earlier`` (a bit set of the stages that
+    run before it): those no other of them runs after, in program order. The latest
+    is direct; what it runs after is covered; the latest not covered is next: a step
+    per direct dep, never a pair of stages."""
+    direct: list[int] = []
+    left = earlier
+    while left:
+        j = left.bit_length() - 1
+        direct.append(j)
+        left &= ~(anc[j] | (1 << j))
+    return sorted(direct)
 
 
 def _anchor(

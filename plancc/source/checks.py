@@ -17,6 +17,7 @@ import os
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
+from plancc.source import cache
 from plancc.source.base import (
     LayerReading,
     Runs,
@@ -27,7 +28,6 @@ from plancc.source.base import (
 )
 from plancc.source.modules import SourceError
 from plancc.source.order import OrderChecks
-from plancc.source.reader import read_layer
 from plancc.source.reading import Kernel, Reading
 from plancc.source.root import source_root, unchecked
 from plancc.source.warms import WarmChecks
@@ -54,7 +54,14 @@ class SourceChecks(OrderChecks, WarmChecks):
         path, function = split_source(source)
         where = self.at("layers", kind, "source")
         try:
-            reading = read_layer(os.path.join(root, path), function, root)
+            reading = cache.read(os.path.join(root, path), function, root)
+        except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+            self.report(
+                where,
+                codes.SOURCE_UNRESOLVED,
+                f"source of layer kind '{kind}' not checked: {stop}",
+            )
+            return
         except SourceError as exc:
             self.report(
                 where,

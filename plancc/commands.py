@@ -181,11 +181,12 @@ def report(
     measure: Annotated[
         str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
     ] = None,
+    source_root: SourceRoot = None,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    done = write_report(plan, out, measure)
+    done = write_report(plan, out, measure, source_root)
     console.out(done.line)
     return done.exit_code
 

@@ -55,9 +55,12 @@ class Written:
         return 1 if self.errors else 0
 
 
-def report(plan: str, out: str | None, measure: str | None) -> Written:
-    """Check ``plan``, render its page and write it to ``out`` (default
-    ``build/<model>_report.html``). Usage and I/O problems raise UsageError."""
+def report(
+    plan: str, out: str | None, measure: str | None, source_root: str | None = None
+) -> Written:
+    """Check ``plan`` (its model code from ``source_root``, as `--source-root`), render its
+    page and write it to ``out`` (default ``build/<model>_report.html``). Usage and I/O
+    problems raise UsageError."""
     if Path(plan).is_dir():
         raise UsageError(f"{plan}: report takes one plan file, not a directory")
     try:
@@ -65,7 +68,7 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     source, raw = found[0]
-    result = diagnose_plan(source, raw)
+    result = diagnose_plan(source, raw, source_root=source_root)
     measured = for_plan(read_measure(measure), result) if measure is not None else None
     if out is None:
         target = Path(DEFAULT_DIR) / report_file(_model(result))

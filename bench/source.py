@@ -21,6 +21,7 @@ from pathlib import Path
 
 from plancc.source import modules
 from plancc.source.reader import Reader, read_layer
+from plancc.source.resolver import Resolver
 
 ROOT = Path(__file__).resolve().parent.parent
 LIB = Path(os.environ.get("PLANCC_PYPTO_LIB", ROOT.parent / "pypto-lib"))
@@ -69,9 +70,9 @@ def main() -> None:
         else:
             path, function = generated(Path(tmp))
             what = "generated ten-module layer (no pypto-lib checkout)"
-        reader = Reader()
-        reading = reader.read(str(path), function)
-        files = len(reader.modules)
+        resolver = Resolver()
+        reading = Reader(resolver).read(str(path), function)
+        files = len(resolver.modules)
         cold = best(lambda: read_layer(str(path), function), cold=True)
         cached = best(lambda: read_layer(str(path), function))
         print(f"source: {what}: {len(reading.kernels)} kernels from {files} modules")

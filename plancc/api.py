@@ -21,6 +21,7 @@ from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_capped
 from plancc.resolve import resolve
+from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
 from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
@@ -39,6 +40,7 @@ class PlanResult:
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
+    analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ def diagnose_plan(
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
+        analysis=checked.analysis,
     )
 
 

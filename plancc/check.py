@@ -11,13 +11,14 @@ diagnostics are kept apart, with their reasons, for ``--show-allowed``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
-from plancc import codes, ir
+from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
 from plancc.rules import discover
+from plancc.rules.analysis import EMPTY, Analysis, analyse
 
 
 def catalog() -> list[Code]:
@@ -47,6 +48,7 @@ class Allowed:
 class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
+    analysis: Analysis = EMPTY  # what the rules judged by (plancc.rules.analysis)
 
 
 # A diagnostic and the warms whose `allow` may silence it.
@@ -67,7 +69,7 @@ def check(
     found: list[_Found] = list(extra)
     for r in discover():
         for f in r.check(plan):
-            d = Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint)
+            d = f.diagnostic(plan.file, r)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
     shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
@@ -85,7 +87,7 @@ def check(
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
-    return Checked(tuple(shown), tuple(allowed))
+    return Checked(tuple(shown), tuple(allowed), analyse(plan))
 
 
 def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
@@ -102,7 +104,8 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
         raised.add((None, d.code))
     seen: set[tuple[str, str]] = set()
     warms = {ir.allow_scope(w.name): w for w in plan.warms}
-    for rid, pos, where in plan.silences:
+    stale: list[tuple[Diagnostic, tuple[ir.Warm, ...], ir.Silence]] = []
+    for rid, pos, where, path in plan.silences:
         code = lookup(rid)
         if code is None or code.severity is not Severity.WARNING or code is codes.UNUSED_SILENCE:
             continue
@@ -123,12 +126,31 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
             seen.add(key)
             continue
         seen.add(key)
-        yield (
-            diag(
-                plan.file, pos, codes.UNUSED_SILENCE, message, f"remove {rid} from {_list(where)}"
-            ),
-            ((warm,) if warm is not None else ()),
-        )
+        d = diag(plan.file, pos, codes.UNUSED_SILENCE, message, f"remove {rid} from {_list(where)}")
+        stale.append((d, (warm,) if warm is not None else (), (rid, pos, where, path)))
+    yield from _with_fixes(plan, stale)
+
+
+def _with_fixes(
+    plan: ir.Plan, stale: list[tuple[Diagnostic, tuple[ir.Warm, ...], ir.Silence]]
+) -> Iterator[_Found]:
+    """Each stale entry's fix removes it; removing every entry of a list removes the list
+    (and a warm's `reason` with its `allow`: one is required with the other)."""
+    lists: dict[tuple[str | int, ...], int] = {}
+    for _, _, _, path in plan.silences:
+        lists[path[:-1]] = lists.get(path[:-1], 0) + 1
+    for _, _, (_, _, _, path) in stale:
+        lists[path[:-1]] -= 1
+    for d, by, (rid, _, scope, path) in stale:
+        where, index = path[:-1], path[-1]
+        title = f"remove {rid} from {_list(scope)}"
+        if lists[where] > 0:
+            fix = fixes.remove(where, (index,), title)
+        elif where[-1] == "allow":
+            fix = fixes.remove(where[:-1], ("allow", "reason"), title)
+        else:
+            fix = fixes.remove(where[:-1], (where[-1],), title)
+        yield replace(d, fix=fix), by
 
 
 def _list(where: str) -> str:
@@ -141,7 +163,7 @@ def _judged(plan: ir.Plan, warm: ir.Warm) -> bool:
 
 
 def _bad_silences(plan: ir.Plan) -> Iterator[Diagnostic]:
-    for rid, pos, where in plan.silences:
+    for rid, pos, where, _ in plan.silences:
         code = lookup(rid)
         if code is None:
             yield diag(

@@ -330,11 +330,15 @@ def extract(
     ] = None,
 ) -> int:
     """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
+    from plancc.source.extract import Refused  # noqa: PLC0415 (cold start)
     from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
     from plancc.source.modules import SourceError  # noqa: PLC0415 (cold start)
 
     try:
         done = run(sources, [*kind], config)
+    except Refused as exc:
+        console.err(f"plancc: {exc}")
+        return 1
     except SourceError as exc:
         raise UsageError(str(exc)) from None
     console.out(done.text)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from plancc.codes import Code, Severity
+from plancc.fixes import Fix
 
 
 class Pos(NamedTuple):
@@ -40,6 +42,12 @@ class Diagnostic:
     code: str
     message: str
     hint: str | None = None
+    # What to change (plancc.fixes), when the rule knows it; not compared: a diagnostic
+    # is the finding, wherever its fix points.
+    fix: Fix | None = field(default=None, compare=False)
+    # The numbers the rule judged (PC107's window and share, PC106's pushed bytes), by
+    # name, for the tools that read findings as data (docs/rules.md lists them).
+    data: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Messages quote plan text; one diagnostic stays one line, and no escape
@@ -72,6 +80,14 @@ def _bounded(text: str) -> str:
     return f"{text[:MAX_MESSAGE]}… ({len(text) - MAX_MESSAGE:,} more characters)"
 
 
-def diag(file: str, pos: Pos, code: Code, message: str, hint: str | None = None) -> Diagnostic:
+def diag(
+    file: str,
+    pos: Pos,
+    code: Code,
+    message: str,
+    hint: str | None = None,
+    *,
+    fix: Fix | None = None,
+) -> Diagnostic:
     """A diagnostic at ``pos`` with the code's id and severity."""
-    return Diagnostic(file, pos.line, pos.col, code.severity, code.id, message, hint)
+    return Diagnostic(file, pos.line, pos.col, code.severity, code.id, message, hint, fix)

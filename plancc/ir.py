@@ -27,6 +27,8 @@ from plancc.schedule import Schedule, schedule
 
 # Where a record's node is (no argument), or a node under it (``locate("name")``).
 Locate = Callable[..., Pos]
+# A rule id an `allow` or `lint.ignore` names: (id, where, which silence, its document path).
+Silence = tuple[str, Pos, str, tuple[str | int, ...]]
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class WarmEntry:
     tensor: Tensor
     flat: FlatView | None  # the view this warm uses (entry override, else the tensor's)
     locate: Locate = field(compare=False, repr=False)
+    index: int = field(default=-1, compare=False)  # its item's index in the document's list
 
     @cached_property
     def pos(self) -> Pos:
@@ -147,6 +150,10 @@ class Warm:
     reason: str | None
     # A key of the warm's entry: ``locate("after")``.
     locate: Locate = field(compare=False, repr=False)
+    # Its entry's path in the document (``("layers", "csa", "warms", 0)``), and how many
+    # items its `tensors` list has there (some may not have resolved): what fixes edit.
+    path: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+    listed: int = field(default=0, compare=False, repr=False)
 
     @cached_property
     def name_pos(self) -> Pos:
@@ -206,8 +213,9 @@ class Plan:
     forward: Forward | None
     lint_ignore: Mapping[str, Pos]  # rule ids ignored plan-wide (upper case), where first named
     # Every rule id named by an `allow` (of any warm, resolved or not) or by
-    # `lint.ignore`, as written: (id, where it is named, which silence names it).
-    silences: tuple[tuple[str, Pos, str], ...]
+    # `lint.ignore`, as written: (id, where it is named, which silence names it, the
+    # entry's path in the document).
+    silences: tuple[Silence, ...]
     # Warm entries (mappings) in the document, including those schema recovery
     # dropped: PC031 is about the plan asking for warms, whether or not they resolved.
     declared_warms: int

@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 
 NAME_PATTERN = "^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
 UNRESERVED_NAME_PATTERN = "^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
-NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN})
+TASK_PATTERN = "^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
+NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN})
 SIZE_PATTERN = "^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$"
 
 

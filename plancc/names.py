@@ -39,12 +39,19 @@ def dtype_hint(name: str) -> str:
     return suggest(name, DTYPES) or f"dtypes: {' '.join(DTYPES)}"
 
 
-def identifier_problem(name: str, *, reserved: bool) -> str | None:
-    """Why ``name`` cannot be a name in generated code, or None when it can."""
+def identifier_problem(name: str, *, reserved: bool, private: bool = False) -> str | None:
+    """Why ``name`` cannot be a name in generated code, or None when it can. ``private``:
+    a variable of the model code (a stage's `task`), which may start with '_'."""
     if len(name) > MAX_NAME:
         return f"'{clip(name)}' is {len(name):,} characters long; a name has at most {MAX_NAME}"
     if name.startswith("_"):
-        return f"'{name}' starts with '_'"
+        bare = name.lstrip("_")
+        if not private:
+            return f"'{name}' starts with '_'"
+        if not bare:
+            return f"'{name}' is only underscores"
+        problem = identifier_problem(bare, reserved=reserved)
+        return None if problem is None else f"'{name}' without its leading '_': {problem}"
     if not _IDENT.fullmatch(name):
         return f"'{name}' is not an identifier (letters, digits and '_', starting with a letter)"
     if name in KEYWORDS:
@@ -56,6 +63,12 @@ def identifier_problem(name: str, *, reserved: bool) -> str | None:
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, if any is close."""
+    close = closest(name, candidates)
+    return f"did you mean '{close}'?" if close else None
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``name``, if any is close."""
     pool = sorted(set(candidates))
     import difflib  # noqa: PLC0415 (cold start: only when a name is unknown)
 
@@ -64,4 +77,4 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
         lowered = {c.lower(): c for c in pool}
         if name.lower() in lowered:
             close = [lowered[name.lower()]]
-    return f"did you mean '{close[0]}'?" if close else None
+    return close[0] if close else None

@@ -23,6 +23,7 @@ REGEX_PATTERNS = {
     '^.+:[A-Za-z_][A-Za-z0-9_]*$': re.compile('^.+:[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^[A-Za-z_][A-Za-z0-9_]*$': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$': re.compile('^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*\\Z'),
+    '^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^-?[0-9]{1,18}$': re.compile('^-?[0-9]{1,18}\\Z')
 }
 
@@ -582,7 +583,7 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if not isinstance(data__task, (str)):
                 raise Invalid
             if isinstance(data__task, str):
-                if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__task):
+                if not REGEX_PATTERNS['^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__task):
                     raise Invalid
         if data_keys:
             raise Invalid

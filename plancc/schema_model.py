@@ -29,6 +29,8 @@ NAME_PATTERN = f"^{_NOT_KEYWORD}[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 # Dims, tensors and warms also avoid the generated module's own names (PC013).
 _NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
 UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
+# A stage's task names a variable of the model code, which may be private (`_heads_tid`).
+TASK_PATTERN = NAME_PATTERN.replace("^", "^_*", 1)
 SOURCE_PATTERN = r"^.+:[A-Za-z_][A-Za-z0-9_]*$"  # a layer kind's source: PATH:FUNCTION
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a source parameter's name
 SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
@@ -36,6 +38,7 @@ SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 
 Name = Annotated[str, Field(json_schema_extra={"pattern": NAME_PATTERN})]
+TaskName = Annotated[str, Field(json_schema_extra={"pattern": TASK_PATTERN})]
 UnreservedName = Annotated[str, Field(json_schema_extra={"pattern": UNRESERVED_NAME_PATTERN})]
 DimExpr = Annotated[
     StrictInt | str,
@@ -65,7 +68,7 @@ class Tensor(_Strict):
 
 class Stage(_Strict):
     name: Name
-    task: Name | SkipJsonSchema[None] = None
+    task: TaskName | SkipJsonSchema[None] = None
     deps: (
         Annotated[
             list[str],

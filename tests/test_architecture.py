@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
         "plancc.schema_gate",
         "plancc.yaml_pure",
     },
-    {"plancc.codes", "plancc.expr", "plancc.graph", "plancc.schedule"},
+    {"plancc.codes", "plancc.expr", "plancc.graph", "plancc.schedule", "plancc.fixes"},
     {"plancc.diagnostics"},
     {"plancc.names", "plancc.yaml_messages"},
     {
@@ -55,7 +55,7 @@ LAYERS: list[set[str]] = [
         "plancc.runtime",
         "plancc.source",
     },
-    {"plancc.api", "plancc.fmt", "plancc.measure"},
+    {"plancc.api", "plancc.fmt", "plancc.measure", "plancc.fixes.apply"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html"},
     {"plancc.console"},
     {"plancc.options", "plancc.commands", "plancc.cli"},

@@ -286,6 +286,11 @@ def test_json(plans: list[str]) -> None:
         "code": "PC010",
         "message": "unknown dim 'DD'",
         "hint": "did you mean 'D'?",  # as text prints it under the message
+        "fix": {  # a guess at what was meant: unsafe
+            "title": "replace 'DD' with 'D'",
+            "safety": "unsafe",
+            "edits": [{"op": "replace", "path": ["tensors", "w", "shape", 1], "value": "D"}],
+        },
     }
     assert [d.get("hint") for d in data["diagnostics"]] == [
         None,

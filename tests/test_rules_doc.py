@@ -100,10 +100,10 @@ def test_explain_is_case_insensitive() -> None:
 
 
 def test_explain_unknown_code() -> None:
-    code, out, err = _run("explain", "PC108")
+    code, out, err = _run("explain", "PC199")
     assert code == 2
     assert out == ""
-    assert "unknown code 'PC108'" in err
+    assert "unknown code 'PC199'" in err
 
 
 @pytest.mark.parametrize("cid", PLACEMENT)

@@ -109,7 +109,7 @@ def test_the_library_leaves_the_callers_collector_alone(
 def test_the_rules_of_one_check_work_out_each_shared_index_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from plancc.rules import budget, placed, timeline
+    from plancc.rules import analysis, placed, timeline
 
     made: list[str] = []
 
@@ -123,7 +123,7 @@ def test_the_rules_of_one_check_work_out_each_shared_index_once(
         monkeypatch.setattr(module, name, spy)
 
     counted(timeline, "Timeline")
-    counted(budget, "layer_peak")
+    counted(analysis, "layer_peak")
     counted(placed, "_each_placed")
     report = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")])
     assert report.errors == 0

@@ -5,7 +5,9 @@ the idioms of pypto-lib: inline helpers across modules, `as tid`, tasks
 returned (one and a tuple), a `task_dummy` barrier, reshape/slice aliases, a
 repeated name_hint, a constant branch, a warm scope (attn/); a helper chosen
 at import time from an environment variable (envbound/); a call of a generated
-warm function (warmcall/). Each has its golden `extract.yaml`
+warm function (warmcall/); names the plan's rules refuse or YAML misreads, private
+tasks, a kernel without a name_hint inside a run, a constant bound again under its own
+name in another module (private/). Each has its golden `extract.yaml`
 (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
@@ -30,6 +32,7 @@ FIXTURES = {
     "attn": ("layer.py:attention", ["--kind", "attn", "--config", "config.json"]),
     "envbound": ("layer.py:mixed_layer", []),
     "warmcall": ("layer.py:mlp", []),
+    "private": ("layer.py:_mix_layer", []),
 }
 SOURCE_CODES = {f"PC20{i}" for i in range(9)}
 
@@ -502,6 +505,44 @@ def test_a_warm_may_allow_its_source_finding(
     assert [(a.diagnostic.code, a.warm, a.reason) for a in report.allowed] == [
         ("PC206", "prefetch_w_up", "called downstream")
     ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            ["layer.py:_mix_layer", "--kind", "x: ["],
+            "plancc: --kind 'x: [': layer kind 'x: [' is not an identifier (letters, digits "
+            "and '_', starting with a letter); name it with --kind\n",
+        ),
+        (
+            ["layer.py:_mix_layer", "layer.py:_no_kernels", "--kind", "a"],
+            "plancc: --kind given 1 time for 2 sources: name the kind of every source, in "
+            "order, or of none\n",
+        ),
+        (
+            ["layer.py:_mix_layer", "layer.py:_mix_layer"],
+            "plancc: two sources make layer kind 'mix_layer': name them with --kind\n",
+        ),
+    ],
+)
+def test_extract_kinds_are_checked(
+    arguments: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(DATA / "private")
+    result = CliRunner().invoke(app, ["extract", *arguments])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
+
+
+def test_extract_refuses_a_function_without_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never an empty skeleton (PC002 when validated): one line, exit 1."""
+    monkeypatch.chdir(DATA / "private")
+    result = CliRunner().invoke(app, ["extract", "layer.py:_no_kernels"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "plancc: layer.py:_no_kernels: _no_kernels() has no kernel (no pl.at or pl.spmd "
+        "scope with a name_hint): there is no plan skeleton to write\n"
+    )
 
 
 @pytest.mark.parametrize(

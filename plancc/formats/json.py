@@ -7,6 +7,7 @@ from typing import Any
 
 from plancc.api import BuildResult, Validation
 from plancc.diagnostics import Diagnostic, printable
+from plancc.fixes import data_json, fix_json
 from plancc.formats.base import Options, OutputFormat
 from plancc.metrics import plan_numbers
 
@@ -20,7 +21,13 @@ def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:
         "code": d.code,
         "message": d.message,
     }
-    return out | {"hint": d.hint} if d.hint else out
+    if d.hint:
+        out["hint"] = d.hint
+    if d.fix is not None:
+        out["fix"] = fix_json(d.fix)
+    if d.data:
+        out["data"] = data_json(d.data)
+    return out
 
 
 def json_(report: Validation, *, show_allowed: bool = False) -> str:

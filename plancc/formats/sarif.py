@@ -12,6 +12,7 @@ from plancc.api import BuildResult, Validation
 from plancc.check import catalog
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
+from plancc.fixes import data_json, fix_json
 from plancc.formats.base import Options, OutputFormat, stale_message
 
 if TYPE_CHECKING:
@@ -87,7 +88,13 @@ def sarif(
     def of(d: Diagnostic) -> dict[str, Any]:
         message = d.message + (f" ({d.hint})" if d.hint else "")
         where = _location(d.file, d.line, d.col)
-        return _result(d.code, index[d.code], _level(d.severity), message, where)
+        out = _result(d.code, index[d.code], _level(d.severity), message, where)
+        properties = {"data": data_json(d.data)} if d.data else {}
+        if d.fix is not None:
+            properties["fix"] = fix_json(d.fix)
+        if properties:
+            out["properties"] = properties
+        return out
 
     results = [of(d) for d in report.diagnostics]
     for a in report.allowed if show_allowed else ():

@@ -19,7 +19,7 @@ from typing import Any
 from plancc import __version__, inputs, ir, write
 from plancc.api import PlanResult, UsageError, diagnose_plan
 from plancc.codes import Severity
-from plancc.metrics import forward_numbers, l2_numbers
+from plancc.metrics import forward_numbers, l2_numbers, warm_bytes
 from plancc.outputs import report_file
 from plancc.report_html import fmt, layout
 from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
@@ -171,7 +171,7 @@ def _kinds(plan: ir.Plan, pf: PlanFacts) -> list[dict[str, Any]]:
                 "name": name,
                 "layers": used.count(name),
                 "issues": sum(len(w.entries) for w in lf.layer.warms),
-                "bytes": sum(w.bytes for w in lf.layer.warms),
+                "bytes": warm_bytes(lf.layer),
             }
         )
     return rows

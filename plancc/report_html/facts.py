@@ -213,10 +213,7 @@ def _findings(plan: ir.Plan) -> Iterator[tuple[Diagnostic, Finding]]:
     for the warm and the stages a finding names."""
     for r in discover():
         for f in r.check(plan):
-            yield (
-                Diagnostic(plan.file, f.pos.line, f.pos.col, r.severity, r.id, f.message, f.hint),
-                f,
-            )
+            yield f.diagnostic(plan.file, r), f
 
 
 def _place(entry: Entry, plan: ir.Plan, finding: Finding | None) -> Entry:

@@ -49,10 +49,11 @@ def _run(ctx: Context) -> ir.Plan:
     check_namespace(ctx, tensors, layers)
     forward = resolve_forward(ctx, layers)
     ignore: dict[str, Pos] = {}  # codes compare case-insensitively
-    lint = [
-        (rid, ctx.v.at("lint", "ignore", i), "lint.ignore") for i, rid in enumerate(p.lint.ignore)
-    ]
-    for rid, pos, _ in lint:
+    lint: list[ir.Silence] = []
+    for i, rid in enumerate(p.lint.ignore):
+        entry = ctx.v.doc_path(("lint", "ignore", i))
+        lint.append((rid, ctx.v.doc.at(entry), "lint.ignore", entry))
+    for rid, pos, _, _ in lint:
         ignore.setdefault(rid.upper(), pos)
     return ir.Plan(
         file=ctx.file,

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from plancc import codes, model
+from plancc import codes, fixes, ir, model
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import FileReader, PathT, read_capped
-from plancc.names import identifier_problem, suggest
+from plancc.names import closest, identifier_problem
 from plancc.text import clip
 from plancc.validate import Validated
 
@@ -43,7 +43,7 @@ class Context:
     config_used: dict[str, int] = field(default_factory=dict)
     config_file: tuple[str, str] | None = None  # (path, sha256), for source.config
     broken_tensors: set[str] = field(default_factory=set)
-    silences: list[tuple[str, Pos, str]] = field(default_factory=list)
+    silences: list[ir.Silence] = field(default_factory=list)
     reported: set[Diagnostic] = field(default_factory=set)
     suggestions_left: int = 100
     # The names that passed name_check, indexed by its ``reserved``: a bad name is
@@ -54,31 +54,67 @@ class Context:
     def file(self) -> str:
         return self.v.doc.file
 
-    def report(self, pos: Pos, code: Code, message: str, hint: str | None = None) -> None:
-        d = diag(self.file, pos, code, message, hint)
+    def report(
+        self,
+        pos: Pos,
+        code: Code,
+        message: str,
+        hint: str | None = None,
+        fix: fixes.Fix | None = None,
+    ) -> None:
+        d = diag(self.file, pos, code, message, hint, fix=fix)
         if d not in self.reported:  # e.g. one bad config key used by several dims
             self.reported.add(d)
             self.diagnostics.append(d)
 
-    def suggest(self, name: str, candidates: Iterable[str]) -> str | None:
-        """A did-you-mean hint, for the first few unknown names only: each costs a scan
-        of every candidate, and a plan with thousands of typos must stay linear."""
+    def unknown(self, pos: Pos, message: str, name: str, candidates: Iterable[str]) -> None:
+        """PC010 at ``pos``: its hint names the closest candidate, and where the node there
+        is the name itself, its fix replaces it (unsafe: a guess at what was meant). Only
+        the first few unknown names get one: each costs a scan of every candidate, and a
+        plan with thousands of typos must stay linear."""
         self.suggestions_left -= 1
-        return suggest(name, candidates) if self.suggestions_left >= 0 else None
+        close = closest(name, candidates) if self.suggestions_left >= 0 else None
+        if close is None:
+            self.report(pos, codes.UNKNOWN_NAME, message)
+            return
+        path = self._name_path(pos, name)
+        fix = None
+        if path is not None:
+            title = f"replace '{name}' with '{close}'"
+            fix = fixes.replace(path, close, title, fixes.Safety.UNSAFE)
+        self.report(pos, codes.UNKNOWN_NAME, message, f"did you mean '{close}'?", fix)
+
+    def _name_path(self, pos: Pos, name: str) -> PathT | None:
+        """The path of the node at ``pos`` whose value is ``name``: a whole name, not a
+        name inside an expression."""
+        paths = self._paths_at.get(pos, ())
+        return next((p for p in paths if _value(self.v.doc.data, p) == name), None)
+
+    @cached_property
+    def _paths_at(self) -> dict[Pos, list[PathT]]:
+        """Every node's paths by where its value starts: built once, on the first
+        unknown name with a close candidate."""
+        values = self.v.doc.values
+        out: dict[Pos, list[PathT]] = {}
+        for path in values:
+            out.setdefault(values[path], []).append(path)
+        return out
 
     def name_check(self, name: str, pos: Pos, what: str, *, reserved: bool) -> bool:
         return self.name_check_at(name, lambda: pos, what, reserved=reserved)
 
     def name_check_at(
-        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool
+        self, name: str, pos: Callable[[], Pos], what: str, *, reserved: bool, private: bool = False
     ) -> bool:
         """``name_check``, with the position worked out only for a report: a plan of
-        10,000 warms names 40,000 things, and each position costs a lookup."""
+        10,000 warms names 40,000 things, and each position costs a lookup. ``private``:
+        the name may start with '_' (a task); such a name is not remembered as good."""
         if name in self.good_names[reserved]:
             return True  # stage and task names repeat in every layer kind
-        problem = identifier_problem(name, reserved=reserved)
+        problem = identifier_problem(name, reserved=reserved, private=private)
         if problem is None:
-            self.good_names[reserved].add(name)
+            if not name.startswith("_"):
+                self.good_names[reserved].add(name)
         else:
             self.report(
                 pos(), codes.BAD_IDENTIFIER, f"{what} {problem}", "names reach generated code"
@@ -121,12 +157,7 @@ class Context:
             return int(value)
         if self.config_broken or self.v.broken.all_dims:
             raise Unresolved
-        self.report(
-            pos,
-            codes.UNKNOWN_NAME,
-            f"unknown dim '{clip(name)}'",
-            self.suggest(name, self.names_known),
-        )
+        self.unknown(pos, f"unknown dim '{clip(name)}'", name, self.names_known)
         raise Unresolved
 
     def evaluate(self, source: int | str, pos: Pos, what: str) -> tuple[ex.Expr, int | None]:
@@ -170,6 +201,15 @@ class Context:
         if not ok:
             return None
         return tuple(texts), tuple(values), frozenset(names), parsed
+
+
+def _value(data: Any, path: PathT) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def too_many(values: tuple[int | None, ...]) -> bool:

@@ -26,12 +26,7 @@ def resolve_forward(ctx: Context, layers: dict[str, ir.Layer]) -> ir.Forward | N
             return True
         b = ctx.v.broken
         if name not in b.kinds and not b.all_kinds:
-            ctx.report(
-                pos,
-                codes.UNKNOWN_NAME,
-                f"unknown layer kind '{clip(name)}'",
-                ctx.suggest(name, layers),
-            )
+            ctx.unknown(pos, f"unknown layer kind '{clip(name)}'", name, layers)
         return False
 
     if isinstance(fwd, list):
@@ -194,12 +189,7 @@ def config_list(ctx: Context, key: str, pos: Pos) -> list[Any] | None:
         return None
     if key not in ctx.config:
         lists = [k for k, v in ctx.config.items() if isinstance(v, list)]
-        ctx.report(
-            pos,
-            codes.UNKNOWN_NAME,
-            f"unknown config key '{clip(key)}'",
-            ctx.suggest(key, lists),
-        )
+        ctx.unknown(pos, f"unknown config key '{clip(key)}'", key, lists)
         return None
     values = ctx.config[key]
     if not isinstance(values, list):

@@ -66,12 +66,8 @@ def _deps(
         d = index.get(dep)
         if d is None:
             if (kind, dep) not in ctx.v.broken.stages:
-                ctx.report(
-                    where,
-                    codes.UNKNOWN_NAME,
-                    f"unknown stage '{clip(dep)}' in the deps of stage '{name}'",
-                    ctx.suggest(dep, index),
-                )
+                message = f"unknown stage '{clip(dep)}' in the deps of stage '{name}'"
+                ctx.unknown(where, message, dep, index)
         elif d in out:
             first = ctx.v.at("layers", kind, "stages", i, "deps", out[d])
             ctx.report(
@@ -114,7 +110,9 @@ def resolve_layer(
             continue  # it keeps its index; its own problems are reported already
         ctx.name_check_at(s.name, partial(at, *path, "name"), "stage", reserved=False)
         if s.task is not None:
-            ctx.name_check_at(s.task, partial(at, *path, "task"), "task", reserved=False)
+            ctx.name_check_at(
+                s.task, partial(at, *path, "task"), "task", reserved=False, private=True
+            )
             _unique_task(ctx, kind, (s.name, i), s.task, tasks=tasks)
         if s.kernel is not None:
             ctx.name_check(s.kernel, at(*path, "kernel"), "kernel", reserved=False)
@@ -173,19 +171,16 @@ def resolve_warm(
     allow: dict[str, Pos] = {}  # codes compare case-insensitively: `allow: [pc107]`
     for k, rid in enumerate(w.allow or ()):
         allow.setdefault(rid.upper(), ctx.v.at(*path, "allow", k))
-        ctx.silences.append((rid, ctx.v.at(*path, "allow", k), ir.allow_scope(w.name)))
+        entry = ctx.v.doc_path((*path, "allow", k))
+        ctx.silences.append((rid, ctx.v.doc.at(entry), ir.allow_scope(w.name), entry))
     locate = partial(ctx.v.at, *path)  # the IR's positions, looked up when asked for
     ctx.name_check_at(w.name, partial(locate, "name"), "warm", reserved=True)
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     anchor = by_name.get(w.after)
     if anchor is None and (kind, w.after) not in ctx.v.broken.stages:
-        ctx.report(
-            locate("after"),
-            codes.UNKNOWN_NAME,
-            f"unknown stage '{clip(w.after)}' in layer kind '{kind}'",
-            ctx.suggest(w.after, by_name),
-        )
+        message = f"unknown stage '{clip(w.after)}' in layer kind '{kind}'"
+        ctx.unknown(locate("after"), message, w.after, by_name)
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}
     for j, item in enumerate(w.tensors):
@@ -212,7 +207,7 @@ def resolve_warm(
                 flat = flat_view(ctx, item.flat, (*item_path, "flat"), name)
             except Unresolved:
                 continue
-        entries.append(ir.WarmEntry(tensor, flat, pos))
+        entries.append(ir.WarmEntry(tensor, flat, pos, int(ctx.v.doc_path(item_path)[-1])))
     # Alive from the anchor's finish through the last stage after it reading any of its
     # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
     # alive nowhere, but its tensors are still checked.
@@ -228,4 +223,14 @@ def resolve_warm(
         allow=MappingProxyType(allow),
         reason=w.reason,
         locate=locate,
+        path=ctx.v.doc_path(path),
+        listed=_listed(ctx, path),
     )
+
+
+def _listed(ctx: Context, path: tuple[str | int, ...]) -> int:
+    """How many items the warm's `tensors` list has in the document."""
+    node = ctx.v.doc.data
+    for part in ctx.v.doc_path((*path, "tensors")):
+        node = node[part]
+    return len(node)

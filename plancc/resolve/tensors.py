@@ -93,10 +93,5 @@ def tensor_ref(
     broken = ctx.v.broken
     if name in broken.tensors or name in ctx.broken_tensors or broken.all_tensors:
         return None
-    ctx.report(
-        pos(),
-        codes.UNKNOWN_NAME,
-        f"unknown tensor '{clip(name)}'",
-        ctx.suggest(name, ctx.plan.tensors),
-    )
+    ctx.unknown(pos(), f"unknown tensor '{clip(name)}'", name, ctx.plan.tensors)
     return None

@@ -14,10 +14,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from plancc import ir
 from plancc.codes import Code, Severity
-from plancc.diagnostics import Pos
+from plancc.diagnostics import Diagnostic, Pos
+from plancc.fixes import Fix
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,23 @@ class Finding:
     # Other warms whose `allow` silences it too (a budget finding: every warm at the peak).
     also: tuple[ir.Warm, ...] = ()
     stages: tuple[int, ...] = ()  # indices of the stages it is about (`plancc report` marks them)
+    fix: Fix | None = None  # what to change, when the rule knows it (plancc.fixes)
+    data: Mapping[str, Any] | None = None  # the numbers it judged, by name (docs/rules.md)
+
+    def diagnostic(self, file: str, rule: Rule) -> Diagnostic:
+        """The diagnostic ``check`` reports for it."""
+        pos = self.pos
+        return Diagnostic(
+            file,
+            pos.line,
+            pos.col,
+            rule.severity,
+            rule.id,
+            self.message,
+            self.hint,
+            self.fix,
+            self.data,
+        )
 
 
 RuleFn = Callable[[ir.Plan], Iterator[Finding]]

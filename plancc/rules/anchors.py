@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from plancc import ir
+from plancc import fixes, ir
 from plancc.codes import Severity
 from plancc.rules import Finding, anchored, rule
 from plancc.rules.placed import placed
@@ -61,14 +61,28 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
             continue
         read_by = timeline(plan, layer).readers
         for warm in layer.warms:
-            for entry in warm.entries:
-                if entry.tensor.static and entry.tensor.name not in read_by:
-                    yield Finding(
-                        entry.pos,
-                        f"tensor '{entry.tensor.name}' is read by no stage of layer kind "
-                        f"'{layer.name}': warming it is pure overhead",
-                        warm=warm,
-                    )
+            unread = [e for e in warm.entries if e.tensor.static and e.tensor.name not in read_by]
+            for entry in unread:
+                yield Finding(
+                    entry.pos,
+                    f"tensor '{entry.tensor.name}' is read by no stage of layer kind "
+                    f"'{layer.name}': warming it is pure overhead",
+                    warm=warm,
+                    fix=drop_entries(warm, unread, entry, "read by no stage"),
+                )
+
+
+def drop_entries(
+    warm: ir.Warm, dropped: list[ir.WarmEntry], entry: ir.WarmEntry, why: str
+) -> fixes.Fix:
+    """Remove ``entry`` from the warm; the warm itself when ``dropped`` (the entries the
+    rule's findings remove together) is every item it lists, as a warm lists at least one."""
+    name = entry.tensor.name
+    if len(dropped) >= warm.listed:
+        title = f"remove warm '{warm.name}': '{name}' is {why}"
+        return fixes.remove(warm.path[:-1], (warm.path[-1],), title)
+    title = f"remove '{name}' from warm '{warm.name}': it is {why}"
+    return fixes.remove((*warm.path, "tensors"), (entry.index,), title)
 
 
 @rule("PC042", "anchor-without-task", Severity.ERROR)

@@ -7,10 +7,10 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.liveness import Peak, layer_peak
+from plancc.liveness import Peak
 from plancc.platforms import PLATFORMS
 from plancc.rules import Finding, rule
-from plancc.rules.timeline import once_per_plan
+from plancc.rules.analysis import peak as layer_peak_of
 from plancc.text import fmt_bytes, fmt_fraction, plural
 
 
@@ -39,11 +39,6 @@ def _at_peak(
     )
 
 
-def _peak(plan: ir.Plan, layer: ir.Layer) -> Peak:
-    """The layer kind's peak, worked out once for PC030 and PC032."""
-    return once_per_plan(plan, ("peak", layer.name), layer, lambda: layer_peak(layer))
-
-
 @rule("PC030", "l2-overflow", Severity.ERROR)
 def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     """The warms alive at the same time hold more bytes than L2.
@@ -62,7 +57,7 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     for layer in _complete(plan):
-        peak = _peak(plan, layer)
+        peak = layer_peak_of(plan, layer)
         if peak.bytes > plan.platform.l2_bytes:
             yield _at_peak(
                 plan,
@@ -92,7 +87,7 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
         return
     l2 = plan.platform.l2_bytes
     for layer in _complete(plan):
-        peak = _peak(plan, layer)
+        peak = layer_peak_of(plan, layer)
         if Fraction(peak.bytes, l2) > plan.l2_fraction and peak.bytes <= l2:
             yield _at_peak(
                 plan,

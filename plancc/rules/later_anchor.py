@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from plancc import ir
 from plancc.codes import Severity
 from plancc.rules import Finding, rule
-from plancc.rules.placed import Placed, placed
+from plancc.rules.placed import Placed, anchor_fix, placed
 from plancc.rules.timeline import Group
 from plancc.text import fmt_size
 
@@ -62,6 +62,13 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
             "the warm still lands",
             warm=warm,
             stages=tuple(shown),  # the stages the message names
+            fix=anchor_fix(p, stage),
+            data={
+                "streamed_bytes": total,
+                "streaming_stages": count,
+                "first_consumer": layer.stages[first].name,
+                "later_anchor": stage.name,
+            },
         )
 
 

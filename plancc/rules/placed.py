@@ -9,13 +9,13 @@ defines no rule: the rules keep the order of their own modules.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from plancc import ir
+from plancc import fixes, ir
 from plancc.rules import anchored
-from plancc.rules.timeline import Timeline, once_per_plan, timeline
+from plancc.rules.timeline import Landing, Timeline, once_per_plan, timeline
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,42 @@ class Placed:
         """The consumer that starts last."""
         return max(self.consumers.values(), key=lambda s: self.line.rank[s.index], default=None)
 
+    @cached_property
+    def landing(self) -> Landing | None:
+        """PC107's arithmetic from the anchor to the first consumer; None without one."""
+        if self.first is None:
+            return None
+        return self.line.landing(self.at, self.first.index, self.bytes)
+
     @property
     def bytes(self) -> int:
         """The static entries' bytes: the warm's (a dynamic tensor counts for none)."""
         return self.warm.bytes
+
+
+def consumer_order(p: Placed, added: Sequence[ir.Tensor] = ()) -> tuple[int, ...]:
+    """The items of the warm's `tensors` (its own, then ``added`` appended after them)
+    whose tensor has a consumer, in the order their consumers start: a ``Reorder``'s
+    argument, which puts them in the places they hold and leaves every other item be."""
+    line = p.line
+    step = {name: line.start[s.index] for name, s in p.consumers.items()}
+    keyed = [(step[e.tensor.name], e.index) for e in p.entries if e.tensor.name in step]
+    for k, t in enumerate(added):
+        c = line.consumer(t.name, p.at)
+        if c is not None:
+            keyed.append((line.start[c], p.warm.listed + k))
+    keyed.sort(key=lambda pair: pair[0])  # stable: one step keeps the listing order
+    return tuple(index for _, index in keyed)
+
+
+def warm_path(p: Placed, *under: str | int) -> fixes.Path:
+    return (*p.warm.path, *under)
+
+
+def anchor_fix(p: Placed, stage: ir.Stage) -> fixes.Fix:
+    """Anchor the warm at ``stage``: unsafe, as every anchor move (it moves the warm in time)."""
+    title = f"anchor at '{stage.name}'"
+    return fixes.replace(warm_path(p, "after"), stage.name, title, fixes.Safety.UNSAFE)
 
 
 def placed(plan: ir.Plan) -> list[Placed]:

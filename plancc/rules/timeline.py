@@ -112,8 +112,18 @@ class Timeline:
             self.group_steps.setdefault(group, []).append(start[i])
             sums = self.group_bytes.setdefault(group, [0])
             sums.append(sums[-1] + sum(t.bytes or 0 for t in self.weights[i]))
+        self._anchors()
+
+    def _anchors(self) -> None:
+        stages, start = self.stages, self.start
+        # The stages that push bytes through L2 (`streams` or weights), for PC106, and
+        # those with a task (where a warm may anchor), in step order with their steps.
+        self.pushing = [i for i in self.order if stages[i].streams or self.weights[i]]
+        self.pushing_steps = [start[i] for i in self.pushing]
+        self.tasked = [i for i in self.order if stages[i].task]
+        self.tasked_steps = [start[i] for i in self.tasked]
         # Candidate anchors (PC104): stages that read weights and have a task.
-        self.candidates = [i for i in self.order if self.weights[i] and stages[i].task]
+        self.candidates = [i for i in self.tasked if self.weights[i]]
         self.candidate_steps = [start[i] for i in self.candidates]
 
     def runs_before(self, a: int, b: int) -> bool:

@@ -6,7 +6,7 @@ compared: the stages' `task` (PC201), `kernel` (PC202), `reads` (PC203) and
 order (PC204), the warms (PC205, PC206), the tensors' shapes and dtypes
 (PC207); what the reader could not resolve is a notice (PC208), and a source
 that cannot be read is PC200. A stage stands for a run of kernels: its `kernel`
-and the kernels whose last head it is (``base.stage_runs``). Stages without a
+and the kernels whose last head it is (``runs.stage_runs``). Stages without a
 `kernel`, or whose run may hold unresolved code, are not compared.
 Each diagnostic is at the plan node at fault and names the source's file:line.
 """
@@ -18,238 +18,14 @@ import os
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
 from plancc.source import cache
-from plancc.source.base import (
-    LayerReading,
-    Runs,
-    closest,
-    run_names,
-    split_source,
-    stage_runs,
-)
+from plancc.source.findings import Findings, LayerReading, closest
 from plancc.source.modules import SourceError
-from plancc.source.order import OrderChecks
+from plancc.source.order import check_order, check_reads
 from plancc.source.reading import Kernel, Reading
-from plancc.source.root import source_root, unchecked
-from plancc.source.warms import WarmChecks
+from plancc.source.root import source_root, split_source, unchecked
+from plancc.source.runs import Runs, run_names, stage_runs
+from plancc.source.warms import check_warms
 from plancc.validate import Validated
-
-
-class SourceChecks(OrderChecks, WarmChecks):
-    def run(self) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
-        kinds = [k for k, layer in self.model.layers.items() if layer.source]
-        if not kinds:
-            return []
-        nothing = unchecked(self.v, self.plan, self.override)
-        if nothing is not None:
-            return nothing
-        root = source_root(self.plan.file, self.model.source_root, self.override)
-        for kind in kinds:
-            self.layer(kind, root)
-        return self.out
-
-    def layer(self, kind: str, root: str) -> None:
-        model_layer = self.model.layers[kind]
-        layer = self.plan.layers.get(kind)
-        source = model_layer.source or ""
-        path, function = split_source(source)
-        where = self.at("layers", kind, "source")
-        try:
-            reading = cache.read(os.path.join(root, path), function, root)
-        except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
-            self.report(
-                where,
-                codes.SOURCE_UNRESOLVED,
-                f"source of layer kind '{kind}' not checked: {stop}",
-            )
-            return
-        except SourceError as exc:
-            self.report(
-                where,
-                codes.SOURCE_UNCHECKED,
-                f"source of layer kind '{kind}' not checked: {exc}",
-                f"looked for {function}() in {os.path.join(root, path)}",
-            )
-            return
-        if layer is None:
-            return
-        seen: set[tuple[str, int]] = set()
-        for u in reading.unresolved:
-            if (u.file, u.line) in seen:
-                continue
-            seen.add((u.file, u.line))
-            self.report(
-                where,
-                codes.SOURCE_UNRESOLVED,
-                f"{u.file}:{u.line}: {u.what}: not resolved statically; the checks of what "
-                "it runs are skipped",
-            )
-        param_of, tensor_of = self.mapping(kind, reading)
-        it = LayerReading(kind, layer, reading, param_of, tensor_of)
-        self.shapes(it)
-        if not layer.complete:
-            return
-        runs = self.kernels(it)
-        self.tasks(it, runs)
-        self.reads(it, runs)
-        self.order(it, runs)
-        self.warms(it)
-
-    def mapping(self, kind: str, reading: Reading) -> tuple[dict[str, str], dict[str, str]]:
-        declared = self.model.layers[kind].source_params
-        param_of: dict[str, str] = {}
-        for tensor, param in declared.items():
-            if tensor not in self.plan.tensors:
-                self.report(
-                    self.v.key_at("layers", kind, "source_params", tensor),
-                    codes.UNKNOWN_NAME,
-                    f"source_params names '{tensor}', which is no tensor of the plan",
-                    closest(tensor, self.plan.tensors),
-                )
-            elif param not in reading.params or not reading.params[param].tensor:
-                self.report(
-                    self.at("layers", kind, "source_params", tensor),
-                    codes.UNKNOWN_NAME,
-                    f"'{param}' is no tensor parameter of {reading.function}() ({reading.file})",
-                    closest(param, [p for p in reading.params if reading.params[p].tensor]),
-                )
-            else:
-                param_of[tensor] = param
-        mapped = set(param_of.values())
-        for tensor in self.plan.tensors:
-            p = reading.params.get(tensor)
-            if tensor not in param_of and tensor not in mapped and p is not None and p.tensor:
-                param_of[tensor] = tensor
-        return param_of, {p: t for t, p in param_of.items()}
-
-    # -- PC207
-
-    def shapes(self, it: LayerReading) -> None:
-        unknown: list[str] = []
-        for tensor, param in it.param_of.items():
-            t = self.plan.tensors[tensor]
-            p = it.reading.params[param]
-            where = f"{param} ({it.reading.file}:{p.line}, {it.reading.function})"
-            if any(v is None and not d for v, d in zip(p.values, p.dynamic, strict=True)):
-                unknown.append(f"{param} ({it.reading.file}:{p.line})")
-            if p.dtype is not None and p.dtype != t.dtype.name:
-                self.report(
-                    self.at("tensors", tensor, "dtype"),
-                    codes.SOURCE_SHAPE,
-                    f"tensor '{tensor}' is {t.dtype.name}; its source parameter {where} is "
-                    f"{p.dtype}",
-                    f"write dtype: {p.dtype}, or correct the annotation at "
-                    f"{it.reading.file}:{p.line}",
-                )
-            if not _same_shape(t.shape, p.values, p.dynamic):
-                self.report(
-                    self.at("tensors", tensor, "shape"),
-                    codes.SOURCE_SHAPE,
-                    f"tensor '{tensor}' has shape {_shape(t.shape)}; its source parameter "
-                    f"{where} has {_shape(p.values, p.dynamic)}",
-                    f"write the shape the annotation gives, or correct it at "
-                    f"{it.reading.file}:{p.line}",
-                )
-        if unknown:
-            more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
-            self.report(
-                self.at("layers", it.kind, "source"),
-                codes.SOURCE_UNRESOLVED,
-                f"a dim of {unknown[0]}{more} is not resolved statically (a constant chosen "
-                "at import time?): those dims are not compared",
-            )
-
-    # -- PC202, and each stage's run of kernels
-
-    def kernels(self, it: LayerReading) -> Runs:
-        """Each stage with a `kernel` found in the source: its run of kernels (unknown when
-        the kernel may lie in unresolved code, or its run holds some)."""
-        reading = it.reading
-        found: dict[int, Kernel] = {}
-        unsure: set[int] = set()
-        for s in it.layer.stages:
-            if s.kernel is None:
-                continue
-            k = reading.kernel(s.kernel)
-            if k is not None:
-                found[s.index] = k
-            elif s.kernel in reading.possible:
-                unsure.add(s.index)
-            else:
-                names = [k.name for k in reading.kernels if not k.opaque]
-                self.report(
-                    self.stage_at(it, s, "kernel"),
-                    codes.SOURCE_KERNEL,
-                    f"stage '{s.name}': kernel '{s.kernel}' is no kernel of "
-                    f"{reading.function}() ({reading.file})",
-                    closest(s.kernel, names)
-                    or f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
-                )
-        runs = stage_runs(reading, found)
-        runs.unknown |= unsure
-        return runs
-
-    # -- PC201
-
-    def tasks(self, it: LayerReading, runs: Runs) -> None:
-        reading = it.reading
-        for s in it.layer.stages:
-            if s.task is None:
-                continue
-            if s.task in reading.tasks:
-                self.task_kernel(it, runs, s)
-                continue
-            bound = ", ".join(reading.tasks) or "none"
-            elsewhere = reading.bound.get(s.task)
-            if elsewhere is not None:
-                hint = (
-                    f"'{s.task}' is bound at {elsewhere[0]}:{elsewhere[1]}, inside a helper: "
-                    f"return it, and bind `{s.task} = helper(...)` in {reading.function}()"
-                )
-            else:
-                run = runs.kernels.get(s.index)
-                on = "the stage's kernel"
-                if run and s.index not in runs.unknown:  # its last kernel: the run's output
-                    on = f"{run[-1].name} ({run[-1].file}:{run[-1].line})"
-                hint = (
-                    f"bind it: `with pl.spmd(...) as {s.task}:` on {on}, returned by its "
-                    f"helper; or name a task {reading.function}() binds: {bound}"
-                )
-            self.report(
-                self.stage_at(it, s, "task"),
-                codes.SOURCE_TASK,
-                f"stage '{s.name}': task '{s.task}' is bound by no scope or helper return of "
-                f"{reading.function}() ({reading.file})",
-                hint,
-            )
-
-    def task_kernel(self, it: LayerReading, runs: Runs, s: ir.Stage) -> None:
-        """PC202: a stage's `task` is the task of a kernel of its own run (a barrier's: of
-        what it waits on), else its warms would be issued at another stage's finish."""
-        task = it.reading.tasks[s.task or ""]
-        run = runs.kernels.get(s.index)
-        if task.opaque or run is None or s.index in runs.unknown:
-            return
-        mine = {k.index for k in run}
-        stray = sorted(task.kernels - mine)
-        if not stray:
-            return
-        k = it.reading.kernels[stray[0]]
-        if k.opaque:
-            return
-        other = runs.owner.get(k.index)
-        where = (
-            f"the run of stage '{it.layer.stages[other].name}'"
-            if other is not None
-            else ("no stage's run")
-        )
-        self.report(
-            self.stage_at(it, s, "task"),
-            codes.SOURCE_KERNEL,
-            f"stage '{s.name}': task '{s.task}' is the task of kernel {k.name} ({k.file}:"
-            f"{k.line}), which is in {where}, not in the stage's ({run_names(run)})",
-            f"name the task of {run[-1].name} ({run[-1].file}:{run[-1].line}), or give the "
-            "task to the stage whose run holds that kernel",
-        )
 
 
 def check_sources(
@@ -257,9 +33,225 @@ def check_sources(
 ) -> list[tuple[Diagnostic, tuple[ir.Warm, ...]]]:
     """PC200-PC208 for every layer kind of ``plan`` that names its `source`, each with the
     plan warm it is about (its `allow` may silence it)."""
-    if v.plan is None or not any(layer.source for layer in v.plan.layers.values()):
+    if v.plan is None:
         return []
-    return SourceChecks(v, plan, override).run()
+    kinds = [k for k, layer in v.plan.layers.items() if layer.source]
+    if not kinds:
+        return []
+    nothing = unchecked(v, plan, override)
+    if nothing is not None:
+        return nothing
+    root = source_root(plan.file, v.plan.source_root, override)
+    findings = Findings(v, plan)
+    for kind in kinds:
+        _layer(findings, kind, root)
+    return findings.out
+
+
+def _layer(findings: Findings, kind: str, root: str) -> None:
+    """One layer kind: its source read (PC200), what was not resolved (PC208), the checks."""
+    model_layer = findings.model.layers[kind]
+    layer = findings.plan.layers.get(kind)
+    source = model_layer.source or ""
+    path, function = split_source(source)
+    where = findings.at("layers", kind, "source")
+    try:
+        reading = cache.read(os.path.join(root, path), function, root)
+    except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+        findings.report(
+            where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
+        )
+        return
+    except SourceError as exc:
+        findings.report(
+            where,
+            codes.SOURCE_UNCHECKED,
+            f"source of layer kind '{kind}' not checked: {exc}",
+            f"looked for {function}() in {os.path.join(root, path)}",
+        )
+        return
+    if layer is None:
+        return
+    seen: set[tuple[str, int]] = set()
+    for u in reading.unresolved:
+        if (u.file, u.line) in seen:
+            continue
+        seen.add((u.file, u.line))
+        findings.report(
+            where,
+            codes.SOURCE_UNRESOLVED,
+            f"{u.file}:{u.line}: {u.what}: not resolved statically; the checks of what "
+            "it runs are skipped",
+        )
+    param_of, tensor_of = _mapping(findings, kind, reading)
+    it = LayerReading(kind, layer, reading, param_of, tensor_of)
+    _shapes(findings, it)
+    if not layer.complete:
+        return
+    runs = _kernels(findings, it)
+    _tasks(findings, it, runs)
+    check_reads(findings, it, runs)
+    check_order(findings, it, runs)
+    check_warms(findings, it)
+
+
+def _mapping(
+    findings: Findings, kind: str, reading: Reading
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Plan tensor -> source parameter (`source_params`, else the same name), and back."""
+    declared = findings.model.layers[kind].source_params
+    param_of: dict[str, str] = {}
+    for tensor, param in declared.items():
+        if tensor not in findings.plan.tensors:
+            findings.report(
+                findings.v.key_at("layers", kind, "source_params", tensor),
+                codes.UNKNOWN_NAME,
+                f"source_params names '{tensor}', which is no tensor of the plan",
+                closest(tensor, findings.plan.tensors),
+            )
+        elif param not in reading.params or not reading.params[param].tensor:
+            findings.report(
+                findings.at("layers", kind, "source_params", tensor),
+                codes.UNKNOWN_NAME,
+                f"'{param}' is no tensor parameter of {reading.function}() ({reading.file})",
+                closest(param, [p for p in reading.params if reading.params[p].tensor]),
+            )
+        else:
+            param_of[tensor] = param
+    mapped = set(param_of.values())
+    for tensor in findings.plan.tensors:
+        p = reading.params.get(tensor)
+        if tensor not in param_of and tensor not in mapped and p is not None and p.tensor:
+            param_of[tensor] = tensor
+    return param_of, {p: t for t, p in param_of.items()}
+
+
+def _shapes(findings: Findings, it: LayerReading) -> None:
+    """PC207."""
+    unknown: list[str] = []
+    for tensor, param in it.param_of.items():
+        t = findings.plan.tensors[tensor]
+        p = it.reading.params[param]
+        where = f"{param} ({it.reading.file}:{p.line}, {it.reading.function})"
+        if any(v is None and not d for v, d in zip(p.values, p.dynamic, strict=True)):
+            unknown.append(f"{param} ({it.reading.file}:{p.line})")
+        if p.dtype is not None and p.dtype != t.dtype.name:
+            findings.report(
+                findings.at("tensors", tensor, "dtype"),
+                codes.SOURCE_SHAPE,
+                f"tensor '{tensor}' is {t.dtype.name}; its source parameter {where} is {p.dtype}",
+                f"write dtype: {p.dtype}, or correct the annotation at {it.reading.file}:{p.line}",
+            )
+        if not _same_shape(t.shape, p.values, p.dynamic):
+            findings.report(
+                findings.at("tensors", tensor, "shape"),
+                codes.SOURCE_SHAPE,
+                f"tensor '{tensor}' has shape {_shape(t.shape)}; its source parameter "
+                f"{where} has {_shape(p.values, p.dynamic)}",
+                f"write the shape the annotation gives, or correct it at "
+                f"{it.reading.file}:{p.line}",
+            )
+    if unknown:
+        more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
+        findings.report(
+            findings.at("layers", it.kind, "source"),
+            codes.SOURCE_UNRESOLVED,
+            f"a dim of {unknown[0]}{more} is not resolved statically (a constant chosen "
+            "at import time?): those dims are not compared",
+        )
+
+
+def _kernels(findings: Findings, it: LayerReading) -> Runs:
+    """PC202; each stage with a `kernel` found in the source: its run of kernels (unknown
+    when the kernel may lie in unresolved code, or its run holds some)."""
+    reading = it.reading
+    found: dict[int, Kernel] = {}
+    unsure: set[int] = set()
+    for s in it.layer.stages:
+        if s.kernel is None:
+            continue
+        k = reading.kernel(s.kernel)
+        if k is not None:
+            found[s.index] = k
+        elif s.kernel in reading.possible:
+            unsure.add(s.index)
+        else:
+            names = [k.name for k in reading.kernels if not k.opaque]
+            findings.report(
+                findings.stage_at(it, s, "kernel"),
+                codes.SOURCE_KERNEL,
+                f"stage '{s.name}': kernel '{s.kernel}' is no kernel of "
+                f"{reading.function}() ({reading.file})",
+                closest(s.kernel, names)
+                or f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
+            )
+    runs = stage_runs(reading, found)
+    runs.unknown |= unsure
+    return runs
+
+
+def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
+    """PC201."""
+    reading = it.reading
+    for s in it.layer.stages:
+        if s.task is None:
+            continue
+        if s.task in reading.tasks:
+            _task_kernel(findings, it, runs, s)
+            continue
+        bound = ", ".join(reading.tasks) or "none"
+        elsewhere = reading.bound.get(s.task)
+        if elsewhere is not None:
+            hint = (
+                f"'{s.task}' is bound at {elsewhere[0]}:{elsewhere[1]}, inside a helper: "
+                f"return it, and bind `{s.task} = helper(...)` in {reading.function}()"
+            )
+        else:
+            run = runs.kernels.get(s.index)
+            on = "the stage's kernel"
+            if run and s.index not in runs.unknown:  # its last kernel: the run's output
+                on = f"{run[-1].name} ({run[-1].file}:{run[-1].line})"
+            hint = (
+                f"bind it: `with pl.spmd(...) as {s.task}:` on {on}, returned by its "
+                f"helper; or name a task {reading.function}() binds: {bound}"
+            )
+        findings.report(
+            findings.stage_at(it, s, "task"),
+            codes.SOURCE_TASK,
+            f"stage '{s.name}': task '{s.task}' is bound by no scope or helper return of "
+            f"{reading.function}() ({reading.file})",
+            hint,
+        )
+
+
+def _task_kernel(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage) -> None:
+    """PC202: a stage's `task` is the task of a kernel of its own run (a barrier's: of
+    what it waits on), else its warms would be issued at another stage's finish."""
+    task = it.reading.tasks[s.task or ""]
+    run = runs.kernels.get(s.index)
+    if task.opaque or run is None or s.index in runs.unknown:
+        return
+    mine = {k.index for k in run}
+    stray = sorted(task.kernels - mine)
+    if not stray:
+        return
+    k = it.reading.kernels[stray[0]]
+    if k.opaque:
+        return
+    other = runs.owner.get(k.index)
+    where = (
+        f"the run of stage '{it.layer.stages[other].name}'"
+        if other is not None
+        else ("no stage's run")
+    )
+    findings.report(
+        findings.stage_at(it, s, "task"),
+        codes.SOURCE_KERNEL,
+        f"stage '{s.name}': task '{s.task}' is the task of kernel {k.name} ({k.file}:"
+        f"{k.line}), which is in {where}, not in the stage's ({run_names(run)})",
+        f"name the task of {run[-1].name} ({run[-1].file}:{run[-1].line}), or give the "
+        "task to the stage whose run holds that kernel",
+    )
 
 
 def _same_shape(

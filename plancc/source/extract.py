@@ -14,38 +14,23 @@ could not resolve is left out and named (PC208), never guessed.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.names import identifier_problem
-from plancc.source.base import ancestors, split_source
-from plancc.source.modules import Module, SourceError
+from plancc.scalars import INT, STR, core_tag
+from plancc.source.extract_dims import Dims
+from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
-from plancc.source.reading import Reading
-from plancc.source.values import ClassV, Dynamic, Instance
-
-_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
-
-
-def _arithmetic(
-    node: ast.expr, depth: int, leaf: Callable[[ast.expr, int], ast.expr | None]
-) -> ast.expr | None:
-    """``node`` as a dim expression: integer literals and ``_OPS`` kept, every other node
-    put through ``leaf``; None where a part cannot be written (or nests past 32)."""
-    if depth > 32:
-        return None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
-        a = _arithmetic(node.left, depth + 1, leaf)
-        b = _arithmetic(node.right, depth + 1, leaf)
-        return None if a is None or b is None else ast.BinOp(a, node.op, b)
-    return leaf(node, depth)
+from plancc.source.reading import Kernel, Reading
+from plancc.source.resolver import Resolver
+from plancc.source.root import split_source
+from plancc.source.runs import Runs, stage_runs
+from plancc.text import plural
 
 
 @dataclass
@@ -54,114 +39,30 @@ class Extracted:
     notices: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Dims:
-    reader: Reader
-    config: dict[str, int]
-    dims: dict[str, str] = field(default_factory=dict)  # name -> expression text
-    values: dict[str, object] = field(default_factory=dict)
-    notices: list[str] = field(default_factory=list)
-
-    def expr(self, mod: Module, node: ast.expr) -> str:
-        out = self.convert(mod, node, 0)
-        if out is None:
-            value = self.reader.const(mod, node)
-            if isinstance(value, Dynamic):
-                return self.dynamic(value.name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return str(value)
-            self.notices.append(f"{mod.path}:{node.lineno}: '{ast.unparse(node)}' not resolved")
-            return self.dynamic("UNRESOLVED")
-        return ast.unparse(out)
-
-    def dynamic(self, label: str) -> str:
-        name = "".join(c if c.isalnum() else "_" for c in label).strip("_") or "DYN"
-        if identifier_problem(name, reserved=True) is not None:
-            name = "DYN"
-        self.dims.setdefault(name, "dynamic")
-        return name
-
-    def convert(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
-        return _arithmetic(node, depth, lambda leaf, d: self.leaf(mod, leaf, d))
-
-    def leaf(self, mod: Module, node: ast.expr, depth: int) -> ast.expr | None:
-        if isinstance(node, ast.Attribute):
-            value = self.reader.const(mod, node)
-            if node.attr in self.config and self.config[node.attr] == value:
-                return ast.Name(node.attr)
-            derived = self.derived(mod, node, depth)
-            if derived is not None:
-                return derived
-            return ast.Constant(value) if type(value) is int else None
-        if isinstance(node, ast.Name):
-            return self.name(mod, node.id, depth)
-        return None
-
-    def derived(self, mod: Module, node: ast.Attribute, depth: int) -> ast.expr | None:
-        """A config property over config keys (`M.q_dim`: `num_heads * head_dim`)."""
-        if not self.config:
-            return None
-        base = self.reader.const(mod, node.value)
-        if not isinstance(base, Instance):
-            return None
-        cls = self.reader.global_callee(base.module, base.call.func, 0)
-        if not isinstance(cls, ClassV):
-            return None
-        for stmt in cls.node.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.name == node.attr:
-                ret = next((r for r in stmt.body if isinstance(r, ast.Return)), None)
-                if ret is not None and ret.value is not None:
-                    return self.over_self(base, ret.value, depth + 1)
-        return None
-
-    def over_self(self, base: Instance, node: ast.expr, depth: int) -> ast.expr | None:
-        """A property's return value over `self.<config key>` attributes."""
-
-        def leaf(node: ast.expr, depth: int) -> ast.expr | None:
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                value = self.reader.attribute(base, node.attr)
-                if node.value.id == "self" and self.config.get(node.attr) == value:
-                    return ast.Name(node.attr)
-            return None
-
-        return _arithmetic(node, depth, leaf)
-
-    def name(self, mod: Module, name: str, depth: int) -> ast.expr | None:
-        value = self.reader.const(mod, ast.Name(name))
-        if isinstance(value, Dynamic):
-            return ast.Name(self.dynamic(name if name not in self.dims else value.name))
-        if type(value) is not int:
-            return None
-        if identifier_problem(name, reserved=True) is not None or name.endswith("_flat"):
-            return ast.Constant(value)
-        if name in self.dims:
-            return ast.Name(name) if self.values.get(name) == value else ast.Constant(value)
-        home, stmt = _defining(self.reader, mod, name)
-        expr: ast.expr | None = None
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and home:
-            self.dims[name] = ""  # reserved while its expression converts
-            self.values[name] = value
-            expr = self.convert(home, stmt.value, depth + 1)
-        text = ast.unparse(expr) if expr is not None else str(value)
-        if expr is not None and isinstance(expr, ast.Name) and expr.id == name:
-            text = str(value)
-        self.dims[name] = text
-        self.values[name] = value
-        return ast.Name(name)
+class Refused(SourceError):
+    """The function gives no skeleton that keeps the promise (no kernels): exit 1, one line."""
 
 
-def _defining(reader: Reader, mod: Module, name: str) -> tuple[Module | None, ast.stmt | None]:
-    """The module and statement that bind ``name`` (through `from x import name`)."""
-    for _ in range(32):
-        stmt = mod.globals.get(name)
-        if not isinstance(stmt, ast.ImportFrom):
-            return mod, stmt
-        alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-        other = reader.sibling(mod, stmt.module or "", stmt.level or 1)
-        if alias is None or other is None:
-            return None, None
-        mod, name = other, alias.name
-    return None, None
+def _kinds(sources: Sequence[str], kinds: Sequence[str]) -> list[str]:
+    """Each source's layer kind: ``kinds`` in order, else its function's name without
+    leading underscores. SourceError (a usage error) for a count or a name that cannot be."""
+    if kinds and len(kinds) != len(sources):
+        raise SourceError(
+            f"--kind given {plural(len(kinds), 'time')} for {plural(len(sources), 'source')}: "
+            "name the kind of every source, in order, or of none"
+        )
+    out: list[str] = []
+    for i, source in enumerate(sources):
+        given = i < len(kinds)
+        kind = kinds[i] if given else split_source(source)[1].lstrip("_")
+        problem = identifier_problem(kind, reserved=False)
+        if problem is not None:
+            where = f"--kind {kind!r}" if given else source
+            raise SourceError(f"{where}: layer kind {problem}; name it with --kind")
+        if kind in out:
+            raise SourceError(f"two sources make layer kind '{kind}': name them with --kind")
+        out.append(kind)
+    return out
 
 
 def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in fmt order)
@@ -171,7 +72,8 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     model: str | None = None,
 ) -> Extracted:
     """The plan skeleton of ``sources`` (each `PATH:FUNCTION`; a layer kind each, named by
-    ``kinds`` in order or after the function). SourceError when one cannot be read."""
+    ``kinds`` in order or after the function). SourceError when one cannot be read (or
+    the arguments cannot be), Refused when one has no kernel."""
     config_keys: dict[str, int] = {}
     if config is not None:
         config_keys = _config(config)
@@ -179,18 +81,22 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         path, function = split_source(source)
         if not path or not function.isidentifier():
             raise SourceError(f"{source}: not PATH:FUNCTION (a Python file and a function in it)")
+    kind_names = _kinds(sources, kinds)
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
-    reader = Reader(root)
+    resolver = Resolver(root)  # one for all sources: each module is read once
     readings: list[tuple[str, Reading]] = []
-    for i, (source, path) in enumerate(zip(sources, paths, strict=True)):
+    for source, path, kind in zip(sources, paths, kind_names, strict=True):
         function = split_source(source)[1]
-        r = Reader(root)
-        r.modules = reader.modules
-        reading = r.read(path, function)
-        kind = kinds[i] if i < len(kinds) else function
+        reading = Reader(resolver).read(path, function)
+        if not any(k.name and not k.opaque for k in reading.kernels):
+            what = "no kernel it runs is resolved statically" if reading.kernels else "no kernel"
+            raise Refused(
+                f"{source}: {function}() has {what} (no pl.at or pl.spmd scope with a "
+                "name_hint): there is no plan skeleton to write"
+            )
         readings.append((kind, reading))
-    dims = _Dims(reader, config_keys)
+    dims = Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
     seen: dict[str, tuple[list[str], str]] = {}
@@ -213,26 +119,26 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     lines = [
         f"# Extracted by plancc extract from {', '.join(sources)}.",
         "plancc: 1",
-        f"model: {model or _model_name(readings)}",
+        f"model: {_scalar(model or _model_name(readings))}",
         "platform: a2a3",
     ]
     if config is not None:
-        lines.append(f"config: {config}")
+        lines.append(f"config: {_scalar(config)}")
     rel_root = os.path.relpath(root)
     lines.append(f"source_root: {_scalar(rel_root.replace(os.sep, '/'))}")
     if dims.dims:
         lines.append("dims:")
-        lines += [f"  {n}: {_scalar(v)}" for n, v in dims.dims.items()]
+        lines += [f"  {_scalar(n)}: {_scalar(v, number=True)}" for n, v in dims.dims.items()]
     lines.append("tensors:")
     names: dict[tuple[str, str], str] = {}
     emitted: set[str] = set()
     for kind, mine in per_kind.items():
         for param, (shape, dtype) in mine.items():
-            name = f"{kind}_{param}" if param in clash else param
+            name = _tensor_name(f"{kind}_{param}" if param in clash else param, emitted, dims)
             names[(kind, param)] = name
             if name not in emitted:
                 emitted.add(name)
-                lines.append(f"  {name}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
+                lines.append(f"  {_scalar(name)}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
     lines.append("layers:")
     for (kind, reading), source, path in zip(readings, sources, paths, strict=True):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
@@ -252,7 +158,34 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     return Extracted(out if out is not None else text, notices)
 
 
-def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
+def _tensor_name(name: str, taken: set[str], dims: Dims) -> str:
+    """A plan tensor's name for parameter ``name``: itself, unless the plan's name rules
+    or namespace refuse it (`x_flat`, `_x`, a dim's name); then `<name>_t` (mapped back
+    by `source_params`)."""
+    out = name.lstrip("_") or "t"
+    while identifier_problem(out, reserved=True) is not None or out in dims.dims:
+        out = f"{out}_t"
+    return out if out == name or out not in taken else _tensor_name(f"{out}_t", taken, dims)
+
+
+def _stage_names(kernels: list[Kernel]) -> list[str]:
+    """Each kernel's stage name: its own where the plan's rules take it, else one made
+    of its letters and digits, kept unique."""
+    out: list[str] = []
+    for k in kernels:
+        name = k.name
+        if identifier_problem(name, reserved=False) is not None:
+            name = "".join(c if c.isalnum() else "_" for c in name).lstrip("_0123456789")
+            name = name if identifier_problem(name, reserved=False) is None else "stage"
+        base, n = name, 0
+        while name in out:
+            name = f"{base}_{n}"
+            n += 1
+        out.append(name)
+    return out
+
+
+def _layer(
     kind: str,
     *,
     reading: Reading,
@@ -261,93 +194,140 @@ def _layer(  # noqa: C901 (the skeleton written key by key in fmt order)
     notices: list[str],
     suffix: str,
 ) -> list[str]:
-    """One layer kind; its warms' names end in ``suffix`` (warm names are plan-wide)."""
+    """One layer kind; its warms' names end in ``suffix`` (warm names are plan-wide).
+    Stages, their reads, tasks and deps are the runs the source checks compare
+    (``base.stage_runs``), so that the skeleton reports nothing against its code."""
     mapping = {names[(kind, p)]: p for (k, p) in names if k == kind and names[(k, p)] != p}
-    lines = [f"  {kind}:", f"    source: {_scalar(source)}"]
+    lines = [f"  {_scalar(kind)}:", f"    source: {_scalar(source)}"]
     if mapping:
-        pairs = ", ".join(f"{t}: {p}" for t, p in mapping.items())
+        pairs = ", ".join(f"{_scalar(t)}: {_scalar(p)}" for t, p in mapping.items())
         lines.append(f"    source_params: {{{pairs}}}")
     lines.append("    stages:")
-    anc = ancestors(reading)
-    stages = [k for k in reading.kernels if not k.opaque and k.name]
-    task_of: dict[int, str] = {}
-    for t in sorted(reading.tasks.values(), key=lambda t: t.line):
-        if len(t.kernels) == 1 and not t.opaque:
-            (only,) = t.kernels
-            task_of.setdefault(only, t.name)
-    by_index = {k.index: k for k in stages}
-    for k in stages:
-        entry = [f"name: {k.name}"]
-        if k.index in task_of:
-            entry.append(f"task: {task_of[k.index]}")
-        reads = [names[(kind, p)] for p in reading.params if p in k.reads and (kind, p) in names]
+    kernels = [k for k in reading.kernels if not k.opaque and k.name]
+    stage_names = _stage_names(kernels)
+    runs = stage_runs(reading, dict(enumerate(kernels)))
+    task_of = _tasks(reading, runs, notices)
+    for i, k in enumerate(kernels):
+        entry = [f"name: {_scalar(stage_names[i])}"]
+        if i in task_of:
+            entry.append(f"task: {_scalar(task_of[i])}")
+        read: set[str] = set()
+        for member in runs.kernels[i]:
+            read |= member.reads
+        reads = [
+            _scalar(names[(kind, p)]) for p in reading.params if p in read and (kind, p) in names
+        ]
         if reads:
             entry.append(f"reads: [{', '.join(reads)}]")
-        entry.append(f"kernel: {k.name}")
-        earlier = [j for j in by_index if j < k.index and anc[k.index] >> j & 1]
-        direct = [j for j in earlier if not any(anc[m] >> j & 1 for m in earlier if m != j)]
-        entry.append(f"deps: [{', '.join(by_index[j].name for j in direct)}]")
+        if identifier_problem(k.name, reserved=False) is None:
+            entry.append(f"kernel: {_scalar(k.name)}")
+        else:
+            notices.append(f"{k.file}:{k.line}: kernel '{k.name}' is no plan name: not compared")
+        earlier = [j for j in range(i) if runs.runs_before(j, i)]
+        direct = [j for j in earlier if not any(runs.runs_before(j, m) for m in earlier)]
+        entry.append(f"deps: [{', '.join(_scalar(stage_names[j]) for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
-    warm_lines: list[str] = []
-    stage_of_task = {task_of[i]: by_index[i].name for i in task_of if i in by_index}
-    used: set[str] = set()
-    for w in reading.warms:
-        anchor = _anchor(reading, w.deps, task_of, by_index)
-        tensors = [names.get((kind, t)) for t in w.tensors]
-        if anchor is None or None in tensors or not w.name_hint:
-            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
-            continue
-        name = w.name_hint + suffix
-        n = 0
-        while name in used:
-            name = f"{w.name_hint}{suffix}_{n}"
-            n += 1
-        used.add(name)
-        warm_lines += [
-            f"      - name: {name}",
-            f"        name_hint: {w.name_hint}",
-            f"        after: {anchor}",
-            f"        tensors: [{', '.join(t for t in tensors if t)}]",
-        ]
-    for c in reading.calls:
-        tensors = [names.get((kind, t)) if t else None for t in c.tensors]
-        anchor = stage_of_task.get(c.task or "")
-        if anchor is None or None in tensors:
-            notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
-            continue
-        used.add(c.function)
-        warm_lines += [
-            f"      - name: {c.function}",
-            f"        after: {anchor}",
-            f"        tensors: [{', '.join(t for t in tensors if t)}]",
-        ]
+    warm_lines = _warms(
+        kind,
+        reading=reading,
+        names=names,
+        notices=notices,
+        suffix=suffix,
+        anchors={task: stage_names[i] for i, task in task_of.items()},
+    )
     if warm_lines:
         lines += ["    warms:", *warm_lines]
     return lines
 
 
-def _anchor(
-    reading: Reading, deps: frozenset[int], task_of: dict[int, str], by_index: Mapping[int, object]
-) -> str | None:
-    """The stage whose task a warm scope waits for: one kernel with a task."""
-    if len(deps) != 1:
-        return None
-    (k,) = deps
-    if k not in task_of or k not in by_index:
-        return None
-    return reading.kernels[k].name
+def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
+    """Each stage's task: the first task variable (by line) whose kernels all lie in the
+    stage's run, and which the plan's rules take as a name."""
+    task_of: dict[int, str] = {}
+    for t in sorted(reading.tasks.values(), key=lambda t: t.line):
+        owners = {runs.owner.get(i) for i in t.kernels}
+        if t.opaque or len(owners) != 1 or None in owners:
+            continue
+        if identifier_problem(t.name, reserved=False, private=True) is not None:
+            if t.name.strip("_"):
+                notices.append(f"{t.file}:{t.line}: task '{t.name}' left out: not a name")
+            continue
+        (owner,) = owners
+        assert owner is not None
+        task_of.setdefault(owner, t.name)
+    return task_of
+
+
+def _warms(
+    kind: str,
+    *,
+    reading: Reading,
+    names: dict[tuple[str, str], str],
+    notices: list[str],
+    suffix: str,
+    anchors: dict[str, str],
+) -> list[str]:
+    """The warms of the code: a scope anchored at the stage whose task stands for exactly
+    the kernels of its `deps=`, a generated warm's call at its task's stage (``anchors``:
+    task -> stage)."""
+    warm_lines: list[str] = []
+    used: set[str] = set()
+    for w in reading.warms:
+        anchor = next(
+            (a for t, a in anchors.items() if w.deps and reading.tasks[t].kernels == w.deps),
+            None,
+        )
+        tensors = [names.get((kind, t)) for t in w.tensors]
+        hint_ok = identifier_problem(w.name_hint, reserved=False) is None
+        if anchor is None or None in tensors or not hint_ok:
+            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
+            continue
+        base = w.name_hint + suffix
+        if identifier_problem(base, reserved=True) is not None:
+            base = f"{base}_w"
+        name, n = base, 0
+        while name in used:
+            name = f"{base}_{n}"
+            n += 1
+        used.add(name)
+        warm_lines += [
+            f"      - name: {_scalar(name)}",
+            f"        name_hint: {_scalar(w.name_hint)}",
+            f"        after: {_scalar(anchor)}",
+            f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
+        ]
+    for c in reading.calls:
+        tensors = [names.get((kind, t)) if t else None for t in c.tensors]
+        anchor = anchors.get(c.task or "")
+        if anchor is None or None in tensors or c.function in used:
+            notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
+            continue
+        used.add(c.function)
+        warm_lines += [
+            f"      - name: {_scalar(c.function)}",
+            f"        after: {_scalar(anchor)}",
+            f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
+        ]
+    return warm_lines
 
 
 def _model_name(readings: list[tuple[str, Reading]]) -> str:
     stem = readings[0][1].module.name if readings else "model"
     name = "".join(c if c.isalnum() else "_" for c in stem).lstrip("_0123456789")
-    return name or "model"
+    return name if name and identifier_problem(name, reserved=False) is None else "model"
 
 
-def _scalar(text: str) -> str:
-    """A YAML scalar: plain when it reads back as the same string."""
+def _scalar(text: str, *, number: bool = False) -> str:
+    """A YAML scalar: plain when it reads back as the same string (``number``: or as the
+    integer it writes), else quoted."""
     plain = text and text[0].isalnum() and all(c.isalnum() or c in "_./:*+-() " for c in text)
-    if plain and ": " not in text and not text.endswith(":"):
+    tag = core_tag(text)
+    if (
+        plain
+        and ": " not in text
+        and not text.endswith(":")
+        and (tag == STR or (number and tag == INT))
+    ):
         return text
     return json.dumps(text)
 
@@ -363,4 +343,4 @@ def _config(path: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if type(v) is int}
 
 
-__all__ = ["Extracted", "extract"]
+__all__ = ["Extracted", "Refused", "extract"]

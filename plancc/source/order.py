@@ -4,86 +4,86 @@ source's: deps and last writers)."""
 from __future__ import annotations
 
 from plancc import codes
-from plancc.source.base import Checker, LayerReading, Runs, run_names
+from plancc.source.findings import Findings, LayerReading
+from plancc.source.runs import Runs, run_names
 
 
-class OrderChecks(Checker):
-    # -- PC203
+def check_reads(findings: Findings, it: LayerReading, runs: Runs) -> None:
+    """PC203."""
+    for index, run in runs.kernels.items():
+        if index in runs.unknown:
+            continue
+        s = it.layer.stages[index]
+        read: set[str] = set()
+        for k in run:
+            read |= k.reads
+        src = {
+            it.tensor_of[p]
+            for p in it.reading.params_of(read)
+            if p in it.tensor_of and findings.plan.tensors[it.tensor_of[p]].static
+        }
+        plan = {
+            t
+            for t in s.reads
+            if t in it.param_of and t in findings.plan.tensors and findings.plan.tensors[t].static
+        }
+        missing, extra = sorted(src - plan), sorted(plan - src)
+        if not missing and not extra:
+            continue
+        parts = []
+        if missing:
+            parts.append(f"the plan misses {', '.join(missing)}")
+        if extra:
+            parts.append(f"no kernel of it reads {', '.join(extra)}")
+        kernels = run_names(run)
+        keep = [t for t in s.reads if t not in extra]
+        findings.report(
+            findings.stage_at(it, s, "reads") if s.reads else findings.stage_at(it, s, "kernel"),
+            codes.SOURCE_READS,
+            f"stage '{s.name}' ({kernels}, {run[0].file}:{run[0].line}): " + "; ".join(parts),
+            f"reads: [{', '.join([*keep, *missing])}]",
+        )
 
-    def reads(self, it: LayerReading, runs: Runs) -> None:
-        for index, run in runs.kernels.items():
-            if index in runs.unknown:
-                continue
-            s = it.layer.stages[index]
-            read: set[str] = set()
-            for k in run:
-                read |= k.reads
-            src = {
-                it.tensor_of[p]
-                for p in it.reading.params_of(read)
-                if p in it.tensor_of and self.plan.tensors[it.tensor_of[p]].static
-            }
-            plan = {
-                t
-                for t in s.reads
-                if t in it.param_of and t in self.plan.tensors and self.plan.tensors[t].static
-            }
-            missing, extra = sorted(src - plan), sorted(plan - src)
-            if not missing and not extra:
-                continue
-            parts = []
-            if missing:
-                parts.append(f"the plan misses {', '.join(missing)}")
-            if extra:
-                parts.append(f"no kernel of it reads {', '.join(extra)}")
-            kernels = run_names(run)
-            keep = [t for t in s.reads if t not in extra]
-            self.report(
-                self.stage_at(it, s, "reads") if s.reads else self.stage_at(it, s, "kernel"),
-                codes.SOURCE_READS,
-                f"stage '{s.name}' ({kernels}, {run[0].file}:{run[0].line}): " + "; ".join(parts),
-                f"reads: [{', '.join([*keep, *missing])}]",
-            )
 
-    # -- PC204
-
-    def order(self, it: LayerReading, runs: Runs) -> None:
-        known = sorted(i for i in runs.kernels if i not in runs.unknown)
-        sched = it.layer.schedule
-        for j in known:
-            for i in known:
-                if i >= j:
-                    break
-                plan_rel = "after" if sched.runs_before(i, j) else "beside"
-                if runs.runs_before(i, j):
-                    src_rel = "after"
-                elif runs.runs_before(j, i):
-                    src_rel = "before"
-                else:
-                    src_rel = "beside"
-                if plan_rel == src_rel:
-                    continue
-                a, b = it.layer.stages[i], it.layer.stages[j]
-                ka, kb = runs.kernels[i][0], runs.kernels[j][0]
-                self.report(
-                    self.stage_at(it, b, "kernel"),
-                    codes.SOURCE_ORDER,
-                    f"stage '{b.name}' runs {plan_rel} '{a.name}' in the plan, but in the source "
-                    f"its run ({run_names(runs.kernels[j])}, {kb.file}:{kb.line}) runs "
-                    f"{src_rel} that of '{a.name}' ({run_names(runs.kernels[i])}, "
-                    f"{ka.file}:{ka.line})",
-                    self.deps_hint(it, j, known, runs),
-                )
+def check_order(findings: Findings, it: LayerReading, runs: Runs) -> None:
+    """PC204."""
+    known = sorted(i for i in runs.kernels if i not in runs.unknown)
+    sched = it.layer.schedule
+    for j in known:
+        for i in known:
+            if i >= j:
                 break
-
-    def deps_hint(self, it: LayerReading, j: int, known: list[int], runs: Runs) -> str:
-        earlier = [i for i in known if i < j and runs.runs_before(i, j)]
-        direct = [i for i in earlier if not any(runs.runs_before(i, m) for m in earlier)]
-        names = [it.layer.stages[i].name for i in direct]
-        later = [i for i in known if i > j and runs.runs_before(i, j)]
-        if later:
-            return (
-                f"the source runs '{it.layer.stages[later[0]].name}' first: list it before "
-                f"'{it.layer.stages[j].name}'"
+            plan_rel = "after" if sched.runs_before(i, j) else "beside"
+            if runs.runs_before(i, j):
+                src_rel = "after"
+            elif runs.runs_before(j, i):
+                src_rel = "before"
+            else:
+                src_rel = "beside"
+            if plan_rel == src_rel:
+                continue
+            a, b = it.layer.stages[i], it.layer.stages[j]
+            ka, kb = runs.kernels[i][0], runs.kernels[j][0]
+            findings.report(
+                findings.stage_at(it, b, "kernel"),
+                codes.SOURCE_ORDER,
+                f"stage '{b.name}' runs {plan_rel} '{a.name}' in the plan, but in the source "
+                f"its run ({run_names(runs.kernels[j])}, {kb.file}:{kb.line}) runs "
+                f"{src_rel} that of '{a.name}' ({run_names(runs.kernels[i])}, "
+                f"{ka.file}:{ka.line})",
+                _deps_hint(it, j, known, runs),
             )
-        return f"deps: [{', '.join(names)}]"
+            break
+
+
+def _deps_hint(it: LayerReading, j: int, known: list[int], runs: Runs) -> str:
+    earlier = [i for i in known if i < j and runs.runs_before(i, j)]
+    direct = [i for i in earlier if not any(runs.runs_before(i, m) for m in earlier)]
+    names = [it.layer.stages[i].name for i in direct]
+    later = [i for i in known if i > j and runs.runs_before(i, j)]
+    if later:
+        return (
+            f"the source runs '{it.layer.stages[later[0]].name}' first: list it before "
+            f"'{it.layer.stages[j].name}'"
+        )
+    return f"deps: [{', '.join(names)}]"

@@ -34,7 +34,7 @@ from typing import Any
 
 from plancc.source.modules import Module, SourceError, load_module
 from plancc.source.reading import Param, Reading, Task, Unresolved, WarmCall
-from plancc.source.resolver import MAX_DEPTH
+from plancc.source.resolver import MAX_DEPTH, Resolver
 from plancc.source.scopes import ALIASING, Frame, Scopes
 from plancc.source.values import (
     UNKNOWN,
@@ -69,20 +69,25 @@ class _Budget(Exception):
     pass
 
 
-class Reader(Scopes):
-    def __init__(self, root: str | None = None) -> None:
-        super().__init__(root)
+class Reader:
+    """One reading of a layer function: the statements walked here, module-level names
+    and constants asked of ``resolver`` (which readings of one plan may share), the
+    kernels recorded in ``scopes``."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.scopes = Scopes(resolver)
         self.created = 0
         self.steps = 0
 
     def read(self, path: str, function: str) -> Reading:
         mod = load_module(path)
-        self.modules[os.path.normpath(path)] = mod
+        self.resolver.modules[os.path.normpath(path)] = mod
         node = mod.globals.get(function)
         if not isinstance(node, ast.FunctionDef):
             defined = sorted(n for n, s in mod.globals.items() if isinstance(s, ast.FunctionDef))
             raise SourceError(
-                f"{self.show(path)} defines no function '{function}'"
+                f"{self.resolver.show(path)} defines no function '{function}'"
                 + (f" (it defines {', '.join(defined[:8])})" if defined else "")
             )
         params = self.params(mod, node)
@@ -94,20 +99,22 @@ class Reader(Scopes):
         try:
             self.block(frame, node.body)
         except (_Budget, RecursionError):
-            self.unresolved.append(
-                Unresolved(self.show(path), node.lineno, "the code is too large or deep to read")
+            self.scopes.unresolved.append(
+                Unresolved(
+                    self.resolver.show(path), node.lineno, "the code is too large or deep to read"
+                )
             )
         return Reading(
-            self.show(path),
+            self.resolver.show(path),
             function,
             node.lineno,
             params,
-            self.kernels,
-            self.tasks,
-            self.warms,
-            self.calls,
-            self.unresolved,
-            self.bound,
+            self.scopes.kernels,
+            self.scopes.tasks,
+            self.scopes.warms,
+            self.scopes.calls,
+            self.scopes.unresolved,
+            self.scopes.bound,
             mod,
         )
 
@@ -134,7 +141,7 @@ class Reader(Scopes):
             d = dotted(parts[1])
             if d.startswith("pl."):
                 dtype = d[3:].lower()
-        consts = [self.const(mod, d) for d in dims]
+        consts = [self.resolver.const(mod, d) for d in dims]
         values = tuple(int_or_none(v) for v in consts)
         dynamic = tuple(isinstance(v, Dynamic) for v in consts)
         return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)
@@ -175,17 +182,17 @@ class Reader(Scopes):
         elif isinstance(stmt, ast.If):
             return self.if_(frame, stmt)
         elif isinstance(stmt, (ast.While, ast.Try)):
-            self.opaque(frame, stmt, "a loop or try block outside a kernel")
+            self.scopes.opaque(frame, stmt, "a loop or try block outside a kernel")
         return None
 
     def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
             if frame.layer and isinstance(value, TaskV):
-                self.tasks[target.id] = Task(
+                self.scopes.tasks[target.id] = Task(
                     target.id,
                     value.kernels,
-                    self.show(frame.module.path),
+                    self.resolver.show(frame.module.path),
                     stmt.lineno,
                     value.opaque,
                 )
@@ -199,11 +206,39 @@ class Reader(Scopes):
             if isinstance(base, ArrayV) and isinstance(value, TaskV):
                 base.kernels |= value.kernels
 
+    def with_(self, frame: Frame, stmt: ast.With) -> Any:
+        for item in stmt.items:
+            ctx = item.context_expr
+            name = dotted(ctx.func) if isinstance(ctx, ast.Call) else ""
+            if name in ("pl.at", "pl.spmd") and isinstance(ctx, ast.Call):
+                var = item.optional_vars
+                tid = var.id if isinstance(var, ast.Name) else None
+                self.scopes.scope(frame, ctx, stmt.body, stmt, tid, spmd_for=False)
+                return None
+            if name == "pl.manual_scope":
+                self.scopes.manual += 1
+                try:
+                    return self.block(frame, stmt.body)
+                finally:
+                    self.scopes.manual -= 1
+        return self.block(frame, stmt.body)
+
+    def for_(self, frame: Frame, stmt: ast.For) -> Any:
+        it = stmt.iter
+        if isinstance(it, ast.Call) and dotted(it.func) == "pl.spmd":
+            self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
+            return None
+        # A loop outside kernels runs its scopes many times: each is one kernel.
+        for n in ast.walk(stmt.target):
+            if isinstance(n, ast.Name):
+                frame.env[n.id] = ConstV(UNKNOWN)
+        return self.block(frame, stmt.body)
+
     def if_(self, frame: Frame, stmt: ast.If) -> Any:
         test = self.const_in(frame, stmt.test)
         if isinstance(test, (bool, int, str, float)) and not isinstance(test, Dynamic):
             return self.block(frame, stmt.body if test else stmt.orelse)
-        self.opaque(frame, stmt, "a branch on something not constant")
+        self.scopes.opaque(frame, stmt, "a branch on something not constant")
         return None
 
     def const_in(self, frame: Frame, node: ast.expr) -> Any:
@@ -216,14 +251,14 @@ class Reader(Scopes):
                 return UNKNOWN
         if names & frame.env.keys():
             env = {n: frame.env[n].value for n in names & frame.env.keys()}
-            return eval_local(node, env, lambda e: self.const(frame.module, e))
-        return self.const(frame.module, node)
+            return eval_local(node, env, lambda e: self.resolver.const(frame.module, e))
+        return self.resolver.const(frame.module, node)
 
     def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:  # noqa: C901, PLR0912 (one branch per Python construct the reader follows)
         if isinstance(node, ast.Name):
             if node.id in frame.env:
                 return frame.env[node.id]
-            return self.global_value(frame.module, node.id)
+            return self.resolver.global_value(frame.module, node.id)
         if isinstance(node, ast.Constant):
             return ConstV(node.value)
         if isinstance(node, ast.Tuple):
@@ -240,7 +275,7 @@ class Reader(Scopes):
         if isinstance(node, ast.Attribute):
             base = self.value(frame, node.value)
             if isinstance(base, ModV) and base.module is not None:
-                return self.global_value(base.module, node.attr)
+                return self.resolver.global_value(base.module, node.attr)
             if isinstance(base, ModV) and is_warm_module(base.name):
                 return WarmFnV(base.name, node.attr)
             return UNKNOWN
@@ -278,7 +313,7 @@ class Reader(Scopes):
         args = [self.value(frame, a) for a in node.args]
         kwargs = {kw.arg: self.value(frame, kw.value) for kw in node.keywords if kw.arg}
         if isinstance(callee, ChosenV):
-            self.opaque(
+            self.scopes.opaque(
                 frame,
                 node,
                 f"helper '{fn}' is chosen at import time ({callee.file}:{callee.line}{callee.why})",
@@ -295,7 +330,7 @@ class Reader(Scopes):
         ):
             # A plain function given tensors: what it does with them is not read.
             what = f"'{fn or ast.unparse(node.func)}' is not a @pl.jit.inline helper"
-            self.opaque(frame, node, what + " the reader can follow", given)
+            self.scopes.opaque(frame, node, what + " the reader can follow", given)
             return TaskV(frozenset(), opaque=True)
         return UNKNOWN
 
@@ -305,7 +340,7 @@ class Reader(Scopes):
         key = f"{callee.module.path}:{callee.node.name}"
         if key in frame.stack or frame.depth >= MAX_DEPTH:
             why = "calls itself" if key in frame.stack else f"nests more than {MAX_DEPTH} deep"
-            self.opaque(
+            self.scopes.opaque(
                 frame, node, f"helper '{callee.node.name}' {why}", [*args, *kwargs.values()]
             )
             return TaskV(frozenset(), opaque=True)
@@ -335,11 +370,18 @@ class Reader(Scopes):
             else:
                 found = sorted(roots(v))
                 tensors.append(found[0] if found else None)
-        self.calls.append(
-            WarmCall(fn.name, self.show(frame.module.path), node.lineno, tuple(tensors), task, deps)
+        self.scopes.calls.append(
+            WarmCall(
+                fn.name,
+                self.resolver.show(frame.module.path),
+                node.lineno,
+                tuple(tensors),
+                task,
+                deps,
+            )
         )
 
 
 def read_layer(path: str, function: str, root: str | None = None) -> Reading:
     """The reading of ``function`` in the Python file ``path`` (SourceError: PC200)."""
-    return Reader(root).read(path, function)
+    return Reader(Resolver(root)).read(path, function)

@@ -213,5 +213,3 @@ class Resolver:
                         if isinstance(inner, ast.Return) and inner.value is not None:
                             return self._const(cls.module, inner.value, obj, depth + 1)
         return UNKNOWN
-
-    # -- reading a layer

@@ -14,6 +14,12 @@ from plancc.diagnostics import Diagnostic, diag
 from plancc.validate import Validated
 
 
+def split_source(source: str) -> tuple[str, str]:
+    """A `source` value's path and function: `PATH:FUNCTION`."""
+    path, _, function = source.rpartition(":")
+    return path, function
+
+
 def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
     """Where the `source` paths start: ``--source-root``, else `source_root` relative to the
     plan's directory, else that directory."""

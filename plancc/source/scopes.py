@@ -12,7 +12,6 @@ from plancc.source.resolver import Resolver
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
-    ConstV,
     TaskV,
     base_name,
     base_node,
@@ -38,11 +37,12 @@ class Frame:
     layer: bool = False  # the layer function itself: its TaskId variables are its tasks
 
 
-class Scopes(Resolver):
-    """The kernels found so far, in program order, and what each scope adds."""
+class Scopes:
+    """The kernels found so far, in program order, and what each scope adds; paths in
+    what it records are shown as ``resolver`` shows them."""
 
-    def __init__(self, root: str | None = None) -> None:
-        super().__init__(root)
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
         self.kernels: list[Kernel] = []
         self.taken: set[str] = set()
         self.warms: list[Warm] = []
@@ -51,10 +51,7 @@ class Scopes(Resolver):
         self.tasks: dict[str, Task] = {}
         self.bound: dict[str, tuple[str, int]] = {}
         self.writers: dict[str, set[int]] = {}
-        self.manual = 0
-
-    def block(self, frame: Frame, body: list[ast.stmt]) -> Any:
-        raise NotImplementedError  # the reader's
+        self.manual = 0  # inside `pl.manual_scope`: no last-writer order
 
     def opaque(
         self,
@@ -65,7 +62,7 @@ class Scopes(Resolver):
         names: frozenset[str] = frozenset(),
     ) -> None:
         """Code that cannot be followed: a kernel that may touch every tensor it is given."""
-        file = self.show(frame.module.path)
+        file = self.resolver.show(frame.module.path)
         line = getattr(node, "lineno", 1)
         self.unresolved.append(Unresolved(file, line, what))
         given: set[str] = set()
@@ -82,36 +79,6 @@ class Scopes(Resolver):
         return [
             frame.env[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in frame.env
         ]
-
-    # -- scopes
-
-    def with_(self, frame: Frame, stmt: ast.With) -> Any:
-        for item in stmt.items:
-            ctx = item.context_expr
-            name = dotted(ctx.func) if isinstance(ctx, ast.Call) else ""
-            if name in ("pl.at", "pl.spmd") and isinstance(ctx, ast.Call):
-                var = item.optional_vars
-                tid = var.id if isinstance(var, ast.Name) else None
-                self.scope(frame, ctx, stmt.body, stmt, tid, spmd_for=False)
-                return None
-            if name == "pl.manual_scope":
-                self.manual += 1
-                try:
-                    return self.block(frame, stmt.body)
-                finally:
-                    self.manual -= 1
-        return self.block(frame, stmt.body)
-
-    def for_(self, frame: Frame, stmt: ast.For) -> Any:
-        it = stmt.iter
-        if isinstance(it, ast.Call) and dotted(it.func) == "pl.spmd":
-            self.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
-            return None
-        # A loop outside kernels runs its scopes many times: each is one kernel.
-        for n in ast.walk(stmt.target):
-            if isinstance(n, ast.Name):
-                frame.env[n.id] = ConstV(UNKNOWN)
-        return self.block(frame, stmt.body)
 
     def scope(  # noqa: C901 (one branch per statement form a kernel body reads or writes through)
         self,
@@ -141,7 +108,7 @@ class Scopes(Resolver):
                     if isinstance(v, (TaskV, ArrayV)):
                         deps |= set(v.kernels)
                         dep_names.append(n.id)
-        file = self.show(frame.module.path)
+        file = self.resolver.show(frame.module.path)
         warmed = prefetched(body)
         name = self.name(hint) if hint else ""
         if warmed is not None:
@@ -241,5 +208,3 @@ class Scopes(Resolver):
         if isinstance(node, ast.Call) and dotted(node.func) in ALIASING and node.args:
             return tensor_only(self.local_value(env, node.args[0]))
         return UNKNOWN
-
-    # -- expressions at orchestration level

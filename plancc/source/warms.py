@@ -5,108 +5,107 @@ from __future__ import annotations
 
 from plancc import codes, ir
 from plancc.diagnostics import Pos
-from plancc.source.base import Checker, LayerReading
+from plancc.source.findings import Findings, LayerReading
 
 
-class WarmChecks(Checker):
-    # -- PC205, PC206
+def check_warms(findings: Findings, it: LayerReading) -> None:
+    """PC205, PC206."""
+    reading = it.reading
+    used_warms: set[int] = set()
+    used_calls: set[int] = set()
+    for w in it.layer.warms:
+        problem = _find_warm(it, w, used_warms, used_calls)
+        if problem is None:
+            continue
+        if w.name in reading.possible or w.name_hint in reading.possible:
+            continue
+        pos, message, hint = problem
+        findings.report(pos, codes.SOURCE_CALL, message, hint, w)
+    for i, sw in enumerate(reading.warms):
+        if i in used_warms:
+            continue
+        names = [it.tensor_of.get(t, t) for t in sw.tensors]
+        after = ", ".join(sw.dep_names) or "nothing"
+        findings.report(
+            findings.warms_at(it),
+            codes.SOURCE_WARM,
+            f"{sw.file}:{sw.line} runs warm '{sw.name_hint}' ({', '.join(names)}) after "
+            f"{after}, which layer kind '{it.kind}' does not declare",
+            f"declare it under layers.{it.kind}.warms ({{name: {sw.name_hint}, after: "
+            f"{_anchor_of(it, sw.deps)}, tensors: [{', '.join(names)}]}}), or remove "
+            f"the scope at {sw.file}:{sw.line}",
+        )
+    for i, c in enumerate(reading.calls):
+        if i in used_calls:
+            continue
+        findings.report(
+            findings.warms_at(it),
+            codes.SOURCE_WARM,
+            f"{c.file}:{c.line} calls warm '{c.function}', which layer kind '{it.kind}' "
+            "does not declare",
+            f"declare it under layers.{it.kind}.warms (after: {_anchor_of(it, c.deps)}), "
+            f"or remove the call at {c.file}:{c.line}",
+        )
 
-    def warms(self, it: LayerReading) -> None:
-        reading = it.reading
-        used_warms: set[int] = set()
-        used_calls: set[int] = set()
-        for w in it.layer.warms:
-            problem = self.find_warm(it, w, used_warms, used_calls)
-            if problem is None:
-                continue
-            if w.name in reading.possible or w.name_hint in reading.possible:
-                continue
-            pos, message, hint = problem
-            self.report(pos, codes.SOURCE_CALL, message, hint, w)
-        for i, sw in enumerate(reading.warms):
-            if i in used_warms:
-                continue
-            names = [it.tensor_of.get(t, t) for t in sw.tensors]
-            after = ", ".join(sw.dep_names) or "nothing"
-            self.report(
-                self.warms_at(it),
-                codes.SOURCE_WARM,
-                f"{sw.file}:{sw.line} runs warm '{sw.name_hint}' ({', '.join(names)}) after "
-                f"{after}, which layer kind '{it.kind}' does not declare",
-                f"declare it under layers.{it.kind}.warms ({{name: {sw.name_hint}, after: "
-                f"{_anchor_of(it, sw.deps)}, tensors: [{', '.join(names)}]}}), or remove "
-                f"the scope at {sw.file}:{sw.line}",
-            )
-        for i, c in enumerate(reading.calls):
-            if i in used_calls:
-                continue
-            self.report(
-                self.warms_at(it),
-                codes.SOURCE_WARM,
-                f"{c.file}:{c.line} calls warm '{c.function}', which layer kind '{it.kind}' "
-                "does not declare",
-                f"declare it under layers.{it.kind}.warms (after: {_anchor_of(it, c.deps)}), "
-                f"or remove the call at {c.file}:{c.line}",
-            )
 
-    def find_warm(
-        self, it: LayerReading, w: ir.Warm, used_warms: set[int], used_calls: set[int]
-    ) -> tuple[Pos, str, str] | None:
-        """None when the warm is found in the source; else where and why not."""
-        reading = it.reading
-        anchor = it.layer.stages[w.anchor] if w.anchor is not None else None
-        task = reading.tasks.get(anchor.task) if anchor and anchor.task else None
-        tensors = tuple(it.param_of.get(e.tensor.name, e.tensor.name) for e in w.entries)
-        for i, c in enumerate(reading.calls):
-            if c.function == w.name and i not in used_calls:
-                used_calls.add(i)
-                if task is not None and anchor is not None and c.deps != task.kernels:
-                    return (
-                        w.after_pos,
-                        f"warm '{w.name}' is called at {c.file}:{c.line} after "
-                        f"'{c.task}', not after its anchor's task '{anchor.task}'",
-                        f"call it with {anchor.task}, or anchor it where the code does",
-                    )
-                return None
-        near = None
-        for i, sw in enumerate(reading.warms):
-            if sw.name_hint != w.name_hint or i in used_warms:
-                continue
-            if sw.tensors == tensors and (task is None or sw.deps == task.kernels):
-                used_warms.add(i)
-                return None
-            near = near if near is not None else i
-        if near is not None:
-            used_warms.add(near)
-            sw = reading.warms[near]
-            got = ", ".join(it.tensor_of.get(t, t) for t in sw.tensors)
-            if sw.tensors != tensors:
+def _find_warm(
+    it: LayerReading, w: ir.Warm, used_warms: set[int], used_calls: set[int]
+) -> tuple[Pos, str, str] | None:
+    """None when the warm is found in the source; else where and why not."""
+    reading = it.reading
+    anchor = it.layer.stages[w.anchor] if w.anchor is not None else None
+    task = reading.tasks.get(anchor.task) if anchor and anchor.task else None
+    tensors = tuple(it.param_of.get(e.tensor.name, e.tensor.name) for e in w.entries)
+    for i, c in enumerate(reading.calls):
+        if c.function == w.name and i not in used_calls:
+            used_calls.add(i)
+            if task is not None and anchor is not None and c.deps != task.kernels:
                 return (
-                    w.tensors_pos,
-                    f"warm '{w.name}': the scope '{sw.name_hint}' at {sw.file}:{sw.line} warms "
-                    f"[{got}], not [{', '.join(e.tensor.name for e in w.entries)}]",
-                    f"tensors: [{got}], or change the scope",
+                    w.after_pos,
+                    f"warm '{w.name}' is called at {c.file}:{c.line} after "
+                    f"'{c.task}', not after its anchor's task '{anchor.task}'",
+                    f"call it with {anchor.task}, or anchor it where the code does",
                 )
+            return None
+    near = None
+    for i, sw in enumerate(reading.warms):
+        if sw.name_hint != w.name_hint or i in used_warms:
+            continue
+        if sw.tensors == tensors and (task is None or sw.deps == task.kernels):
+            used_warms.add(i)
+            return None
+        near = near if near is not None else i
+    if near is not None:
+        used_warms.add(near)
+        sw = reading.warms[near]
+        got = ", ".join(it.tensor_of.get(t, t) for t in sw.tensors)
+        if sw.tensors != tensors:
             return (
-                w.after_pos,
-                f"warm '{w.name}': the scope '{sw.name_hint}' at {sw.file}:{sw.line} waits for "
-                f"{', '.join(sw.dep_names) or 'nothing'}, not the anchor's task "
-                f"'{anchor.task if anchor else '?'}'",
-                "anchor it at the stage whose task the scope waits for",
+                w.tensors_pos,
+                f"warm '{w.name}': the scope '{sw.name_hint}' at {sw.file}:{sw.line} warms "
+                f"[{got}], not [{', '.join(e.tensor.name for e in w.entries)}]",
+                f"tensors: [{got}], or change the scope",
             )
         return (
-            w.name_pos,
-            f"warm '{w.name}' has no call site in {reading.function}() ({reading.file}): "
-            f"neither a call of {w.name}() nor a scope named '{w.name_hint}'",
-            f"call {w.name}({', '.join(e.tensor.name for e in w.entries)}, "
-            f"{anchor.task if anchor and anchor.task else 'tid'}) "
-            + (
-                f"after {task.file}:{task.line}, where its task is bound"
-                if task
-                else "once the anchor's task is bound"
-            )
-            + ", or remove the warm",
+            w.after_pos,
+            f"warm '{w.name}': the scope '{sw.name_hint}' at {sw.file}:{sw.line} waits for "
+            f"{', '.join(sw.dep_names) or 'nothing'}, not the anchor's task "
+            f"'{anchor.task if anchor else '?'}'",
+            "anchor it at the stage whose task the scope waits for",
         )
+    return (
+        w.name_pos,
+        f"warm '{w.name}' has no call site in {reading.function}() ({reading.file}): "
+        f"neither a call of {w.name}() nor a scope named '{w.name_hint}'",
+        f"call {w.name}({', '.join(e.tensor.name for e in w.entries)}, "
+        f"{anchor.task if anchor and anchor.task else 'tid'}) "
+        + (
+            f"after {task.file}:{task.line}, where its task is bound"
+            if task
+            else "once the anchor's task is bound"
+        )
+        + ", or remove the warm",
+    )
 
 
 def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str:

@@ -1,0 +1,64 @@
+"""Where the source checks put what they find: one layer kind's reading beside the plan,
+the plan's positions, and the findings with the warm whose `allow` may silence each."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from plancc import ir
+from plancc.codes import Code
+from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.model import Plan as ModelPlan
+from plancc.source.reading import Reading
+from plancc.validate import Validated
+
+
+@dataclass
+class LayerReading:
+    kind: str
+    layer: ir.Layer
+    reading: Reading
+    param_of: dict[str, str]  # plan tensor -> source parameter
+    tensor_of: dict[str, str]  # source parameter -> plan tensor
+
+
+class Findings:
+    """The findings of one plan's source checks, at the plan's positions."""
+
+    def __init__(self, v: Validated, plan: ir.Plan) -> None:
+        assert v.plan is not None
+        self.v = v
+        self.model: ModelPlan = v.plan
+        self.plan = plan
+        self.out: list[tuple[Diagnostic, tuple[ir.Warm, ...]]] = []
+
+    def at(self, *path: str | int) -> Pos:
+        return self.v.at(*path)
+
+    def report(
+        self,
+        pos: Pos,
+        code: Code,
+        message: str,
+        hint: str | None = None,
+        warm: ir.Warm | None = None,
+    ) -> None:
+        """``warm``: the plan warm it is about, whose `allow` may silence it."""
+        d = diag(self.plan.file, pos, code, message, hint)
+        self.out.append((d, () if warm is None else (warm,)))
+
+    def stage_at(self, it: LayerReading, s: ir.Stage, key: str | None = None) -> Pos:
+        path: tuple[str | int, ...] = ("layers", it.kind, "stages", s.index)
+        return self.at(*path, key) if key else self.at(*path)
+
+    def warms_at(self, it: LayerReading) -> Pos:
+        if self.model.layers[it.kind].warms:
+            return self.v.key_at("layers", it.kind, "warms")
+        return self.at("layers", it.kind, "source")
+
+
+def closest(name: str, names: Iterable[str]) -> str | None:
+    found = difflib.get_close_matches(name, list(names), n=1)
+    return f"did you mean '{found[0]}'?" if found else None

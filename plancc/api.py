@@ -19,7 +19,7 @@ from plancc.check import Allowed, check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
-from plancc.load import Document, FileReader, load, read_capped
+from plancc.load import Document, FileReader, load, read_config_file
 from plancc.resolve import resolve
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
@@ -89,7 +89,7 @@ def _plan_location(file: str) -> str:
 def diagnose_plan(
     source: PlanInput,
     raw: bytes,
-    read_file: FileReader = read_capped,
+    read_file: FileReader = read_config_file,
     *,
     source_root: str | None = None,
 ) -> PlanResult:

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from plancc.outputs import MANIFEST_FORMAT
+from plancc.reading import open_regular, read_regular
 
 __all__ = [
     "FORMAT",
@@ -39,6 +40,10 @@ __all__ = [
 ]
 
 FORMAT = MANIFEST_FORMAT
+# A manifest is a few kB per warm, its module a few more: anything this large is not one
+# (and is not read past the limit).
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_MODULE_BYTES = 256 * 1024 * 1024
 
 
 class ManifestError(Exception):
@@ -132,8 +137,7 @@ def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manif
     else:
         source = os.fspath(manifest)
         try:
-            with open(source, "rb") as f:
-                data = json.load(f)
+            data = json.loads(read_regular(source, MAX_MANIFEST_BYTES))
         except OSError as exc:
             raise MalformedManifestError(
                 f"{source}: cannot read manifest: {exc.strerror or exc}"
@@ -156,8 +160,8 @@ def _check_module(source: str, module: Mapping[str, str]) -> None:
     a build killed between its two renames leaves a new module and an old manifest."""
     path = os.path.join(os.path.dirname(source), module["file"])
     try:
-        with open(path, "rb") as f:
-            actual = hashlib.sha256(f.read()).hexdigest()
+        with open_regular(path, MAX_MODULE_BYTES) as f:
+            actual = hashlib.file_digest(f, "sha256").hexdigest()
     except OSError as exc:
         raise ModuleMismatchError(
             f"{source}: cannot read its module {path}: {exc.strerror or exc}"

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.load import ConfigError, FileReader, read_capped, read_config
+from plancc.load import ConfigError, FileReader, read_config, read_config_file
 from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
@@ -29,7 +29,7 @@ __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 
 def resolve(
-    v: Validated, read_file: FileReader = read_capped
+    v: Validated, read_file: FileReader = read_config_file
 ) -> tuple[ir.Plan | None, list[Diagnostic]]:
     """``read_file`` reads the `config` file (the language server's sees unsaved buffers)."""
     if v.plan is None:

@@ -17,7 +17,7 @@ from plancc import codes, fixes, ir, model
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
-from plancc.load import FileReader, PathT, read_capped
+from plancc.load import FileReader, PathT, read_config_file
 from plancc.names import closest, identifier_problem
 from plancc.text import clip
 from plancc.validate import Validated
@@ -35,7 +35,7 @@ class Unresolved(Exception):
 class Context:
     v: Validated
     plan: model.Plan
-    read_file: FileReader = read_capped  # how the config file is read
+    read_file: FileReader = read_config_file  # how the config file is read
     diagnostics: list[Diagnostic] = field(default_factory=list)
     dim_values: dict[str, int | None] = field(default_factory=dict)
     config: dict[str, Any] | None = None

@@ -18,9 +18,11 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
+from plancc.load import ConfigError, read_config_at
 from plancc.names import identifier_problem
 from plancc.scalars import INT, STR, core_tag
 from plancc.source.extract_dims import Dims
@@ -333,13 +335,10 @@ def _scalar(text: str, *, number: bool = False) -> str:
 
 
 def _config(path: str) -> dict[str, int]:
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(4 * 1024 * 1024 + 1))
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"cannot read config {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise SourceError(f"config {path} is not a JSON object")
+    try:  # read as `validate` reads a plan's `config:`
+        data = read_config_at(Path(path), path).data
+    except ConfigError as exc:
+        raise SourceError(str(exc)) from None
     return {k: v for k, v in data.items() if type(v) is int}
 
 

@@ -239,10 +239,10 @@ def _open(server: Server, path: Path) -> str:
 
 
 def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) -> None:
-    """One plan whose model code would take hours to read (its check stops the reading
-    at CHECK_SECONDS): another plan's diagnostics, and a hover on it, come while that
-    check runs; the costly plan then gets what its check found, with a PC208 notice at
-    its `source`. With one check thread, the other plan waited for ever."""
+    """One plan whose model code takes seconds to read (its check stops the reading at
+    CHECK_SECONDS): another plan's diagnostics, and a hover on it, come while that check
+    runs; the costly plan then gets what its check found, with a PC208 notice at its
+    `source`. With one check thread, the other plan waited for the costly one."""
     costly = _open(server, costly_layer(tmp_path / "costly"))
     other = _open(server, DEMO)
     lines = DEMO.read_text("utf-8").splitlines()
@@ -267,8 +267,7 @@ def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) 
 
 
 def test_exit_ends_at_once_while_a_costly_check_runs(server: Server, tmp_path: Path) -> None:
-    """Python's own exit would wait for the check thread, here up to CHECK_SECONDS (without
-    the bound, for hours)."""
+    """Python's own exit would wait for the check thread, here up to CHECK_SECONDS."""
     _open(server, costly_layer(tmp_path / "costly"))
     time.sleep(0.2)  # the check is reading the model code
     server.send(request(99, "shutdown"))

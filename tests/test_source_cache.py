@@ -132,13 +132,19 @@ def test_a_comment_edit_in_the_plan_reads_no_model_code(
 
 
 def costly_layer(where: Path) -> Path:
-    """The `warmcall` layer whose dim T is the end of a chain of 40 module constants, each
-    the sum of the one before with itself: read today, it evaluates each link each time it
-    is named, 2^40 times. A plan of it is returned."""
+    """The `warmcall` layer calling a tree of inline helpers 24 deep, each calling the next
+    twice: 2^24 expansions, within every bound of the reader but its budget of work,
+    which ends the reading after seconds (7 s of CPU on the development machine). A plan
+    of it is returned."""
     shutil.copytree(DATA / "warmcall", where)
     layer = where / "layer.py"
-    chain = "".join(f"X{i} = X{i - 1} + X{i - 1}\n" for i in range(1, 41))
-    text = layer.read_text(encoding="utf-8").replace("T = 4\n", f"X0 = 0\n{chain}T = X40 + 4\n")
+    tree = "".join(
+        f"\n\n@pl.jit.inline\ndef h{i}(t):\n    h{i + 1}(t)\n    h{i + 1}(t)\n" for i in range(24)
+    )
+    tree += "\n\n@pl.jit.inline\ndef h24(t):\n    u = t\n"
+    text = layer.read_text(encoding="utf-8")
+    text = text.replace("\n\n@pl.jit.inline\ndef mlp(", f"{tree}\n\n@pl.jit.inline\ndef mlp(")
+    text = text.replace("dtype=pl.BF16)\n", "dtype=pl.BF16)\n    h0(x)\n", 1)
     layer.write_text(text, encoding="utf-8")
     return where / "extract.yaml"
 

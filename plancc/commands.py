@@ -210,12 +210,13 @@ def report(
         str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
     ] = None,
     sets: Sets = (),
+    source_root: SourceRoot = None,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    done = write_report(plan, out, measure, parse_sets(sets))
+    done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
     return done.exit_code
 

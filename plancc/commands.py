@@ -17,11 +17,12 @@ from enum import StrEnum
 from typing import Annotated
 
 from plancc import __version__, console
-from plancc.emit import emit as _emit
-from plancc.emit import output as _output
-from plancc.emit import say_refused as _say_refused
-from plancc.emit import say_skipped
 from plancc.options import Argument, Option, command
+from plancc.reporting import Format, say_skipped
+from plancc.reporting import decided as _decided
+from plancc.reporting import emit as _emit
+from plancc.reporting import output as _output
+from plancc.reporting import say_refused as _say_refused
 from plancc.usage import UsageError
 
 
@@ -42,16 +43,6 @@ def root(
     return 0
 
 
-# The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,
-# so that the command line loads no output format it does not use) and `auto`.
-class Format(StrEnum):
-    auto = "auto"
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
-
-
 Paths = Annotated[
     list[str],
     Argument("PATH", "Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
@@ -70,6 +61,9 @@ Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summa
 ShowAllowed = Annotated[
     bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
+FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
+UnsafeFixes = Annotated[bool, Option("--unsafe-fixes", help="--fix, --diff: the unsafe too.")]
+DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
 SourceRoot = Annotated[
     str | None,
     Option(
@@ -101,13 +95,40 @@ def validate(
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
     sets: Sets = (),
+    fix: FixOpt = False,
+    unsafe_fixes: UnsafeFixes = False,
+    diff: DiffOpt = False,
     trace: Trace = None,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
-    say_skipped(report.skipped)
+    if fix or diff:
+        from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
+
+        if trace is not None:  # a fix is made from the plan as written
+            raise UsageError("--trace: not with --fix or --diff")
+        overrides = parse_sets(sets)
+        run = fix_paths(
+            paths,
+            unsafe=unsafe_fixes,
+            dry=diff,
+            stdin=stdin_filename,
+            root=source_root,
+            overrides=overrides,
+        )
+        say_skipped(run.report.skipped)
+        if diff:  # the diff alone; exit 1 when it would change something
+            console.out(run.diff())
+            return 1 if run.changed else 0
+        said = run.said(unsafe=unsafe_fixes)  # what was fixed, before what remains
+        console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
+        report = run.report
+    else:
+        if unsafe_fixes:
+            raise UsageError("--unsafe-fixes: only with --fix or --diff")
+        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
+        say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 
@@ -194,12 +215,13 @@ def report(
         str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
     ] = None,
     sets: Sets = (),
+    source_root: SourceRoot = None,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    done = write_report(plan, out, measure, parse_sets(sets))
+    done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
     return done.exit_code
 

@@ -1,8 +1,7 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
 load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
-(``build``).
-Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
+(``build``). Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
+from plancc.measure.durations import timed
 from plancc.resolve import resolve
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
@@ -112,8 +112,6 @@ def diagnose_plan(
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
     _check_overrides(plan, overrides)
     if trace is not None:  # the stages' durations measured (docs/suggest.md)
-        from plancc.measure.durations import timed  # noqa: PLC0415 (only then)
-
         plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
@@ -228,9 +226,8 @@ def validate_paths(
     overrides: Mapping[str, int] = MappingProxyType({}),
     trace: str | None = None,
 ) -> Validation:
-    """``source_root``: `--source-root`, where every plan's `source` paths start.
-    ``overrides``: `--set` (``parse_sets``), the params' values fixed. ``trace``:
-    `--trace`, a swimlane whose stage durations the schedule is timed with."""
+    """``source_root``: `--source-root`, where `source` paths start; ``overrides``: `--set`
+    (``parse_sets``), the params' values fixed; ``trace``: `--trace`, stage durations."""
     try:
         found = inputs.collect(paths, stdin_filename)
         results = [

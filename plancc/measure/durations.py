@@ -17,16 +17,16 @@ counts in steps), and ``Durations.notes`` says why.
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from plancc import ir
-from plancc.measure.errors import InputError
-from plancc.measure.scopes import Instance, instances
-from plancc.measure.trace import name_pattern, read
 from plancc.usage import UsageError
+
+if TYPE_CHECKING:
+    from plancc.measure.scopes import Instance
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ def durations(path: str, plan: ir.Plan) -> Durations:
                 stages[s.kernel].append((kind, s.name))
     if not stages:
         return Durations({}, ())
+    from plancc.measure.scopes import instances  # noqa: PLC0415 (validate imports this module)
+    from plancc.measure.trace import name_pattern, read  # noqa: PLC0415 (the same)
+
     found = instances(read(path, name_pattern(stages)))
     spans: dict[tuple[str, str], list[float]] = defaultdict(list)
     notes: list[str] = []
@@ -68,7 +71,9 @@ def durations(path: str, plan: ir.Plan) -> Durations:
         else:
             for kind, span in _spans(got, layers):
                 spans.update({(kind, s): [*spans[(kind, s)], span] for k, s in owners if k == kind})
-    return Durations({k: statistics.median(v) for k, v in spans.items()}, tuple(notes))
+    from statistics import median  # noqa: PLC0415 (the same)
+
+    return Durations({k: median(v) for k, v in spans.items()}, tuple(notes))
 
 
 def _spans(got: list[Instance], layers: list[str]) -> list[tuple[str, float]]:
@@ -101,6 +106,8 @@ def apply(plan: ir.Plan, found: Durations) -> tuple[ir.Plan, frozenset[str]]:
 
 def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str]]:
     """``apply`` of the trace at ``path``; a file that is not a swimlane is a usage error."""
+    from plancc.measure.errors import InputError  # noqa: PLC0415 (validate imports this module)
+
     try:
         return apply(plan, durations(path, plan))
     except InputError as exc:

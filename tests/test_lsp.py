@@ -565,7 +565,7 @@ async def test_the_reorder_fix_on_a_graph_plan(client: LanguageClient) -> None:
         "allow PC102 on warm 'w' (fill in the reason)",
     ]
     assert actions[0].is_preferred
-    title, fixed = await _fixed(client, text, "PC102")
+    _title, fixed = await _fixed(client, text, "PC102")
     assert "tensors: [b, a]" in fixed
     assert codes_of(fixed) == []
 
@@ -576,7 +576,8 @@ async def test_fix_all_applies_every_safe_fix(client: LanguageClient) -> None:
     actions = await _fixes(client, text, "PC102")
     whole = [a for a in actions if a.kind == "source.fixAll.plancc"]
     assert [a.title for a in whole] == ["fix all: 2 safe fixes (plancc)"]
-    assert whole[0].edit is not None and whole[0].edit.changes is not None
+    assert whole[0].edit is not None
+    assert whole[0].edit.changes is not None
     fixed = apply(text, whole[0].edit.changes[DEMO.as_uri()])
     assert "tensors: [b, a], allow: [PC107], reason: s3 reads b at once}" in fixed
     assert codes_of(fixed) == []

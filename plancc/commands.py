@@ -81,6 +81,14 @@ SourceRoot = Annotated[
         help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
     ),
 ]
+Sets = Annotated[
+    Sequence[str],
+    Option(
+        "--set",
+        metavar="NAME=VALUE",
+        help="Fix a param's value (repeatable); without it each is checked over its range.",
+    ),
+]
 
 
 @command()
@@ -93,11 +101,12 @@ def validate(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
+    sets: Sets = (),
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
-    from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
+    from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename, source_root)
+    report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets))
     say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
@@ -123,9 +132,11 @@ def build(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
+    sets: Sets = (),
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
 
     result = build_plans(
         paths,
@@ -134,6 +145,7 @@ def build(
         strict=strict,
         stdin_filename=stdin_filename,
         source_root=source_root,
+        overrides=parse_sets(sets),
     )
     say_skipped(result.report.skipped)
     if result.failed:
@@ -181,11 +193,14 @@ def report(
     measure: Annotated[
         str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
     ] = None,
+    sets: Sets = (),
+    source_root: SourceRoot = None,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    done = write_report(plan, out, measure)
+    done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
     return done.exit_code
 

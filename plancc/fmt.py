@@ -32,7 +32,8 @@ in from its key (their leading spaces are no part of the value); a key written
 over several lines is put on one, as YAML folds it (in double quotes when that
 holds a line break). As a safety net the result
 is read back with plancc's own loader and must hold the same document and the
-same comments, or nothing is changed. Formatting is idempotent.
+same comments, or nothing is changed. Formatting is idempotent. A plan that
+cannot be laid out is said and left as it is, and the other plans go on.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ from ruamel.yaml.error import YAMLError
 from plancc import inputs, write
 from plancc.diagnostics import Diagnostic
 from plancc.fmt_layout import FmtError, Layout, comments, scalar_span
-from plancc.load import c_parser, load
+from plancc.load import c_parser, load, unbroken
+from plancc.text import clip
 
 __all__ = ["FmtError", "FmtRun", "format_plan", "run"]
 
@@ -62,11 +64,19 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
         return doc
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
     text = raw.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    # Laid out with U+0085, U+2028, U+2029 and U+FEFF stood in for, as the loader reads
+    # them (characters, which ruamel's round-trip reading takes as line breaks and
+    # str.strip as blanks), and put back in the result.
+    text, restore = unbroken(text)
     layout = Layout(text)
-    out = layout.run()
+    try:
+        out = layout.run()
+    except YAMLError as exc:  # the round-trip reading refuses what the loader read
+        reason = (str(exc).splitlines() or ["?"])[-1].strip()
+        raise FmtError(f"its layout cannot be read ({reason})") from None
     if out is None:
         return raw  # no mapping at the top: nothing to lay out
-    data = (bom + out).encode("utf-8")
+    data = (bom + (out.translate(restore) if restore else out)).encode("utf-8")
     again = load(label, data)
     if isinstance(again, Diagnostic) or _norm(again.data) != _norm(doc.data):
         raise FmtError("the canonical layout would change the plan's values")
@@ -143,6 +153,11 @@ def run(  # noqa: C901 (one pass over the files: check, diff, write and leftover
             after = format_plan(plan.label, raw)
         except FmtError as exc:
             lines.append(f"{plan.label}: cannot format: {exc}; left as it is")
+            refused += 1
+            continue
+        except Exception as exc:  # a fault of fmt's own: said, and the other plans go on
+            why = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            lines.append(f"{plan.label}: cannot format: {clip(why)}; left as it is")
             refused += 1
             continue
         if isinstance(after, Diagnostic):

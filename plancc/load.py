@@ -27,6 +27,7 @@ from plancc import codes, yaml_messages
 from plancc.compose import MAX_DEPTH, MAX_NODES, Composed, Composer, Reject
 from plancc.compose_nodes import PathT
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
+from plancc.reading import read_regular
 from plancc.text import clip
 
 __all__ = [
@@ -42,6 +43,9 @@ __all__ = [
     "load",
     "read_capped",
     "read_config",
+    "read_config_at",
+    "read_config_file",
+    "unbroken",
 ]
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -188,14 +192,26 @@ class ConfigFile:
 FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
 
 
-def read_config(plan_file: str, name: str, read: FileReader = read_capped) -> ConfigFile:
+def read_config_file(path: Path) -> bytes:
+    """A config file's bytes: a regular file only, opened without blocking, no more than
+    MAX_BYTES of it read (``plancc.reading``). Raises OSError."""
+    return read_regular(path, MAX_BYTES)
+
+
+def read_config(plan_file: str, name: str, read: FileReader = read_config_file) -> ConfigFile:
     """The JSON object in the config file ``name``, relative to the plan's directory, read
     through ``read`` (the language server's sees unsaved editor buffers). Raises
     ConfigError when it is unreadable, too large, not JSON or not an object."""
-    path = Path(plan_file).parent / name
+    return read_config_at(Path(plan_file).parent / name, name, read)
+
+
+def read_config_at(path: Path, name: str, read: FileReader = read_config_file) -> ConfigFile:
+    """The JSON object in the config file at ``path``, named ``name`` in messages (as
+    ``read_config``; `plancc extract --config` names a file of its own)."""
     try:
         if "\0" in name:  # no file system has such a name
             raise OSError(0, "a path cannot contain a NUL character")
+        # Said before any reader opens it (the language server's reads plain files).
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, a device not end
             raise OSError(0, "not a regular file")
         raw = read(path)
@@ -307,8 +323,8 @@ def _compose(text: str, pure: bool) -> Composed:
     from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415 (ruamel loads with the first plan)
 
-    text, restore = _unbroken(text)
-    parser = None if pure else c_parser()
+    text, restore = unbroken(text)
+    parser = None if pure or _EMPTY_KEY.search(text) else c_parser()
     if parser is None:
         return Composer(_pure_events(text), restore=restore).compose()
     try:
@@ -321,10 +337,17 @@ def _compose(text: str, pure: bool) -> Composed:
     return _within(text, (data, values, keys, ends))
 
 
+# A `?` that blanks, comments and line breaks alone part from a `:`, `,` or `]`: in a
+# flow sequence, an explicit key left empty, which libyaml misreads (it takes that
+# token into the key, then refuses the text or reads past it: `[?]]` is `[{"": null}]`).
+# The pure parser, which refuses it, reads such a text; the pattern finds more than
+# these (a `?` in a quoted string or a comment), and those read alike on both paths.
+_EMPTY_KEY = re.compile(r"\?(?:[ \t\r\n]|#[^\r\n]*)*[:,\]]")
+
 _STAND_INS = ("\x85", "\u2028", "\u2029", "\ufeff")
 
 
-def _unbroken(text: str) -> tuple[str, dict[int, str] | None]:
+def unbroken(text: str) -> tuple[str, dict[int, str] | None]:
     """``text`` with U+0085, U+2028 and U+2029, which YAML 1.1 (libyaml, and ruamel's
     scanner) takes as line breaks, and U+FEFF, for which ruamel's reader counts no
     column, each in place of a character of a private use plane that ``text`` does

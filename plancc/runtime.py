@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from plancc.outputs import MANIFEST_FORMAT
+from plancc.reading import open_regular, read_regular
 
 __all__ = [
     "FORMAT",
@@ -39,6 +40,10 @@ __all__ = [
 ]
 
 FORMAT = MANIFEST_FORMAT
+# A manifest is a few kB per warm, its module a few more: anything this large is not one
+# (and is not read past the limit).
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_MODULE_BYTES = 256 * 1024 * 1024
 
 
 class ManifestError(Exception):
@@ -95,10 +100,12 @@ class Warm:
     name: str
     layer: str
     name_hint: str
-    after: str
-    task: str
+    after: str  # the anchor stage; for a join, the first (``anchors`` has every one)
+    task: str  # its TaskId variable (``tasks`` for a join's)
     bytes: int
     tensors: tuple[str, ...]
+    anchors: tuple[str, ...] = ()  # every anchor stage, in the plan's order
+    tasks: tuple[str, ...] = ()  # every anchor's TaskId variable, in the same order
 
 
 @dataclass(frozen=True)
@@ -132,8 +139,7 @@ def load_manifest(manifest: str | os.PathLike[str] | Mapping[str, Any]) -> Manif
     else:
         source = os.fspath(manifest)
         try:
-            with open(source, "rb") as f:
-                data = json.load(f)
+            data = json.loads(read_regular(source, MAX_MANIFEST_BYTES))
         except OSError as exc:
             raise MalformedManifestError(
                 f"{source}: cannot read manifest: {exc.strerror or exc}"
@@ -156,8 +162,8 @@ def _check_module(source: str, module: Mapping[str, str]) -> None:
     a build killed between its two renames leaves a new module and an old manifest."""
     path = os.path.join(os.path.dirname(source), module["file"])
     try:
-        with open(path, "rb") as f:
-            actual = hashlib.sha256(f.read()).hexdigest()
+        with open_regular(path, MAX_MODULE_BYTES) as f:
+            actual = hashlib.file_digest(f, "sha256").hexdigest()
     except OSError as exc:
         raise ModuleMismatchError(
             f"{source}: cannot read its module {path}: {exc.strerror or exc}"
@@ -198,10 +204,12 @@ def _parse(source: str, data: Any) -> Manifest:
             name=w["name"],
             layer=w["layer"],
             name_hint=w["name_hint"],
-            after=w["after"],
-            task=w["task"],
+            after=_listed(w["after"])[0],
+            task=_listed(w["task"])[0],
             bytes=w["bytes"],
             tensors=tuple(t["name"] for t in w["tensors"]),
+            anchors=_listed(w["after"]),
+            tasks=_listed(w["task"]),
         )
         for w in data["warms"]
     )
@@ -220,6 +228,11 @@ def _parse(source: str, data: Any) -> Manifest:
             "so it cannot run warms (PC031)"
         )
     return Manifest(source, data["model"], data["platform"], enable, warms, data)
+
+
+def _listed(value: str | list[str]) -> tuple[str, ...]:
+    """One anchor's value, or a join's list of them, as a tuple."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 @cache

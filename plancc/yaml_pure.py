@@ -19,8 +19,11 @@ and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
 name ends at the first character that is not a letter, digit, `_` or `-`
 (`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
 `:` that no blank follows; a top-level block scalar's text is indented; an
-escaped surrogate (`"\\ud800"`) and `!!` without a suffix are errors; a tag's
-handle is `!`, `!!` or `!name!`, the rest its suffix (`!!!int` is `!!`, `!int`).
+escaped surrogate (`"\\ud800"`), `!!` without a suffix and a directive other than
+`%YAML` and `%TAG` are errors; a tag's handle is `!`, `!!` or `!name!`, the rest
+its suffix up to a blank (`!!!int` is `!!`, `!int`; `[!, b]` is the tag `!,`).
+An explicit key left empty in a flow sequence (`[? ]`), which libyaml misreads,
+is an error here, and the loader reads such a text with this parser alone.
 
 This module imports ruamel's pure parser: the loader imports it only when it
 needs it (a fallback, or an error to word).
@@ -33,9 +36,15 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import StreamMark as Mark
-from ruamel.yaml.parser import Parser, RoundTripParser
+from ruamel.yaml.parser import Parser, ParserError, RoundTripParser
 from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
-from ruamel.yaml.tokens import DocumentEndToken, TagToken
+from ruamel.yaml.tokens import (
+    DocumentEndToken,
+    FlowEntryToken,
+    FlowSequenceEndToken,
+    TagToken,
+    ValueToken,
+)
 
 _BREAKS = "\r\n\x85\u2028\u2029"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -143,7 +152,9 @@ class _Scanner(Scanner):
         named = reader.peek(length) == "!"
         handle = reader.prefix(length + 1) if named else "!"
         reader.forward(len(handle))
-        end = "\0 \t\r\n" + ("," if self.flow_level else "")
+        # libyaml's suffix takes flow indicators too (`[!, b]` is the tag `!,`): a
+        # tag ends at a blank, or at a `,` after a verbatim one (ruamel's, above).
+        end = "\0 \t\r\n"
         if handle == "!" and reader.peek() in end:
             value: tuple[str | None, str] = (None, "!")  # the non-specific tag
         else:
@@ -156,6 +167,24 @@ class _Scanner(Scanner):
                 reader.get_mark(),
             )
         return TagToken(value, start, reader.get_mark())
+
+    def scan_directive(self) -> Any:
+        # libyaml's directive name is letters, digits, `-` and `_`, then a blank, and
+        # it knows `%YAML` and `%TAG` only: any other is an error (YAML 1.2 would
+        # ignore it with a warning).
+        reader = self.reader
+        length = 1
+        while (ch := reader.peek(length)).isascii() and (ch.isalnum() or ch in "-_"):
+            length += 1
+        if length > 1 and ch not in "\0 \t\r\n":
+            problem = f"expected alphabetic or numeric character, but found {ch!r}"
+        elif length > 1 and reader.prefix(length) not in ("%YAML", "%TAG"):
+            problem = "found unknown directive name"
+        else:
+            return super().scan_directive()
+        start = reader.get_mark()
+        reader.forward(length)
+        raise ScannerError("while scanning a directive", start, problem, reader.get_mark())
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         # A block scalar's header: a chomping and an indentation indicator, in either
@@ -246,6 +275,17 @@ class _Scanner(Scanner):
 
 class _Parser(Parser):
     ended = False  # a document has ended with `...`
+
+    def parse_flow_sequence_entry_mapping_key(self) -> Any:
+        # An explicit key left empty in a flow sequence (`[? ]`, `[? : x]`): libyaml
+        # takes the token after `?` (`:`, `,` or `]`) into the empty key and reads on
+        # past it, refusing most such texts and misreading the rest (`[?]]`). An
+        # error on both paths (load reads such a text with this parser alone).
+        key = self.scanner.get_token()  # the `?`
+        if self.scanner.check_token(ValueToken, FlowEntryToken, FlowSequenceEndToken):
+            raise ParserError(None, None, "found an empty explicit key", key.start_mark)
+        self.states.append(self.parse_flow_sequence_entry_mapping_value)
+        return self.parse_flow_node()
 
     def parse_document_end(self) -> Any:
         event = super().parse_document_end()

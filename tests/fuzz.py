@@ -18,6 +18,7 @@ import resource
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,9 @@ def check(raw: bytes, tmp: Path) -> None:
 
 
 def _seen(result: Any) -> Any:
-    if hasattr(result, "data"):
+    from plancc.load import Document
+
+    if isinstance(result, Document):  # a Diagnostic has `data` too (a finding's facts)
         return repr(result.data), dict(result.values), dict(result.keys), dict(result.ends)
     return result
 
@@ -183,18 +186,25 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     rounds = 0
+    failures = 0  # a round ends at its first failing input (shrunk); the run goes on
     while time.perf_counter() - start < args.seconds:
-        run(200, round_seed=rounds)
+        try:
+            run(200, round_seed=rounds)
+        except Exception as exc:  # a traceback or a disagreement: printed, counted
+            failures += 1
+            print("".join(traceback.format_exception_only(exc)), file=sys.stderr)
         rounds += 1
         print(f"{Figures.inputs} inputs, slowest {Figures.slowest:.2f} s", file=sys.stderr)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     slowest = Path(tempfile.gettempdir()) / "plancc-fuzz-slowest.yaml"
     slowest.write_bytes(Figures.slowest_input)
     print(
-        f"fuzz: {Figures.inputs} inputs in {time.perf_counter() - start:.0f} s, 0 tracebacks, "
+        f"fuzz: {Figures.inputs} inputs in {time.perf_counter() - start:.0f} s, "
+        f"{failures} failing (tracebacks or disagreements), "
         f"{Figures.slow_inputs} hangs (over {Figures.HANG:.0f} s), slowest input "
         f"{Figures.slowest:.2f} s ({slowest}), peak memory {rss:.0f} MiB"
     )
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
         "plancc.dtypes",
         "plancc.platforms",
         "plancc.text",
+        "plancc.reading",
         "plancc.resources",
         "plancc.shell",
         "plancc.model",

@@ -492,3 +492,81 @@ def test_the_written_layout_is_read_once_by_libyaml_for_its_comments(
     monkeypatch.setattr(fmt_module, "c_parser", lambda: None)
     assert _fmt(text) == expected
     assert len(reads) == 1
+
+
+# U+0085, U+2028 and U+2029 are characters to the loader (YAML 1.2), in a comment or a
+# scalar alike; so is a U+FEFF past the start. fmt keeps each, where it stood.
+_BREAKLIKE = (
+    "model: 'm\u2028n'  # NEL\x85here\n"
+    "plancc: 1\n"
+    "# LS\u2028and PS\u2029alone\n"
+    "platform: a2a3\n"
+    "dims: {D: 4}\n"
+    "tensors:\n"
+    "  w: {dtype: bf16, shape: [D]}  # x\ufeffy\n"
+    "  v:\n"
+    "    shape: [4]\n"
+    "    dtype: bf\x85\n"
+    "layers:\n"
+    "  k:\n"
+    "    stages:\n"
+    "    - {name: s0, task: t0, reads: [w]}\n"
+    "    doc: |\n"
+    "      a\u2029b\n"
+)
+
+
+def test_line_break_like_characters_are_kept_where_they_stand() -> None:
+    once = _fmt(_BREAKLIKE)
+    assert once == (
+        "plancc: 1\n"
+        "model: 'm\u2028n'  # NEL\x85here\n"
+        "# LS\u2028and PS\u2029alone\n"
+        "platform: a2a3\n"
+        "\n"
+        "dims:\n"
+        "  D: 4\n"
+        "\n"
+        "tensors:\n"
+        "  w: {shape: [D], dtype: bf16}  # x\ufeffy\n"
+        "  v: {shape: [4], dtype: bf\x85}\n"
+        "\n"
+        "layers:\n"
+        "  k:\n"
+        "    stages:\n"
+        "      - {name: s0, task: t0, reads: [w]}\n"
+        "    doc: |\n"
+        "      a\u2029b\n"
+    )
+    assert _fmt(once) == once
+
+
+def test_a_plan_fmt_cannot_read_for_its_layout_is_said_and_the_others_go_on(
+    messy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ruamel.yaml.parser import ParserError
+
+    from plancc import fmt_layout
+
+    (messy.parent / "a.yaml").write_text("plancc: 1\nmodel: a\n")
+    (messy.parent / "b.yaml").write_text("plancc: 1\nmodel: b\n")
+    real = fmt_layout.Layout.run
+
+    def refusing(self: fmt_layout.Layout) -> str | None:
+        if "model: a" in self.text:
+            raise ParserError(None, None, "expected <block end>, but found '<scalar>'")
+        if "model: b" in self.text:
+            raise KeyError("b")
+        return real(self)
+
+    monkeypatch.setattr(fmt_layout.Layout, "run", refusing)
+    code, out, err = _run(".")
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "a.yaml: cannot format: its layout cannot be read (expected <block end>, but found"
+        " '<scalar>'); left as it is",
+        "b.yaml: cannot format: internal error: KeyError: 'b'; left as it is",
+        "messy.yaml: formatted",
+        "1 formatted, 0 unchanged, 2 not formatted",
+    ]
+    assert messy.read_text() == CANONICAL

@@ -79,6 +79,21 @@ TEXTS = [
     b"a: [!!str,x]\n",
     b"a: !x!y z\n",
     b'{"plancc": "\\ud800\\udc00"}\n',  # an escaped surrogate pair (found by make fuzz)
+    # issue 31: an explicit key left empty in a flow sequence, which libyaml misreads
+    b"a: [ ? ]\n",
+    b"a: [? : x]\n",
+    b"a: [? :]\n",
+    b"a: [?,]\n",
+    b"a: [?]]\n",  # libyaml: [{"": null}], reading past the `]` it took into the key
+    b"a: [? x]\n",
+    b"a: [? !!str ]\n",
+    b"a: '?]'\n",  # a `?` the C parser could read: the pure one reads it alike
+    # a tag's suffix takes a flow indicator; an unknown directive
+    b"a: [!, b]\n",
+    b"%FOO\n---\na: 1\n",
+    b"%FOO bar\n---\na: 1\n",
+    b"%YAML.x 1.2\n---\na: 1\n",
+    b"%YAML 1.2\n---\na: 1\n",
 ]
 
 
@@ -190,3 +205,29 @@ def test_an_alias_bomb_cut_short_is_never_expanded(
     assert isinstance(load("p.yaml", whole, pure=pure), Document)
     assert built != []
     assert MAX_NODES == 500_000
+
+
+@pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # libyaml refuses most of these and misreads the rest: PC001 at the `?`
+        (b"a: [ ? ]\n", (1, 6, "invalid YAML: found an empty explicit key")),
+        (b"a: [? : x]\n", (1, 5, "invalid YAML: found an empty explicit key")),
+        (b"a: [?]]\n", (1, 5, "invalid YAML: found an empty explicit key")),
+        (b"a: [!, b]\n", (1, 5, "tag !, is not supported: a plan is plain data")),
+        (b"%FOO\n---\na: 1\n", (1, 5, "invalid YAML: found unknown directive name")),
+    ],
+)
+def test_texts_the_parsers_read_apart_are_pc001_on_both_paths(
+    raw: bytes, expected: tuple[int, int, str], pure: bool
+) -> None:
+    d = load("p.yaml", raw, pure=pure)
+    assert isinstance(d, Diagnostic)
+    assert (d.code, d.line, d.col, d.message) == ("PC001", *expected)
+
+
+def test_an_explicit_key_in_a_flow_sequence_is_read() -> None:
+    d = load("p.yaml", b"a: [? x : y, ? !!str ]\n")
+    assert isinstance(d, Document)
+    assert d.data == {"a": [{"x": "y"}, {"": None}]}

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from plancc.diagnostics import printable
+from plancc.measure import files
 from plancc.measure.errors import InputError
 from plancc.text import clip
 
@@ -82,8 +83,8 @@ class BenchLog:
 
 def read(path: str) -> BenchLog:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return _parse(path, f)
+        with files.open_text(path) as f:
+            return _parse(path, files.lines(path, f, "a benchmark log"))
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
 

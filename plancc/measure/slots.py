@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from plancc.measure import files
 from plancc.measure.errors import InputError
 
 NAME = re.compile(r"(?:chip\.run|simpler_run)\.runner_run\.device_wall\.task_slot_(\d{1,9})")
@@ -75,8 +76,8 @@ def read(path: str, into: SlotRun, pairs: set[Pair] | None) -> int:
     consecutive slots); return how many lines there were."""
     run = SlotRun()
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            count = _parse(path, f, run, pairs)
+        with files.open_text(path) as f:
+            count = _parse(path, files.lines(path, f, "a slot file"), run, pairs)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     into.merge(run)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn, TypeGuard
 
 from plancc.diagnostics import printable
+from plancc.measure import files
 from plancc.measure.errors import InputError
 from plancc.text import clip
 
@@ -176,7 +177,7 @@ class _Stream:
 
 def read(path: str, wanted: re.Pattern[str]) -> Trace:
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with files.open_text(path, strict=True) as f:
             return _read(path, f, wanted)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None

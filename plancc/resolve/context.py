@@ -8,7 +8,7 @@ namespace) are functions of a context.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -17,7 +17,7 @@ from plancc import codes, fixes, ir, model
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
-from plancc.load import FileReader, PathT, read_capped
+from plancc.load import FileReader, PathT, read_config_file
 from plancc.names import closest, identifier_problem
 from plancc.text import clip
 from plancc.validate import Validated
@@ -35,9 +35,16 @@ class Unresolved(Exception):
 class Context:
     v: Validated
     plan: model.Plan
-    read_file: FileReader = read_capped  # how the config file is read
+    read_file: FileReader = read_config_file  # how the config file is read
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    dim_values: dict[str, int | None] = field(default_factory=dict)
+    # Which value each param takes in this check: "default", "lo" or "hi", unless
+    # ``overrides`` (`--set NAME=VALUE`) fixes it.
+    point: str = "default"
+    overrides: Mapping[str, int] = field(default_factory=dict)
+    dim_values: dict[str, int | None] = field(default_factory=dict)  # dims' and params'
+    # The params each dim and param depends on (a param on itself): PC020's "uses a param".
+    param_deps: dict[str, frozenset[str]] = field(default_factory=dict)
+    params: list[ir.Param] = field(default_factory=list)
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
@@ -125,15 +132,19 @@ class Context:
     def names_known(self) -> list[str]:
         """Every name an expression may use (read after the config is loaded)."""
         config = [k for k, v in (self.config or {}).items() if is_int(v)]
-        return [*self.plan.dims, *config]
+        return [*self.plan.dims, *self.plan.params, *config]
 
     @cached_property
     def plan_order(self) -> dict[str, int]:
-        """Each dim's index in the plan."""
-        return {name: i for i, name in enumerate(self.plan.dims)}
+        """Each dim's index in the plan, then each param's."""
+        return {name: i for i, name in enumerate([*self.plan.dims, *self.plan.params])}
+
+    def depends_on(self, names: Iterable[str]) -> frozenset[str]:
+        """The params that expressions naming ``names`` depend on, through dims."""
+        return frozenset().union(*(self.param_deps.get(n, ()) for n in names))
 
     def lookup(self, name: str, pos: Pos) -> int | None:
-        if name in self.plan.dims:
+        if name in self.plan.dims or name in self.plan.params:
             # Dims are resolved in dependency order before anything uses them, so a dim
             # without a value is broken (reported already) and never still to be resolved.
             if name not in self.dim_values:

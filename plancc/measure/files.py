@@ -1,0 +1,40 @@
+"""Opening `plancc measure`'s inputs: regular files only, opened without blocking, never
+read past a cap (``plancc.reading``); a log or slot file line by line, each line bounded.
+
+A trace or slot file reaches hundreds of MB and is streamed, so the cap is far above
+any real one: it is there so that a file that never ends (one in ``/proc``) ends.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Iterator
+from typing import TextIO
+
+from plancc.measure.errors import InputError
+from plancc.reading import open_regular
+
+MAX_BYTES = 4 << 30  # a log, a slot file or a trace
+MAX_LINE = 64 << 20  # a line of a log or slot file (a rank's raw samples are one line)
+
+
+def open_text(path: str, *, strict: bool = False) -> TextIO:
+    """``path`` as UTF-8 text: undecodable bytes replaced, or with ``strict`` a
+    UnicodeDecodeError, and line ends as written (``strict``: a trace's own) or read as
+    ``\\n``. OSError when it cannot be read, is not a regular file or is too large."""
+    return io.TextIOWrapper(
+        open_regular(path, MAX_BYTES),
+        encoding="utf-8",
+        errors="strict" if strict else "replace",
+        newline="" if strict else None,
+    )
+
+
+def lines(path: str, f: TextIO, what: str) -> Iterator[str]:
+    """The lines of ``f``; InputError at one longer than MAX_LINE characters, which no
+    ``what`` holds (and which is never held whole)."""
+    for number, line in enumerate(iter(functools.partial(f.readline, MAX_LINE + 1), ""), 1):
+        if len(line) > MAX_LINE:
+            raise InputError(path, f"a line longer than {MAX_LINE >> 20} MiB: not {what}", number)
+        yield line

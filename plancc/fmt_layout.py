@@ -94,8 +94,12 @@ def _path_match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     )
 
 
+_READ = ("layers", "*", "stages", "#", "reads", "#")
 _FLOW_MAPS = (
+    ("params", "*"),
     ("tensors", "*"),
+    ("tensors", "*", "stacked"),
+    _READ,
     ("layers", "*", "source_params"),
     ("layers", "*", "stages", "#"),
     ("layers", "*", "warms", "#", "tensors", "#"),
@@ -385,7 +389,14 @@ class Layout:
                     return None
                 self.check_alias(v.text)
                 value = v.text
-            elif v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries):
+            elif (
+                # a mapping in a mapping, flow-style where _FLOW_MAPS says (`stacked`); a
+                # list of scalars; a stage's `reads` with a share
+                (v.kind == "map" and node.kind == "map")
+                or (v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries))
+                or _path_match((*path, _name(e), "#"), _READ)
+                or _path_match(path, _READ[:-1])
+            ):
                 inner = self.flow(v, (*path, _name(e)))
                 if inner is None:
                     return None

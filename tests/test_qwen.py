@@ -51,7 +51,8 @@ def test_bytes_count_one_layer_slab_and_the_forward_forty_layers() -> None:
     assert plan is not None
     (warm,) = plan.warms
     assert warm.bytes == 5120 * 5120 * 2
-    assert plan.forward is not None and len(plan.forward.kinds) == 40
+    assert plan.forward is not None
+    assert len(plan.forward.kinds) == 40
     layer = plan.layers["decode_layer"]
     assert [layer.stages[a].name for a in warm.anchors] == ["q_proj", "k_proj", "v_proj"]
     # gate_proj and gate_proj_0 read 6/17 and 11/17 of w_gate: one w_gate between them.

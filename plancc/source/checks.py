@@ -75,8 +75,7 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
         findings.report(
             where,
             codes.SOURCE_UNRESOLVED,
-            f"{u.file}:{u.line}: {u.what}: not resolved statically; the checks of what "
-            "it runs are skipped",
+            f"{u.file}:{u.line}: {u.what}: not resolved statically; {u.effect}",
         )
     param_of, tensor_of = _mapping(findings, kind, reading)
     it = LayerReading(kind, layer, reading, param_of, tensor_of)

@@ -32,6 +32,7 @@ from plancc.source.reading import Kernel, Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
+from plancc.source.values import FreeNames
 from plancc.text import plural
 
 
@@ -98,6 +99,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 "name_hint): there is no plan skeleton to write"
             )
         readings.append((kind, reading))
+    read_notes = len(resolver.notes)  # those after it are the dims' own
     dims = Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
@@ -154,6 +156,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             suffix=suffix,
         )
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
+    notices += [f"{u.file}:{u.line}: {u.what}" for u in resolver.notes[read_notes:]]
     notices += dims.notices
     text = "\n".join(lines) + "\n"
     out = Layout(text).run()
@@ -174,16 +177,13 @@ def _stage_names(kernels: list[Kernel]) -> list[str]:
     """Each kernel's stage name: its own where the plan's rules take it, else one made
     of its letters and digits, kept unique."""
     out: list[str] = []
+    taken = FreeNames()
     for k in kernels:
         name = k.name
         if identifier_problem(name, reserved=False) is not None:
             name = "".join(c if c.isalnum() else "_" for c in name).lstrip("_0123456789")
             name = name if identifier_problem(name, reserved=False) is None else "stage"
-        base, n = name, 0
-        while name in out:
-            name = f"{base}_{n}"
-            n += 1
-        out.append(name)
+        out.append(taken.take(name))
     return out
 
 
@@ -225,8 +225,7 @@ def _layer(
             entry.append(f"kernel: {_scalar(k.name)}")
         else:
             notices.append(f"{k.file}:{k.line}: kernel '{k.name}' is no plan name: not compared")
-        earlier = [j for j in range(i) if runs.runs_before(j, i)]
-        direct = [j for j in earlier if not any(runs.runs_before(j, m) for m in earlier)]
+        direct = runs.direct(i)
         entry.append(f"deps: [{', '.join(_scalar(stage_names[j]) for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines = _warms(
@@ -273,12 +272,12 @@ def _warms(
     the kernels of its `deps=`, a generated warm's call at its task's stage (``anchors``:
     task -> stage)."""
     warm_lines: list[str] = []
-    used: set[str] = set()
+    used = FreeNames()
+    anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
+    for t, a in anchors.items():
+        anchor_of.setdefault(reading.tasks[t].kernels, a)
     for w in reading.warms:
-        anchor = next(
-            (a for t, a in anchors.items() if w.deps and reading.tasks[t].kernels == w.deps),
-            None,
-        )
+        anchor = anchor_of.get(w.deps) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None
         if anchor is None or None in tensors or not hint_ok:
@@ -287,11 +286,7 @@ def _warms(
         base = w.name_hint + suffix
         if identifier_problem(base, reserved=True) is not None:
             base = f"{base}_w"
-        name, n = base, 0
-        while name in used:
-            name = f"{base}_{n}"
-            n += 1
-        used.add(name)
+        name = used.take(base)
         warm_lines += [
             f"      - name: {_scalar(name)}",
             f"        name_hint: {_scalar(w.name_hint)}",
@@ -301,10 +296,10 @@ def _warms(
     for c in reading.calls:
         tensors = [names.get((kind, t)) if t else None for t in c.tensors]
         anchor = anchors.get(c.task or "")
-        if anchor is None or None in tensors or c.function in used:
+        if anchor is None or None in tensors or c.function in used.taken:
             notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
             continue
-        used.add(c.function)
+        used.taken.add(c.function)
         warm_lines += [
             f"      - name: {_scalar(c.function)}",
             f"        after: {_scalar(anchor)}",

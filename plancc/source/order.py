@@ -77,9 +77,7 @@ def check_order(findings: Findings, it: LayerReading, runs: Runs) -> None:
 
 
 def _deps_hint(it: LayerReading, j: int, known: list[int], runs: Runs) -> str:
-    earlier = [i for i in known if i < j and runs.runs_before(i, j)]
-    direct = [i for i in earlier if not any(runs.runs_before(i, m) for m in earlier)]
-    names = [it.layer.stages[i].name for i in direct]
+    names = [it.layer.stages[i].name for i in runs.direct(j, sum(1 << i for i in known))]
     later = [i for i in known if i > j and runs.runs_before(i, j)]
     if later:
         return (

@@ -20,10 +20,12 @@ on something not constant becomes an ``opaque`` kernel that may read and write
 every tensor it is given, with the names its code could give its kernels, and
 an ``Unresolved`` note with its line (PC208).
 
-Bounds: a file is read up to 4 MiB, at most ``MAX_MODULES`` modules, helpers
-nest at most ``MAX_DEPTH`` deep, a helper that calls itself is opaque, and at
-most ``MAX_STEPS`` statements are walked. Problems reading the layer's own file
-raise ``SourceError`` (PC200); nothing here raises anything else for bad input.
+Bounds (``limits``): a file is read up to 4 MiB, at most ``MAX_MODULES``
+modules, helpers nest at most ``MAX_DEPTH`` deep and blocks ``MAX_BLOCKS``, a
+helper that calls itself is opaque, and one budget pays every statement walked,
+node visited and constant evaluated; past a bound the rest is a PC208 note.
+Problems reading the layer's own file raise ``SourceError`` (PC200); nothing here
+raises anything else for bad input.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ import ast
 import os
 from typing import Any
 
+from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import Module, SourceError, load_module
 from plancc.source.reading import Param, Reading, Task, Unresolved, WarmCall
-from plancc.source.resolver import MAX_DEPTH, Resolver
+from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, Frame, Scopes
 from plancc.source.values import (
     UNKNOWN,
@@ -56,17 +59,15 @@ from plancc.source.values import (
     is_warm_module,
     roots,
     tensor_only,
+    walk,
 )
 
-MAX_STEPS = 200_000
 _PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
+_REST = "the rest of it is not read"
+
 __all__ = ["Reader", "Reading", "SourceError", "read_layer"]
-
-
-class _Budget(Exception):
-    pass
 
 
 class Reader:
@@ -77,12 +78,13 @@ class Reader:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.scopes = Scopes(resolver)
+        self.budget = resolver.budget
         self.created = 0
-        self.steps = 0
+        self.blocks = 0  # blocks under way, one inside another
 
     def read(self, path: str, function: str) -> Reading:
-        mod = load_module(path)
-        self.resolver.modules[os.path.normpath(path)] = mod
+        first_note = len(self.resolver.notes)
+        mod = self.resolver.adopt(os.path.normpath(path), load_module(path))
         node = mod.globals.get(function)
         if not isinstance(node, ast.FunctionDef):
             defined = sorted(n for n, s in mod.globals.items() if isinstance(s, ast.FunctionDef))
@@ -90,20 +92,23 @@ class Reader:
                 f"{self.resolver.show(path)} defines no function '{function}'"
                 + (f" (it defines {', '.join(defined[:8])})" if defined else "")
             )
-        params = self.params(mod, node)
-        frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
-        frame.layer = True
-        for p in params.values():
-            if not p.tensor:
-                frame.env[p.name] = UNKNOWN
+        params: dict[str, Param] = {}
+        shown = self.resolver.show(path)
         try:
+            params = self.params(mod, node)
+            frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
+            frame.layer = True
+            for p in params.values():
+                if not p.tensor:
+                    frame.env[p.name] = UNKNOWN
             self.block(frame, node.body)
-        except (_Budget, RecursionError):
-            self.scopes.unresolved.append(
-                Unresolved(
-                    self.resolver.show(path), node.lineno, "the code is too large or deep to read"
-                )
-            )
+        except OutOfWork as exc:
+            what = f"{function}() needs {exc}"
+            self.scopes.unresolved.append(Unresolved(shown, node.lineno, what, _REST))
+        except RecursionError:
+            what = "the code is too large or deep to read"
+            self.scopes.unresolved.append(Unresolved(shown, node.lineno, what))
+        unresolved = self.scopes.unresolved + self.resolver.notes[first_note:]
         return Reading(
             self.resolver.show(path),
             function,
@@ -113,7 +118,7 @@ class Reader:
             self.scopes.tasks,
             self.scopes.warms,
             self.scopes.calls,
-            self.scopes.unresolved,
+            unresolved,
             self.scopes.bound,
             mod,
         )
@@ -148,19 +153,22 @@ class Reader:
 
     # -- statements
 
-    def step(self) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise _Budget
-
     def block(self, frame: Frame, body: list[ast.stmt]) -> Any:
         """Walk ``body``; the value of the first `return` reached, else None."""
-        for stmt in body:
-            self.step()
-            result = self.stmt(frame, stmt)
-            if result is not None:
-                return result
-        return None
+        if self.blocks >= MAX_BLOCKS:
+            what = f"code nested more than {MAX_BLOCKS} blocks deep (inlined helpers counted)"
+            self.scopes.opaque(frame, ast.Module(body, []), what, line=body[0].lineno)
+            return None
+        self.blocks += 1
+        try:
+            for stmt in body:
+                self.budget.spend()
+                result = self.stmt(frame, stmt)
+                if result is not None:
+                    return result
+            return None
+        finally:
+            self.blocks -= 1
 
     def stmt(self, frame: Frame, stmt: ast.stmt) -> Any:  # noqa: C901 (one branch per Python construct the reader follows)
         if isinstance(stmt, ast.Return):
@@ -229,7 +237,7 @@ class Reader:
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
         # A loop outside kernels runs its scopes many times: each is one kernel.
-        for n in ast.walk(stmt.target):
+        for n in walk(stmt.target, self.budget):
             if isinstance(n, ast.Name):
                 frame.env[n.id] = ConstV(UNKNOWN)
         return self.block(frame, stmt.body)
@@ -242,7 +250,7 @@ class Reader:
         return None
 
     def const_in(self, frame: Frame, node: ast.expr) -> Any:
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk(node, self.budget) if isinstance(n, ast.Name)}
         for n in names:
             v = frame.env.get(n)
             if v is not None and not isinstance(v, ConstV):
@@ -296,7 +304,7 @@ class Reader:
             kernels: set[int] = set()
             for kw in node.keywords:
                 if kw.arg == "deps":
-                    for n in ast.walk(kw.value):
+                    for n in walk(kw.value, self.budget):
                         if isinstance(n, ast.Name):
                             v = frame.env.get(n.id)
                             if isinstance(v, (TaskV, ArrayV)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from plancc.source.modules import Module
 
@@ -68,6 +69,7 @@ class Unresolved:
     file: str
     line: int
     what: str
+    effect: str = "the checks of what it runs are skipped"
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,17 @@ class Reading:
     module: Module
 
     def kernel(self, name: str) -> Kernel | None:
-        for k in self.kernels:
-            if not k.opaque and k.name == name:
-                return k
-        return None
+        return self._by_name.get(name)
 
-    @property
+    @cached_property
+    def _by_name(self) -> dict[str, Kernel]:
+        out: dict[str, Kernel] = {}
+        for k in self.kernels:
+            if not k.opaque:
+                out.setdefault(k.name, k)
+        return out
+
+    @cached_property
     def possible(self) -> frozenset[str]:
         """Kernel names that unresolved code could give."""
         return frozenset(n for k in self.kernels if k.opaque for n in k.names)

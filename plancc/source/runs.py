@@ -8,19 +8,6 @@ from dataclasses import dataclass
 from plancc.source.reading import Kernel, Reading
 
 
-def ancestors(reading: Reading) -> list[int]:
-    """Bit j of entry i is set when kernel j runs before kernel i in the source (a path of
-    `deps=` and last-writer edges leads from j to i)."""
-    anc: list[int] = []
-    for k in reading.kernels:
-        bits = 0
-        for d in k.deps | k.after:
-            if d < k.index:
-                bits |= anc[d] | (1 << d)
-        anc.append(bits)
-    return anc
-
-
 @dataclass
 class Runs:
     """Each compared stage's run of kernels, and the source's order of those runs.
@@ -42,6 +29,20 @@ class Runs:
 
     def runs_before(self, a: int, b: int) -> bool:
         return bool(self.before[b] >> a & 1)
+
+    def direct(self, s: int, among: int = -1) -> list[int]:
+        """The stages of ``among`` (a bit set; all by default) whose runs run before that
+        of ``s`` with none of ``among`` between: the `deps` the source has, transitively
+        reduced. The latest runs directly before; what runs before it is covered; the
+        latest not covered is next: a step per direct dep, never a pair of stages (4,096
+        stages in a row were cubic)."""
+        direct: list[int] = []
+        left = self.before[s] & among
+        while left:
+            j = left.bit_length() - 1
+            direct.append(j)
+            left &= ~(self.before[j] | (1 << j))
+        return sorted(direct)
 
 
 def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from plancc import codes, inputs, ir
-from plancc.check import Allowed, check
+from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
@@ -119,7 +119,7 @@ def diagnose_plan(
     checked = check(plan, judged=judged, extra=extra)
     found, allowed = [*diagnostics, *checked.diagnostics], checked.allowed
     if any(p.lo != p.value or p.hi != p.value for p in plan.params):
-        found, allowed = _at_range_ends(validated, read_file, overrides, found, allowed)
+        found, allowed = _at_range_ends(plan, validated, read_file, overrides, found, allowed)
     return PlanResult(
         label,
         plan,
@@ -144,7 +144,8 @@ def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> None:
             )
 
 
-def _at_range_ends(
+def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, passed on)
+    default: ir.Plan,
     validated: Validated,
     read_file: FileReader,
     overrides: Mapping[str, int],
@@ -180,7 +181,10 @@ def _at_range_ends(
                 d = a.diagnostic
                 more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
     found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
-    return found, tuple(more)
+    # A list's entries stale at every value are fewer: their fixes are worked out again.
+    unused = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
+    fixed = dict(zip(map(id, unused), silence_fixes(default, unused), strict=True))
+    return [fixed.get(id(d), d) for d in found], tuple(more)
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:
@@ -229,10 +233,10 @@ def validate_paths(
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     unknown_sets(results, overrides)
-    return Validation(tuple(_unique_models(results)), tuple(found.skipped))
+    return Validation(tuple(unique_models(results)), tuple(found.skipped))
 
 
-def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
+def unique_models(results: list[PlanResult]) -> list[PlanResult]:
     """Two plans of one run may not share a `model`: their outputs would collide (PC011).
     Models are compared case-folded, as a case-insensitive filesystem compares the files."""
     first: dict[str, tuple[str, str]] = {}  # case-folded model -> (model, file)

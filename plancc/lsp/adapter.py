@@ -21,6 +21,7 @@ from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
 from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
+from plancc.source.cache import deadline as reading_deadline
 from plancc.text import fmt_bytes
 
 __all__ = [
@@ -49,12 +50,23 @@ __all__ = [
 ]
 
 
-def check_text(path: Path, text: str, unsaved: Mapping[Path, str]) -> PlanResult:
+def check_text(
+    path: Path,
+    text: str,
+    unsaved: Mapping[Path, str],
+    *,
+    source_root: str | None = None,
+    seconds: float | None = None,
+) -> PlanResult:
     """The front end of `plancc validate` on an editor buffer: ``text`` checked as the
     file ``path`` (its `config` is read relative to it); ``unsaved`` holds the text of
-    other open buffers, so an edited config is seen before it is saved."""
+    other open buffers, so an edited config is seen before it is saved. ``source_root``:
+    as `--source-root`; ``seconds``: the bound of its model code's reading."""
     source = PlanInput(str(path), path)
-    return diagnose_plan(source, text.encode("utf-8"), _reader(unsaved))
+    with reading_deadline(seconds):
+        return diagnose_plan(
+            source, text.encode("utf-8"), _reader(unsaved), source_root=source_root
+        )
 
 
 def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:

@@ -62,10 +62,12 @@ def report(
     out: str | None,
     measure: str | None,
     overrides: Mapping[str, int] = MappingProxyType({}),
+    source_root: str | None = None,
 ) -> Written:
     """Check ``plan``, render its page and write it to ``out`` (default
-    ``build/<model>_report.html``); ``overrides``: `--set`, the params' values fixed.
-    Usage and I/O problems raise UsageError."""
+    ``build/<model>_report.html``); ``overrides``: `--set`, the params' values fixed;
+    ``source_root``: `--source-root`, where its model code is. Usage and I/O problems
+    raise UsageError."""
     if Path(plan).is_dir():
         raise UsageError(f"{plan}: report takes one plan file, not a directory")
     try:
@@ -73,7 +75,7 @@ def report(
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     source, raw = found[0]
-    result = diagnose_plan(source, raw, overrides=overrides)
+    result = diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
     unknown_sets([result], overrides)
     measured = for_plan(read_measure(measure), result) if measure is not None else None
     if out is None:

@@ -86,7 +86,7 @@ class Context:
             return
         path = self._name_path(pos, name)
         fix = None
-        if path is not None:
+        if path is not None and not self._listed(path, close):
             title = f"replace '{name}' with '{close}'"
             fix = fixes.replace(path, close, title, fixes.Safety.UNSAFE)
         self.report(pos, codes.UNKNOWN_NAME, message, f"did you mean '{close}'?", fix)
@@ -96,6 +96,15 @@ class Context:
         name inside an expression."""
         paths = self._paths_at.get(pos, ())
         return next((p for p in paths if _value(self.v.doc.data, p) == name), None)
+
+    def _listed(self, path: PathT, name: str) -> bool:
+        """Whether the list the name at ``path`` is an item of (`reads`, `deps`, a warm's
+        `tensors`) lists ``name`` already: replacing it would list it twice (PC011)."""
+        at = path[:-2] if path[-1] == "tensor" else path[:-1]
+        items = _value(self.v.doc.data, at)
+        if not isinstance(items, list) or at[-1:] not in (("reads",), ("deps",), ("tensors",)):
+            return False
+        return any(i == name or (isinstance(i, dict) and i.get("tensor") == name) for i in items)
 
     @cached_property
     def _paths_at(self) -> dict[Pos, list[PathT]]:

@@ -109,7 +109,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
             continue  # a warm larger than L2 alone: PC030's finding
         line = p.line
         lo, hi = line.window(p.at, last.index)
-        pushed = _pushed(p, p.at)
+        pushed = _pushed(p, p.at, last.index)
         if pushed + p.bytes <= l2:
             continue
         count, shown = _pushing(p, lo, hi)
@@ -118,7 +118,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         what += f" and {count - 3} more" if count > 3 else ""
         what += f" stream{'s' if count == 1 else ''} {fmt_size(pushed)}"
         if p.layer.name not in taken:  # each layer kind's anchors, listed once
-            taken[p.layer.name] = {w.anchor for w in p.layer.warms}
+            taken[p.layer.name] = _anchors(p.layer)
         later = _landing_anchor(p, l2, taken[p.layer.name])
         yield Finding(
             p.warm.name_pos,
@@ -160,12 +160,12 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     return count, shown
 
 
-def _pushed(p: Placed, at: int) -> int:
-    """The bytes the stages between stage ``at`` and the warm's last consumer push through
-    L2: their `streams`, and the weights they read that the warm does not hold."""
+def _pushed(p: Placed, at: int, last: int) -> int:
+    """The bytes the stages between stage ``at`` and stage ``last`` (the warm's last
+    consumer) push through L2: their `streams`, and the weights they read that the warm
+    does not hold."""
     line = p.line
-    assert p.last is not None
-    lo, hi = line.window(at, p.last.index)
+    lo, hi = line.window(at, last)
     if hi <= lo:
         return 0
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
@@ -192,7 +192,8 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
             continue
         if not all(line.runs_before(x, r) for r in read):
             continue
-        return x if _pushed(p, x) + p.bytes <= l2 else None  # earlier ones push more
+        last = p.last.index if p.last is not None else x
+        return x if _pushed(p, x, last) + p.bytes <= l2 else None  # earlier ones push more
     return None
 
 
@@ -229,6 +230,8 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     `duration_us` to the stages in between for an estimate.
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
+    l2 = plan.platform.l2_bytes if plan.platform is not None else None
+    taken: dict[str, set[int | None]] = {}  # layer kind -> the stages its warms anchor on
     for p in placed(plan):
         first = p.first
         if first is None or p.bytes == 0:
@@ -251,7 +254,10 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         else:
             stage = line.stages[earlier]
             hint = f"anchor at '{stage.name}' (task {stage.task}), or warm only weights read later"
-            fix = anchor_fix(p, stage)
+            if p.layer.name not in taken:  # each layer kind's anchors, listed once
+                taken[p.layer.name] = _anchors(p.layer)
+            settles = _settles(p, earlier, taken[p.layer.name], l2)
+            fix = anchor_fix(p, stage) if settles else None
         yield Finding(
             p.warm.after_pos,
             f"warm '{p.warm.name}' cannot land: {detail}",
@@ -271,12 +277,18 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         )
 
 
+def _anchors(layer: ir.Layer) -> set[int | None]:
+    return {w.anchor for w in layer.warms}
+
+
 def _earlier_anchor(p: Placed, line: Timeline) -> int | None:
     """The latest earlier anchor with a task from which the warm lands, and which no
     other rule would send back later: every reader of its tensors runs after it
     (PC040) and it lands before the first of them (PC107), no stage that streams or
     uses SDMA starts from it up to the anchor (PC105, PC106), and it is the last to
-    start of those that land (PC104)."""
+    start of those that land (PC104). The fix takes it only when no other warm anchors
+    there (PC101) and what streams from it to the last consumer leaves the warm in L2
+    (PC106); else the hint alone names it."""
     start, at = line.start, line.start[p.at]
     read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ())]
     first = min(read, key=lambda r: line.rank[r])  # the first consumer from an earlier anchor
@@ -287,3 +299,20 @@ def _earlier_anchor(p: Placed, line: Timeline) -> int | None:
         if line.stages[x].task is not None and all(line.runs_before(x, r) for r in read):
             return x
     return None
+
+
+def _settles(p: Placed, x: int, taken: set[int | None], l2: int | None) -> bool:
+    """Whether anchoring the warm at ``x`` (before its anchor, every reader of its
+    tensors after it) raises neither PC101 nor PC106."""
+    if x in taken:
+        return False
+    if l2 is None:
+        return True
+    line = p.line
+    consumers = [
+        min(line.readers[e.tensor.name], key=lambda r: line.rank[r])
+        for e in p.entries
+        if e.tensor.name in line.readers
+    ]
+    last = max(consumers, key=lambda r: line.rank[r])
+    return _pushed(p, x, last) + p.bytes <= l2

@@ -17,10 +17,10 @@ import os
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
+from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
 from plancc.source.modules import SourceError
 from plancc.source.order import check_order, check_reads
-from plancc.source.reader import read_layer
 from plancc.source.reading import Kernel, Reading
 from plancc.source.root import source_root, split_source, unchecked
 from plancc.source.runs import Runs, run_names, stage_runs
@@ -56,7 +56,12 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     path, function = split_source(source)
     where = findings.at("layers", kind, "source")
     try:
-        reading = read_layer(os.path.join(root, path), function, root)
+        reading = cache.read(os.path.join(root, path), function, root)
+    except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+        findings.report(
+            where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
+        )
+        return
     except SourceError as exc:
         findings.report(
             where,

@@ -10,9 +10,11 @@ expression nested deeper than ``MAX_EXPR_DEPTH`` is cut there when it is parsed
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
@@ -34,6 +36,21 @@ class Module:
 
 
 _CACHE: dict[str, tuple[tuple[int, int], Module | str]] = {}
+_journal = threading.local()  # .paths: where this thread's ``journal`` writes
+
+
+@contextlib.contextmanager
+def journal() -> Iterator[list[tuple[str, tuple[int, int] | None]]]:
+    """Within it, on this thread, every path ``load_module`` is asked for, read or not, is
+    appended to the list it gives with the stamp it was read at (None: missing); a kept
+    reading is checked against them (``cache``)."""
+    outer = getattr(_journal, "paths", None)
+    paths: list[tuple[str, tuple[int, int] | None]] = []
+    _journal.paths = paths
+    try:
+        yield paths
+    finally:
+        _journal.paths = outer
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -44,10 +61,15 @@ def _stamp(path: str) -> tuple[int, int]:
 def load_module(path: str) -> Module:
     """The parsed module at ``path``; parsed again only when its mtime or size changed.
     Raises SourceError when it is missing, unreadable, too large or not Python."""
+    paths = getattr(_journal, "paths", None)
     try:
         stamp = _stamp(path)
     except (OSError, ValueError) as exc:
+        if paths is not None:
+            paths.append((path, None))
         raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
+    if paths is not None:
+        paths.append((path, stamp))
     hit = _CACHE.get(path)
     if hit is None or hit[0] != stamp:
         hit = (stamp, _parse(path))

@@ -94,12 +94,10 @@ def _path_match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     )
 
 
-_READ = ("layers", "*", "stages", "#", "reads", "#")
 _FLOW_MAPS = (
-    ("params", "*"),
     ("tensors", "*"),
     ("tensors", "*", "stacked"),
-    _READ,
+    ("layers", "*", "stages", "#", "reads", "#"),  # a read with a `share`
     ("layers", "*", "source_params"),
     ("layers", "*", "stages", "#"),
     ("layers", "*", "warms", "#", "tensors", "#"),
@@ -399,13 +397,8 @@ class Layout:
                     return None
                 self.check_alias(v.text)
                 value = v.text
-            elif (
-                # a mapping in a mapping, flow-style where _FLOW_MAPS says (`stacked`); a
-                # list of scalars; a stage's `reads` with a share
-                (v.kind == "map" and node.kind == "map")
-                or (v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries))
-                or _path_match((*path, _name(e), "#"), _READ)
-                or _path_match(path, _READ[:-1])
+            elif (v.kind == "map" and node.kind == "map") or (  # a tensor's `stacked`
+                v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries)
             ):
                 inner = self.flow(v, (*path, _name(e)))
                 if inner is None:

@@ -194,7 +194,9 @@ dims:
   D: 4
 
 params:
-  CTX: {default: 2048, range: [1, 4096]}
+  CTX:
+    default: 2048
+    range: [1, 4096]
 
 tensors:
   w: {shape: [4, 4], dtype: bf16, stacked: {layers: 40, index: layer_idx}}
@@ -202,7 +204,9 @@ tensors:
 layers:
   k:
     stages:
-      - {name: s0, reads: [{tensor: w, share: 6/17}]}
+      - name: s0
+        reads:
+          - {tensor: w, share: 6/17}
       - {name: s1, task: t1}
     warms:
       - name: w1

@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_14b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_14b.yaml
-Plan sha256: 960c53d93cc293ab23281cf8f5caeab0ea2f16522564102db535d0de1dbaa854
+Plan sha256: 8ab481e9fa14285ae9f4d6a1d3c2c0ec485039ec3c17dc90f649756c851b56f3
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_14b.yaml --out .

@@ -8,7 +8,6 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -18,7 +17,7 @@ from plancc.liveness import step_stage
 from plancc.rules import Finding, rule
 from plancc.rules.placed import Placed, anchor_fix, placed
 from plancc.rules.timeline import Timeline
-from plancc.text import fmt_share, fmt_size
+from plancc.text import fmt_percent, fmt_share, fmt_size
 
 
 def _names(items: list[str]) -> str:
@@ -197,11 +196,6 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
     return None
 
 
-def _percent(share: Fraction) -> str:
-    """Rounded down, so that a share just under a quarter never prints as 25.0 %."""
-    return f"{math.floor(share * 1000) / 10:.1f} %"
-
-
 @rule("PC107", "cannot-land", Severity.WARNING)
 def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     """The warm cannot land before its first consumer reads the weights.
@@ -244,7 +238,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
             share = min(Fraction(1), landing.landed / p.bytes)
             detail = (
                 f"in the {float(landing.window_us):g} µs before '{first.name}', {rate / 1e9:g} "
-                f"GB/s lands an estimated {_percent(share)} of its {fmt_size(p.bytes)}"
+                f"GB/s lands an estimated {fmt_percent(share)} of its {fmt_size(p.bytes)}"
             )
         else:
             detail = f"its consumer '{first.name}' runs right after anchor '{p.anchor.name}'"

@@ -242,20 +242,33 @@ def _layer(
 
 
 def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
-    """Each stage's task: the first task variable (by line) whose kernels all lie in the
-    stage's run, and which the plan's rules take as a name."""
+    """Each stage's task: the first task variable of the layer function (by line) whose
+    kernels all lie in the stage's run, and which the plan's rules take as a name; for a
+    stage a warm scope of a helper waits on, that helper's task (a forward inlining its
+    layers). A task bound once per iteration of a loop of the stage's own kernels is
+    left out (PC209)."""
     task_of: dict[int, str] = {}
-    for t in sorted(reading.tasks.values(), key=lambda t: t.line):
+    waited = {w.deps for w in reading.warms if not w.part}
+    inner = [t for t in reading.inner.values() if t.kernels in waited]
+    for t in [*sorted(reading.tasks.values(), key=lambda t: t.line), *inner]:
         owners = {runs.owner.get(i) for i in t.kernels}
         if t.opaque or len(owners) != 1 or None in owners:
+            continue
+        (owner,) = owners
+        assert owner is not None
+        if owner in task_of:
             continue
         if identifier_problem(t.name, reserved=False, private=True) is not None:
             if t.name.strip("_"):
                 notices.append(f"{t.file}:{t.line}: task '{t.name}' left out: not a name")
             continue
-        (owner,) = owners
-        assert owner is not None
-        task_of.setdefault(owner, t.name)
+        if t.loop is not None and t.loop.holds({k.index for k in runs.kernels[owner]}):
+            notices.append(
+                f"{t.file}:{t.line}: task '{t.name}' left out: bound once per iteration of "
+                f"the loop at {t.loop.file}:{t.loop.line} (PC209)"
+            )
+            continue
+        task_of[owner] = t.name
     return task_of
 
 
@@ -275,11 +288,14 @@ def _warms(
     used = FreeNames()
     anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
     for t, a in anchors.items():
-        anchor_of.setdefault(reading.tasks[t].kernels, a)
+        anchor_of.setdefault(_kernels(reading, t), a)
     for w in reading.warms:
         anchor = anchor_of.get(w.deps) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None
+        if w.part:
+            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: it warms a slice")
+            continue
         if anchor is None or None in tensors or not hint_ok:
             notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
             continue
@@ -306,6 +322,11 @@ def _warms(
             f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
         ]
     return warm_lines
+
+
+def _kernels(reading: Reading, task: str) -> frozenset[int]:
+    found = reading.task(task)
+    return frozenset() if found is None else found.kernels
 
 
 def _model_name(readings: list[tuple[str, Reading]]) -> str:

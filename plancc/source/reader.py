@@ -36,9 +36,9 @@ from typing import Any
 
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import Module, SourceError, load_module
-from plancc.source.reading import Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.reading import Loop, Param, Reading, Task, Unresolved, WarmCall
 from plancc.source.resolver import Resolver
-from plancc.source.scopes import ALIASING, Frame, Scopes
+from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
@@ -57,6 +57,7 @@ from plancc.source.values import (
     is_jit,
     is_opaque,
     is_warm_module,
+    part_of,
     roots,
     tensor_only,
     walk,
@@ -121,6 +122,7 @@ class Reader:
             unresolved,
             self.scopes.bound,
             mod,
+            self.scopes.inner_tasks(),
         )
 
     def params(self, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
@@ -196,14 +198,10 @@ class Reader:
     def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
-            if frame.layer and isinstance(value, TaskV):
-                self.scopes.tasks[target.id] = Task(
-                    target.id,
-                    value.kernels,
-                    self.resolver.show(frame.module.path),
-                    stmt.lineno,
-                    value.opaque,
-                )
+            if isinstance(value, TaskV):
+                file = self.resolver.show(frame.module.path)
+                task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
+                self.scopes.task(frame, task)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, TupleV) else ()
             for i, t in enumerate(target.elts):
@@ -240,7 +238,15 @@ class Reader:
         for n in walk(stmt.target, self.budget):
             if isinstance(n, ast.Name):
                 frame.env[n.id] = ConstV(UNKNOWN)
-        return self.block(frame, stmt.body)
+        file = self.resolver.show(frame.module.path)
+        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
+        outer = frame.loops
+        frame.loops = (*outer, loop)
+        try:
+            return self.block(frame, stmt.body)
+        finally:
+            frame.loops = outer
+            loop.end = len(self.scopes.kernels)
 
     def if_(self, frame: Frame, stmt: ast.If) -> Any:
         test = self.const_in(frame, stmt.test)
@@ -279,7 +285,7 @@ class Reader:
                 i = node.slice.value
                 if isinstance(i, int) and -len(base.items) <= i < len(base.items):
                     return base.items[i]
-            return tensor_only(base)
+            return part_of(base)
         if isinstance(node, ast.Attribute):
             base = self.value(frame, node.value)
             if isinstance(base, ModV) and base.module is not None:
@@ -299,7 +305,8 @@ class Reader:
             self.created += 1
             return TensorV(f"#{self.created}")
         if fn in ALIASING and node.args:
-            return tensor_only(self.value(frame, node.args[0]))
+            taken = self.value(frame, node.args[0])
+            return part_of(taken) if fn in SLICING else tensor_only(taken)
         if fn == "pl.system.task_dummy":
             kernels: set[int] = set()
             for kw in node.keywords:
@@ -362,7 +369,9 @@ class Reader:
             env[k] = v
         for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             env.setdefault(a.arg, UNKNOWN)
-        inner = Frame(callee.module, env, fn.name, frame.depth + 1, (*frame.stack, key))
+        inner = Frame(
+            callee.module, env, fn.name, frame.depth + 1, (*frame.stack, key), loops=frame.loops
+        )
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
-from plancc.source.reading import Kernel, Task, Unresolved, Warm, WarmCall
+from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
     FreeNames,
     TaskV,
+    TensorV,
     base_name,
     base_node,
     dotted,
@@ -28,6 +29,7 @@ from plancc.source.values import (
 
 _SPMD_SUFFIX = "_spmd"
 ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
+SLICING = {"pl.slice", "pl.tensor.view", "pl.view"}  # a part of the tensor they take
 
 
 @dataclass
@@ -38,6 +40,7 @@ class Frame:
     depth: int
     stack: tuple[str, ...]
     layer: bool = False  # the layer function itself: its TaskId variables are its tasks
+    loops: tuple[Loop, ...] = ()  # the loops outside kernels it runs inside, outermost first
 
 
 class Scopes:
@@ -52,6 +55,7 @@ class Scopes:
         self.calls: list[WarmCall] = []
         self.unresolved: list[Unresolved] = []
         self.tasks: dict[str, Task] = {}
+        self.inner: list[Task] = []  # helpers' task variables, in the order they are bound
         self.bound: dict[str, tuple[str, int]] = {}
         self.writers: dict[str, set[int]] = {}
         self.manual = 0  # inside `pl.manual_scope`: no last-writer order
@@ -127,9 +131,11 @@ class Scopes:
         warmed = prefetched(nodes)
         name = self.names.take(hint) if hint else ""
         if warmed is not None:
-            tensors = tuple(r for n in warmed for r in sorted(roots(self.alias(frame, n, body))))
+            values = [self.alias(frame, n, body) for n in warmed]
+            tensors = tuple(r for v in values for r in sorted(roots(v)))
+            part = any(isinstance(v, TensorV) and v.part for v in values)
             self.warms.append(
-                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names))
+                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part)
             )
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
@@ -138,8 +144,27 @@ class Scopes:
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
             self.bound.setdefault(tid, (file, stmt.lineno))
-            if frame.layer:
-                self.tasks[tid] = Task(tid, frozenset({k.index}), file, stmt.lineno)
+            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno))
+
+    def task(self, frame: Frame, task: Task) -> None:
+        """A TaskId variable bound in ``frame``: the layer's, or an inner one."""
+        if frame.loops:
+            task = replace(task, loop=frame.loops[-1])
+        if frame.layer:
+            self.tasks[task.name] = task
+        else:
+            self.inner.append(task)
+
+    def inner_tasks(self) -> dict[str, Task]:
+        """The helpers' tasks, each named as a repeated kernel is, apart from the layer's."""
+        out: dict[str, Task] = {}
+        for t in self.inner:
+            name, n = t.name, 0
+            while name in out or name in self.tasks:
+                name = f"{t.name}_{n}"
+                n += 1
+            out[name] = replace(t, name=name)
+        return out
 
     def order(self, k: Kernel) -> None:
         if not self.manual:

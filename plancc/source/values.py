@@ -14,6 +14,12 @@ from plancc.source.modules import Module
 @dataclass(frozen=True)
 class TensorV:
     root: str
+    part: bool = False  # a slice or subscript of ``root``, not all of it
+
+
+def part_of(v: Any) -> Any:
+    """A slice of tensor ``v`` (`pl.slice`, a subscript), else unknown."""
+    return TensorV(v.root, part=True) if isinstance(v, TensorV) else UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,14 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint types pytest bench fuzz golden regen clean
 
 # (Re)create the virtual environment when it is missing or older than pyproject.toml.
+# The package's bytecode is compiled with it: where PYTHONDONTWRITEBYTECODE is set, no
+# import writes it, and every cold `plancc` would compile the modules it imports again.
 $(STAMP): pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -m compileall -q plancc
 	touch $(STAMP)
 
 run: $(STAMP)

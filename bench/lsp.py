@@ -2,11 +2,17 @@
 
 Starts the real `plancc lsp` process and speaks to it as an editor does:
 
-- **diagnostics on the Flash plan**: one whole-text `didChange` at a time (an
-  edit to a comment, so the diagnostics stay those of the plan), timed until the
-  server publishes that version's diagnostics: the check in the
-  worker thread and the JSON-RPC round trip; the in-process front end alone is
-  measured beside it, so the server's own share shows as the difference;
+- **diagnostics on the Flash plan with its model sources**: one whole-text
+  `didChange` at a time (an edit to a comment, so the diagnostics stay those of
+  the plan), timed until the server publishes that version's diagnostics: the
+  check in a worker thread (its three layers' source readings served from the
+  cache, since no model file changed) and the JSON-RPC round trip; the
+  in-process front end alone is measured beside it, so the server's own share
+  shows as the difference. The sources are read from ``--source-root DIR``
+  (given to the server as the initialization option ``sourceRoot``; default:
+  ``PLANCC_PYPTO_LIB_FORK``, else the plan's own `source_root`); the opening
+  `didOpen`, whose readings are cold, is printed too. A run where the sources
+  are not found (PC200) says so: it measures the plan alone;
 - **requests on generated plans** (`spread` of bench/run.py) of 10² and 10³
   warms: `didChange` → diagnostics, then documentSymbol (the outline), inlay
   hints, hover (on the last warm) and completion (in the last warm's
@@ -16,13 +22,16 @@ Starts the real `plancc lsp` process and speaks to it as an editor does:
   request sent just before it: a diagnostic must not wait behind a request,
   so it is printed beside the change alone.
 
-The target is 100 ms for each. Wall times depend on what else runs (several
+The targets (issue 32): the Flash plan's `didChange` → diagnostics within
+15 ms with its sources, `didChange` → diagnostics within 200 ms at 10³ warms,
+every request within 100 ms. Wall times depend on what else runs (several
 jobs share two cores here), so the server's CPU time is printed too: the
 latency an idle machine would see. Nothing here asserts a time.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -41,7 +50,9 @@ PLAN = ROOT / "plans" / "deepseek_v4_flash.yaml"
 CHANGES = 30
 SIZES = (100, 1_000)
 ROUNDS = 7  # fresh states per request kind and size
-TARGET_MS = 100.0
+TARGET_MS = 100.0  # a request
+FLASH_TARGET_MS = 15.0  # a keystroke's diagnostics on the Flash plan with its sources
+CHANGE_TARGET_MS = 200.0  # a change's diagnostics at 10³ warms
 
 
 class Session:
@@ -51,6 +62,7 @@ class Session:
 
     def __init__(self) -> None:
         self.published: dict[int, float] = {}
+        self.codes: dict[int, list[str]] = {}  # each version's diagnostic codes
         self.arrived = asyncio.Event()
         self.answers: dict[int, asyncio.Future[Any]] = {}
         self.ids = iter(range(1, 1 << 62))
@@ -59,7 +71,8 @@ class Session:
         self.proc: asyncio.subprocess.Process | None = None
         self.reading: asyncio.Task[None] | None = None
 
-    async def start(self, path: Path, text: str) -> None:
+    async def start(self, path: Path, text: str, source_root: str | None = None) -> float:
+        """The server started and ``text`` opened: ms from `didOpen` to its diagnostics."""
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -70,12 +83,15 @@ class Session:
             limit=1 << 26,
         )
         self.reading = asyncio.ensure_future(self._read())
-        await self.request("initialize", {"capabilities": {}})
+        options = {} if source_root is None else {"sourceRoot": source_root}
+        await self.request("initialize", {"capabilities": {}, "initializationOptions": options})
         self.notify("initialized", {})
         self.uri = path.as_uri()
         item = {"uri": self.uri, "languageId": "yaml", "version": 0, "text": text}
+        sent = time.perf_counter()
         self.notify("textDocument/didOpen", {"textDocument": item})
         await self.until_published(0)
+        return (self.published[0] - sent) * 1000
 
     async def stop(self) -> None:
         assert self.proc is not None
@@ -122,6 +138,7 @@ class Session:
                 version = message["params"].get("version")
                 if version is not None:
                     self.published[version] = now
+                    self.codes[version] = [d["code"] for d in message["params"]["diagnostics"]]
                     self.arrived.set()
             elif "id" in message and "method" not in message:
                 self.answers.pop(message["id"]).set_result(message)
@@ -169,32 +186,39 @@ def _cpu_seconds(pid: int | None) -> float | None:
 # -- diagnostics on the Flash plan -----------------------------------------------------------
 
 
-async def flash_latencies(text: str) -> tuple[list[float], float | None]:
-    """Each change's wait for its diagnostics (ms), and the server's CPU time per change."""
+Flash = tuple[float, list[float], float | None, list[str]]
+
+
+async def flash_latencies(text: str, source_root: str | None) -> Flash:
+    """The open's wait for its diagnostics (ms), each change's, the server's CPU time per
+    change, and the codes published on the last change."""
     session = Session()
-    await session.start(PLAN, text)
+    opened = await session.start(PLAN, text, source_root)
     cpu_before = session.cpu()
     out = []
     for n in range(1, CHANGES + 1):
         changed = text.replace("# DeepSeek V4 Flash", f"# DeepSeek V4 Flash ({n})", 1)
         out.append(await session.change(changed))
     cpu_after = session.cpu()
+    codes = session.codes[session.version]
     await session.stop()
     if cpu_before is None or cpu_after is None:
-        return out, None
-    return out, (cpu_after - cpu_before) * 1000 / CHANGES
+        return opened, out, None, codes
+    return opened, out, (cpu_after - cpu_before) * 1000 / CHANGES, codes
 
 
-def in_process_ms(text: str) -> tuple[list[float], list[float]]:
-    """The front end alone, in this process: wall times and CPU times (the CPU time is
-    what the wall time would be on an idle machine: several jobs share two cores here)."""
+def in_process_ms(text: str, source_root: str | None) -> tuple[list[float], list[float]]:
+    """The front end alone, in this process (its source readings cached after the first
+    run, as in the server): wall times and CPU times (the CPU time is what the wall time
+    would be on an idle machine: several jobs share two cores here)."""
     from plancc.api import diagnose_plan
     from plancc.inputs import PlanInput
 
+    diagnose_plan(PlanInput(str(PLAN), PLAN), text.encode("utf-8"), source_root=source_root)
     wall, cpu = [], []
     for _ in range(CHANGES):
         start, start_cpu = time.perf_counter(), time.process_time()
-        diagnose_plan(PlanInput(str(PLAN), PLAN), text.encode("utf-8"))
+        diagnose_plan(PlanInput(str(PLAN), PLAN), text.encode("utf-8"), source_root=source_root)
         wall.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - start_cpu) * 1000)
     return wall, cpu
@@ -292,10 +316,11 @@ def _print_scale(warms: int, rows: list[Row]) -> None:
     for r in rows:
         again = f"again {r['again_ms']:6.1f}" if r["again_ms"] is not None else " " * 12
         cpu = f"CPU {r['cpu_ms']:6.1f}" if r["cpu_ms"] is not None else " " * 10
+        target = CHANGE_TARGET_MS if r["what"] == "didChange → diagnostics" else TARGET_MS
         if r["what"].endswith("in flight"):
             verdict = f"{r['median_ms'] - alone:+.1f} ms on the change alone"
         else:
-            verdict = "within" if r["median_ms"] <= TARGET_MS else "OVER"
+            verdict = f"{'within' if r['median_ms'] <= target else 'OVER'} {target:.0f} ms"
         print(
             f"  {r['what']:<52} median {r['median_ms']:7.1f} ms   max {r['max_ms']:7.1f}"
             f"   {again}   {cpu}   {verdict}"
@@ -303,11 +328,25 @@ def _print_scale(warms: int, rows: list[Row]) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--source-root",
+        metavar="DIR",
+        default=os.environ.get("PLANCC_PYPTO_LIB_FORK"),
+        help="the Flash plan's model sources (default: $PLANCC_PYPTO_LIB_FORK)",
+    )
+    root = parser.parse_args().source_root
     text = PLAN.read_text("utf-8")
-    served, server_cpu = asyncio.run(flash_latencies(text))
-    alone, cpu = in_process_ms(text)
+    opened, served, server_cpu, codes = asyncio.run(flash_latencies(text, root))
+    alone, cpu = in_process_ms(text, root)
     median = statistics.median(served)
-    print(f"lsp: didChange -> publishDiagnostics on {PLAN.name}, {CHANGES} changes")
+    sources = (
+        "WITHOUT its sources (PC200: pass --source-root DIR)"
+        if "PC200" in codes
+        else f"with its sources ({root or 'the plan' + chr(39) + 's source_root'})"
+    )
+    print(f"lsp: didChange -> publishDiagnostics on {PLAN.name} {sources}, {CHANGES} changes")
+    print(f"  didOpen      {opened:6.1f} ms (the readings cold)")
     print(
         f"  server       median {median:6.1f} ms   min {min(served):6.1f}   max {max(served):6.1f}"
     )
@@ -317,8 +356,11 @@ def main() -> None:
     print(f"  check CPU    median {statistics.median(cpu):6.1f} ms (its CPU time: the idle figure)")
     for what, ms in (("wall median", median), ("server CPU", server_cpu)):
         if ms is not None:
-            verdict = "within" if ms <= TARGET_MS else "OVER"
-            print(f"  {what}: {verdict} the {TARGET_MS:.0f} ms target ({ms / TARGET_MS:.2f}×)")
+            verdict = "within" if ms <= FLASH_TARGET_MS else "OVER"
+            print(
+                f"  {what}: {verdict} the {FLASH_TARGET_MS:.0f} ms target"
+                f" ({ms / FLASH_TARGET_MS:.2f}×)"
+            )
     for warms in SIZES:
         _print_scale(warms, asyncio.run(scale(warms)))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

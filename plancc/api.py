@@ -1,31 +1,32 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
 load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
-(``build``).
-Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
+(``build``). Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from plancc import codes, inputs, ir
-from plancc.check import Allowed, check
+from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
+from plancc.measure.durations import timed
 from plancc.resolve import resolve
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
 from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
-from plancc.validate import validate
+from plancc.validate import Validated, validate
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -92,19 +93,26 @@ def diagnose_plan(
     read_file: FileReader = read_config_file,
     *,
     source_root: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
-    files, the language server also sees the unsaved editor buffers."""
+    files, the language server also sees the unsaved editor buffers. ``overrides``: the
+    params `--set` fixes; the others are checked at their default, then at both ends of
+    their range (``_at_range_ends``)."""
     label = source.label
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return PlanResult(label, None, (doc,))
     validated = validate(doc)
-    plan, resolved = resolve(validated, read_file)
+    plan, resolved = resolve(validated, read_file, overrides=overrides)
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
+    _check_overrides(plan, overrides)
+    if trace is not None:  # the stages' durations measured (docs/suggest.md)
+        plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
@@ -112,11 +120,14 @@ def diagnose_plan(
         extra = check_sources(validated, plan, source_root)
     judged = not any(d.severity is Severity.ERROR for d in diagnostics)
     checked = check(plan, judged=judged, extra=extra)
+    found, allowed = [*diagnostics, *checked.diagnostics], checked.allowed
+    if any(p.lo != p.value or p.hi != p.value for p in plan.params):
+        found, allowed = _at_range_ends(plan, validated, read_file, overrides, found, allowed)
     return PlanResult(
         label,
         plan,
-        (*diagnostics, *checked.diagnostics),
-        checked.allowed,
+        tuple(found),
+        allowed,
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
@@ -124,21 +135,112 @@ def diagnose_plan(
     )
 
 
+def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> None:
+    """A `--set` value outside its param's range is a usage error: the range is what the
+    plan says the model accepts."""
+    for p in plan.params:
+        value = overrides.get(p.name)
+        if value is not None and not p.lo <= value <= p.hi:
+            raise UsageError(
+                f"--set {p.name}={value}: {plan.file}: param '{p.name}' ranges over "
+                f"[{p.lo}, {p.hi}]"
+            )
+
+
+def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, passed on)
+    default: ir.Plan,
+    validated: Validated,
+    read_file: FileReader,
+    overrides: Mapping[str, int],
+    found: list[Diagnostic],
+    allowed: tuple[Allowed, ...],
+) -> tuple[list[Diagnostic], tuple[Allowed, ...]]:
+    """The checks again with every param not fixed by `--set` at the low end of its range,
+    then at the high end. A finding (a code at a place) is reported once, at the first
+    value where it appears, and one that appears only at an end says at which values
+    (``... at CTX=4096``). A silence that silences nothing (PC006) must be stale at every
+    value. The source checks do not depend on a param: they run once, at the default."""
+    seen = {(d.line, d.col, d.code) for d in found}
+    stale = {(d.line, d.col) for d in found if d.code == codes.UNUSED_SILENCE.id}
+    kept = {(a.diagnostic.line, a.diagnostic.col, a.diagnostic.code) for a in allowed}
+    more = list(allowed)
+    for point in ("lo", "hi"):
+        plan, resolved = resolve(validated, read_file, point=point, overrides=overrides)
+        if plan is None:  # pragma: no cover (the default's resolved: so does every end's)
+            continue
+        judged = not any(d.severity is Severity.ERROR for d in (*validated.diagnostics, *resolved))
+        checked = check(plan, judged=judged)
+        at = f" at {plan.at_values}" if plan.at_values else ""
+        stale &= {(d.line, d.col) for d in checked.diagnostics if d.code == codes.UNUSED_SILENCE.id}
+        for d in (*resolved, *checked.diagnostics):
+            key = (d.line, d.col, d.code)
+            if key not in seen and d.code != codes.UNUSED_SILENCE.id:
+                seen.add(key)
+                found.append(replace(d, message=d.message + at))
+        for a in checked.allowed:
+            key = (a.diagnostic.line, a.diagnostic.col, a.diagnostic.code)
+            if key not in kept:
+                kept.add(key)
+                d = a.diagnostic
+                more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
+    found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
+    # A list's entries stale at every value are fewer: their fixes are worked out again.
+    unused = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
+    fixed = dict(zip(map(id, unused), silence_fixes(default, unused), strict=True))
+    return [fixed.get(id(d), d) for d in found], tuple(more)
+
+
+def parse_sets(given: Sequence[str]) -> dict[str, int]:
+    """`--set NAME=VALUE` options: each param's value, an integer ≥ 1 (the last given wins,
+    as a repeated option does on most command lines)."""
+    out: dict[str, int] = {}
+    for item in given:
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name:
+            raise UsageError(f"--set {item}: expected NAME=VALUE, e.g. --set CTX=4096")
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:
+            raise UsageError(f"--set {item}: a param's value is an integer ≥ 1")
+        out[name] = int(value)
+    return out
+
+
+def unknown_sets(results: Sequence[PlanResult], overrides: Mapping[str, int]) -> None:
+    """A `--set` that names a param of no plan given is a usage error (a typo would
+    otherwise check the range it meant to leave out)."""
+    known = {p.name for r in results if r.plan is not None for p in r.plan.params}
+    for name in overrides:
+        if name not in known:
+            from plancc.names import suggest  # noqa: PLC0415 (only for a typo)
+
+            hint = suggest(name, known)
+            raise UsageError(
+                f"--set {name}: no plan given has a param '{name}'" + (f"; {hint}" if hint else "")
+            )
+
+
 def validate_paths(
-    paths: Sequence[str], stdin_filename: str | None = None, source_root: str | None = None
+    paths: Sequence[str],
+    stdin_filename: str | None = None,
+    source_root: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> Validation:
-    """``source_root``: `--source-root`, where every plan's `source` paths start."""
+    """``source_root``: `--source-root`, where `source` paths start; ``overrides``: `--set`
+    (``parse_sets``), the params' values fixed; ``trace``: `--trace`, stage durations."""
     try:
         found = inputs.collect(paths, stdin_filename)
         results = [
-            diagnose_plan(source, raw, source_root=source_root) for source, raw in found.read()
+            diagnose_plan(source, raw, source_root=source_root, overrides=overrides, trace=trace)
+            for source, raw in found.read()
         ]
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
-    return Validation(tuple(_unique_models(results)), tuple(found.skipped))
+    unknown_sets(results, overrides)
+    return Validation(tuple(unique_models(results)), tuple(found.skipped))
 
 
-def _unique_models(results: list[PlanResult]) -> list[PlanResult]:
+def unique_models(results: list[PlanResult]) -> list[PlanResult]:
     """Two plans of one run may not share a `model`: their outputs would collide (PC011).
     Models are compared case-folded, as a case-insensitive filesystem compares the files."""
     first: dict[str, tuple[str, str]] = {}  # case-folded model -> (model, file)
@@ -231,6 +333,7 @@ def build(
     strict: bool = False,
     stdin_filename: str | None = None,
     source_root: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> BuildResult:
     """Validate the plans; unless one fails, render each and write (or with ``compare``, compare).
 
@@ -242,7 +345,7 @@ def build(
     from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
 
     out_dir = _out_dir(paths, out, stdin_filename)
-    report = validate_paths(paths, stdin_filename, source_root)
+    report = validate_paths(paths, stdin_filename, source_root, overrides)
     if report.failed(strict):
         return BuildResult(report, out, compare, strict, ())
     real_out = os.path.realpath(out_dir)

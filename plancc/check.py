@@ -104,8 +104,8 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
         raised.add((None, d.code))
     seen: set[tuple[str, str]] = set()
     warms = {ir.allow_scope(w.name): w for w in plan.warms}
-    stale: list[tuple[Diagnostic, tuple[ir.Warm, ...], ir.Silence]] = []
-    for rid, pos, where, path in plan.silences:
+    stale: list[_Found] = []
+    for rid, pos, where, _ in plan.silences:
         code = lookup(rid)
         if code is None or code.severity is not Severity.WARNING or code is codes.UNUSED_SILENCE:
             continue
@@ -127,30 +127,34 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
             continue
         seen.add(key)
         d = diag(plan.file, pos, codes.UNUSED_SILENCE, message, f"remove {rid} from {_list(where)}")
-        stale.append((d, (warm,) if warm is not None else (), (rid, pos, where, path)))
-    yield from _with_fixes(plan, stale)
+        stale.append((d, (warm,) if warm is not None else ()))
+    fixed = silence_fixes(plan, [d for d, _ in stale])
+    yield from ((d, by) for d, (_, by) in zip(fixed, stale, strict=True))
 
 
-def _with_fixes(
-    plan: ir.Plan, stale: list[tuple[Diagnostic, tuple[ir.Warm, ...], ir.Silence]]
-) -> Iterator[_Found]:
-    """Each stale entry's fix removes it; removing every entry of a list removes the list
-    (and a warm's `reason` with its `allow`: one is required with the other)."""
+def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The PC006 diagnostics ``stale`` (all of one plan's) with their fixes: each removes
+    its entry; removing every entry of a list removes the list (a warm's `reason` with its
+    `allow`: one is required with the other; `lint` with its `ignore`)."""
+    at = {(pos.line, pos.col): s for s in plan.silences for pos in (s[1],)}
     lists: dict[tuple[str | int, ...], int] = {}
     for _, _, _, path in plan.silences:
         lists[path[:-1]] = lists.get(path[:-1], 0) + 1
-    for _, _, (_, _, _, path) in stale:
+    entries = [at[d.line, d.col] for d in stale]
+    for _, _, _, path in entries:
         lists[path[:-1]] -= 1
-    for d, by, (rid, _, scope, path) in stale:
+    out = []
+    for d, (rid, _, scope, path) in zip(stale, entries, strict=True):
         where, index = path[:-1], path[-1]
         title = f"remove {rid} from {_list(scope)}"
         if lists[where] > 0:
             fix = fixes.remove(where, (index,), title)
         elif where[-1] == "allow":
             fix = fixes.remove(where[:-1], ("allow", "reason"), title)
-        else:
-            fix = fixes.remove(where[:-1], (where[-1],), title)
-        yield replace(d, fix=fix), by
+        else:  # `lint` holds only `ignore`
+            fix = fixes.remove((), ("lint",), title)
+        out.append(replace(d, fix=fix))
+    return out
 
 
 def _list(where: str) -> str:

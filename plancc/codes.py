@@ -348,6 +348,23 @@ depend on it are skipped, not guessed. A notice: it never changes the exit
 code.
 """,
 )
+SOURCE_LOOP_TASK: Final = Code(
+    "PC209",
+    "source-loop-task",
+    WARNING,
+    """
+A stage's `task` is bound inside a loop of its source (outside kernels) whose
+kernels are all the stage's: the stage runs once per tile or iteration, and
+the variable holds only the last iteration's TaskId (Qwen3-14B's `out_proj`
+binds `out_tid` once per tile). A warm anchored on it is issued when that one
+iteration finishes, not the stage.
+
+Fix: join the loop's tasks after it, as the hint says: collect them in a task
+array (`tids = pl.array.create(N, pl.TASK_ID)`, `tids[i] = ...` in the loop)
+and bind the stage's task to `pl.system.task_dummy(deps=[tids])` after the
+loop.
+""",
+)
 
 SOURCE_CODES: Final = (
     SOURCE_UNCHECKED,
@@ -359,6 +376,7 @@ SOURCE_CODES: Final = (
     SOURCE_CALL,
     SOURCE_SHAPE,
     SOURCE_UNRESOLVED,
+    SOURCE_LOOP_TASK,
 )
 
 

@@ -12,20 +12,18 @@ rules`` loads no pipeline; usage and I/O problems raise ``api.UsageError``.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from plancc import __version__, console
 from plancc.options import Argument, Option, command
+from plancc.reporting import Format, say_skipped
+from plancc.reporting import decided as _decided
+from plancc.reporting import emit as _emit
+from plancc.reporting import output as _output
+from plancc.reporting import say_refused as _say_refused
 from plancc.usage import UsageError
-
-if TYPE_CHECKING:
-    from plancc.api import Validation
-    from plancc.formats import Options, OutputFormat
-    from plancc.inputs import Skipped
 
 
 def _version() -> int:
@@ -43,16 +41,6 @@ def root(
     """Compile declarative L2 warm plans into PyPTO prefetch code."""
     console.state["debug"] = debug
     return 0
-
-
-# The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,
-# so that the command line loads no output format it does not use) and `auto`.
-class Format(StrEnum):
-    auto = "auto"
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
 
 
 Paths = Annotated[
@@ -73,6 +61,9 @@ Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summa
 ShowAllowed = Annotated[
     bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
 ]
+FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
+UnsafeFixes = Annotated[bool, Option("--unsafe-fixes", help="--fix, --diff: the unsafe too.")]
+DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
 SourceRoot = Annotated[
     str | None,
     Option(
@@ -81,6 +72,16 @@ SourceRoot = Annotated[
         help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
     ),
 ]
+Sets = Annotated[
+    Sequence[str],
+    Option(
+        "--set",
+        metavar="NAME=VALUE",
+        help="Fix a param's value (repeatable); without it each is checked over its range.",
+    ),
+]
+
+Trace = Annotated[str | None, Option("--trace", metavar="SWIMLANE", help="Stage durations.")]
 
 
 @command()
@@ -93,12 +94,41 @@ def validate(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
+    sets: Sets = (),
+    fix: FixOpt = False,
+    unsafe_fixes: UnsafeFixes = False,
+    diff: DiffOpt = False,
+    trace: Trace = None,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
-    from plancc.api import validate_paths  # noqa: PLC0415 (cold start)
+    from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
 
-    report = validate_paths(paths, stdin_filename, source_root)
-    say_skipped(report.skipped)
+    if fix or diff:
+        from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
+
+        if trace is not None:  # a fix is made from the plan as written
+            raise UsageError("--trace: not with --fix or --diff")
+        overrides = parse_sets(sets)
+        run = fix_paths(
+            paths,
+            unsafe=unsafe_fixes,
+            dry=diff,
+            stdin=stdin_filename,
+            root=source_root,
+            overrides=overrides,
+        )
+        say_skipped(run.report.skipped)
+        if diff:  # the diff alone; exit 1 when it would change something
+            console.out(run.diff())
+            return 1 if run.changed else 0
+        said = run.said(unsafe=unsafe_fixes)  # what was fixed, before what remains
+        console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
+        report = run.report
+    else:
+        if unsafe_fixes:
+            raise UsageError("--unsafe-fixes: only with --fix or --diff")
+        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
+        say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 
@@ -123,9 +153,11 @@ def build(
     show_allowed: ShowAllowed = False,
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
+    sets: Sets = (),
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
 
     result = build_plans(
         paths,
@@ -134,6 +166,7 @@ def build(
         strict=strict,
         stdin_filename=stdin_filename,
         source_root=source_root,
+        overrides=parse_sets(sets),
     )
     say_skipped(result.report.skipped)
     if result.failed:
@@ -181,11 +214,14 @@ def report(
     measure: Annotated[
         str | None, Option("--measure", metavar="FILE", help="A `plancc measure` JSON result.")
     ] = None,
+    sets: Sets = (),
+    source_root: SourceRoot = None,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    done = write_report(plan, out, measure)
+    done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
     return done.exit_code
 
@@ -248,7 +284,7 @@ def rules() -> int:
     return 0
 
 
-class MeasureFormat(StrEnum):
+class ReportFormat(StrEnum):  # measure's and suggest's
     text = "text"
     json = "json"
     markdown = "markdown"
@@ -290,8 +326,8 @@ def measure(
         ),
     ] = (),
     fmt: Annotated[
-        MeasureFormat, Option("--format", "-f", help="Output format.")
-    ] = MeasureFormat.text,
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
     out: Annotated[
         str | None, Option("--out", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -310,6 +346,27 @@ def measure(
         raise UsageError(str(exc)) from None
     console.out(text)
     return code
+
+
+@command()
+def suggest(
+    plan: Annotated[str, Argument("PLAN", "A plan file.")],
+    *,
+    layer: Annotated[Sequence[str], Option("--layer", metavar="KIND", help="Only this kind.")] = (),
+    candidate: Annotated[
+        Sequence[str], Option("--candidate", metavar="KIND:ANCHOR:T1,T2", help="Also this warm.")
+    ] = (),
+    trace: Trace = None,
+    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per kind.")] = 10,
+    fmt: Annotated[
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
+    fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
+) -> int:
+    """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
+    from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
+
+    return Run(plan, [*layer], [*candidate], trace, top, fmt, fix)(console.out, console.err)
 
 
 @command()
@@ -358,43 +415,3 @@ def lsp(
 
     serve()
     return 0
-
-
-def _colour() -> bool:
-    """Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _decided(fmt: Format) -> Format:
-    """``auto``: GitHub annotations in GitHub Actions, text elsewhere."""
-    if fmt is not Format.auto:
-        return fmt
-    return Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
-
-
-def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
-    """The output format (``auto`` decided) and its options."""
-    from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
-
-    options = Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
-    return FORMATS[_decided(fmt).value], options
-
-
-def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
-    output, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
-    console.out(output.validate(report, options))
-
-
-def say_skipped(skipped: Sequence[Skipped]) -> None:
-    """Directory entries that could not be read, on stderr: the report is about the rest."""
-    for s in skipped:
-        console.err(f"plancc: skipped {s.label}: {s.reason}")
-
-
-def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
-    """A failed build says it wrote nothing and why: last in the text report, else (so as
-    not to spoil JSON or SARIF on stdout) on stderr."""
-    if _decided(fmt) is Format.text and not quiet:
-        console.out(f"plancc build: {refusal}\n")
-    else:
-        console.err(f"plancc build: {refusal}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +113,13 @@ def _name(entry: Entry) -> str:
     return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" else text
 
 
+def _key(text: str, indent: int) -> str:
+    """A key as written: at column 0 a plain `---` or `...` would mark a document."""
+    if not indent and text[:3] in ("---", "...") and text[3:4] in ("", " "):
+        return "'" + text.replace("'", "''") + "'"
+    return text
+
+
 class Layout:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -130,11 +137,14 @@ class Layout:
         self.parse()
         return self.scalar_spans
 
-    def run(self) -> str | None:
+    def run(self, edit: Callable[[Node], None] | None = None) -> str | None:
+        """The text laid out; ``edit`` changes the tree first (``plancc.fixes.apply``)."""
         root = self.parse()
         if root is None or root.kind != "map" or not root.entries:
             return None
         self.attach()
+        if edit is not None:
+            edit(root)
         first = min(self.entries, key=lambda e: (e.line, e.depth))
         if None in first.leading:  # comments set off from the first key: the file's header
             cut = len(first.leading) - first.leading[::-1].index(None)
@@ -285,7 +295,7 @@ class Layout:
             self.entry(e, indent, (*path, _name(e)), first=i == 0)
 
     def entry(self, e: Entry, indent: int, path: tuple[str, ...], *, first: bool) -> None:  # noqa: C901 (one entry's layout choices (flow, inline dash, comments, anchor), in the order they are made)
-        head = " " * indent + (f"{e.key.text}:" if e.key is not None else "-")
+        head = " " * indent + (f"{_key(e.key.text, indent)}:" if e.key is not None else "-")
         v = e.value
         flow = self.flow(v, path) if v.kind != "scalar" else None
         if flow is not None and len(head) + 1 + len(flow) > WIDTH:

@@ -38,6 +38,33 @@ class Dim:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A run-time parameter: its default, its range and the value this check takes."""
+
+    name: str
+    default: int
+    lo: int
+    hi: int
+    value: int
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """A tensor the model passes as every layer's copy stacked along the first dim."""
+
+    layers: int
+    layers_source: str  # Python source, with the plan's names
+    names: frozenset[str]  # dims and config keys ``layers_source`` uses
+    index: str  # the model code's layer-index scalar, as the plan names it
+    index_type: str = "int32"  # its scalar type: int32, int64 or index
+
+    @cached_property
+    def index_param(self) -> str:
+        """The generated function's parameter for the index (no leading underscores)."""
+        return self.index.lstrip("_")
+
+
+@dataclass(frozen=True)
 class FlatView:
     """A flat view: its entries as Python source, their values, and the names they use."""
 
@@ -46,6 +73,7 @@ class FlatView:
     names: frozenset[str]
     locate: Locate = field(compare=False, repr=False)
     declared: bool
+    params: frozenset[str] = frozenset()  # the params its entries depend on (PC020)
 
     @cached_property
     def pos(self) -> Pos:
@@ -73,6 +101,8 @@ class Tensor:
     shape: tuple[int | None, ...]  # None: a dynamic dim
     names: frozenset[str]  # dims and config keys the shape uses
     flat: FlatView | None  # None for a tensor with a dynamic dim
+    stacked: Stacked | None = None  # the shape is one layer's slab of a stack
+    params: frozenset[str] = frozenset()  # the params its shape depends on (PC020)
 
     @cached_property
     def static(self) -> bool:
@@ -107,6 +137,16 @@ class Stage:
     locate: Locate | None = field(default=None, compare=False, repr=False)
     # The indices of the stages it waits for, None without `deps` (it waits for the one before).
     deps: tuple[int, ...] | None = None
+    # The tensors it reads part of (`{tensor, share}`), with that share; others whole.
+    shares: tuple[tuple[str, Fraction], ...] = ()
+
+    def read_bytes(self, tensor: Tensor) -> int:
+        """The bytes it streams of ``tensor`` (a static tensor it reads): its share, rounded up."""
+        full = tensor.bytes or 0
+        for name, share in self.shares:
+            if name == tensor.name:
+                return -(-full * share.numerator // share.denominator)
+        return full
 
     @cached_property
     def pos(self) -> Pos | None:
@@ -141,7 +181,9 @@ class Warm:
     name: str
     name_hint: str
     layer: str
-    anchor: int | None  # index of the `after` stage; None when it names no stage (PC010)
+    # The index of the `after` stage, for a join the anchor stage that finishes last (of
+    # one step, the first listed); None when an anchor names no stage (PC010).
+    anchor: int | None
     entries: tuple[WarmEntry, ...]
     # The first and last step (``Layer.schedule.start``) during which it holds L2: from its
     # anchor's finish through the start of the last stage after it reading its tensors.
@@ -154,6 +196,14 @@ class Warm:
     # items its `tensors` list has there (some may not have resolved): what fixes edit.
     path: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
     listed: int = field(default=0, compare=False, repr=False)
+    # Every anchor stage's index, in the order `after` lists them: one, or a join's; empty
+    # when one names no stage.
+    anchors: tuple[int, ...] = ()
+
+    @property
+    def join(self) -> bool:
+        """Whether `after` lists several stages: the warm waits for all of them."""
+        return len(self.anchors) > 1
 
     @cached_property
     def name_pos(self) -> Pos:
@@ -222,6 +272,13 @@ class Plan:
     # The `config` file as read (its path from the working directory, the SHA-256 of its
     # bytes), for the manifest's source.config; None without a readable config.
     config_file: tuple[str, str] | None = None
+    params: tuple[Param, ...] = ()  # in plan order, each with the value this check takes
+
+    @cached_property
+    def at_values(self) -> str:
+        """The params this check takes away from their default, as a message says it:
+        ``BATCH=1, CTX=128``; empty at the defaults."""
+        return ", ".join(f"{p.name}={p.value}" for p in self.params if p.value != p.default)
 
     @cached_property
     def derived(self) -> dict[object, tuple[object, Any]]:

@@ -25,17 +25,25 @@ def readers(stages: Sequence[ir.Stage]) -> dict[str, list[int]]:
 
 
 def live_interval(
-    schedule: Schedule, anchor: int | None, held: Set[str], read_by: Mapping[str, list[int]]
+    schedule: Schedule, anchors: Sequence[int], held: Set[str], read_by: Mapping[str, list[int]]
 ) -> tuple[int, int]:
-    """The first and last step a warm holds L2: from its anchor's finish through the start
-    of the last stage that runs after the anchor and reads one of ``held`` (its static
-    tensors), else through the layer kind's last step. A warm without an anchor is alive
-    nowhere: ``(1, 0)``. ``read_by`` is ``readers(stages)``."""
-    if anchor is None:
+    """The first and last step a warm holds L2: from its anchors' latest finish through the
+    start of the last stage that runs after every anchor and reads one of ``held`` (its
+    static tensors), else through the layer kind's last step. A warm without an anchor is
+    alive nowhere: ``(1, 0)``. ``read_by`` is ``readers(stages)``."""
+    if not anchors:
         return (1, 0)
     start = schedule.start
-    later = [start[r] for t in held for r in read_by.get(t, ()) if schedule.runs_before(anchor, r)]
-    return (schedule.finish(anchor), max(later, default=schedule.steps - 1))
+    later = [
+        start[r]
+        for t in held
+        for r in read_by.get(t, ())
+        if all(schedule.runs_before(a, r) for a in anchors)
+    ]
+    return (
+        max(schedule.finish(a) for a in anchors),
+        max(later, default=schedule.steps - 1),
+    )
 
 
 def step_stage(layer: ir.Layer, step: int) -> int:

@@ -22,7 +22,10 @@ from typing import Any, NamedTuple
 NAME_PATTERN = "^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
 UNRESERVED_NAME_PATTERN = "^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
 TASK_PATTERN = "^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$"
-NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN})
+PRIVATE_NAME_PATTERN = "^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$"
+NAME_PATTERNS = frozenset(
+    {NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN, PRIVATE_NAME_PATTERN}
+)
 SIZE_PATTERN = "^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$"
 
 
@@ -37,21 +40,53 @@ def _budget(t: dict[str, Any]) -> Budget:
     return Budget(**d)
 
 
+class Param(NamedTuple):
+    default: int | str
+    range: list[int | str] | None = None
+
+
+def _param(t: dict[str, Any]) -> Param:
+    return Param(**t)
+
+
+class Stacked(NamedTuple):
+    layers: int | str
+    index: str  # type: ignore[assignment]
+    index_type: str = "int32"
+
+
+def _stacked(t: dict[str, Any]) -> Stacked:
+    return Stacked(**t)
+
+
 class Tensor(NamedTuple):
     shape: list[int | str]
     dtype: str
     flat: list[int | str] | None = None
+    stacked: Stacked | None = None
 
 
 def _tensor(t: dict[str, Any]) -> Tensor:
-    return Tensor(**t)
+    d = t
+    if (v := t.get("stacked")) is not None:
+        d = {**d, "stacked": _stacked(v)}
+    return Tensor(**d)
+
+
+class Read(NamedTuple):
+    tensor: str
+    share: int | float | str
+
+
+def _read(t: dict[str, Any]) -> Read:
+    return Read(**t)
 
 
 class Stage(NamedTuple):
     name: str
     task: str | None = None
     deps: list[str] | None = None
-    reads: Sequence[str] = ()
+    reads: Sequence[str | Read] = ()
     streams: int | str | None = None
     sdma: bool = False
     group: str | None = None
@@ -61,6 +96,8 @@ class Stage(NamedTuple):
 
 def _stage(t: dict[str, Any]) -> Stage:
     d = t
+    if (v := t.get("reads")) is not None:
+        d = {**d, "reads": [_read(x) if isinstance(x, dict) else x for x in v]}
     if (v := t.get("duration_us")) is not None:
         d = {**d, "duration_us": float(v)}
     return Stage(**d)
@@ -77,7 +114,7 @@ def _warm_tensor(t: dict[str, Any]) -> WarmTensor:
 
 class Warm(NamedTuple):
     name: str
-    after: str
+    after: str | list[str]
     tensors: list[str | WarmTensor]
     name_hint: str | None = None
     allow: list[str] | None = None
@@ -144,6 +181,7 @@ class Plan(NamedTuple):
     config: str | None = None
     source_root: str | None = None
     dims: Mapping[str, int | str] = MappingProxyType({})
+    params: Mapping[str, int | Param] = MappingProxyType({})
     forward: list[str | ForwardEntry] | ForwardFromConfig | None = None
     lint: Lint = Lint()
 
@@ -152,6 +190,8 @@ def _plan(t: dict[str, Any]) -> Plan:
     d = t
     if (v := t.get("budget")) is not None:
         d = {**d, "budget": _budget(v)}
+    if (v := t.get("params")) is not None:
+        d = {**d, "params": {k: _param(x) if isinstance(x, dict) else x for k, x in v.items()}}
     if (v := t.get("tensors")) is not None:
         d = {**d, "tensors": {k: _tensor(x) for k, x in v.items()}}
     if (v := t.get("layers")) is not None:
@@ -184,13 +224,16 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "config",
         "source_root",
         "dims",
+        "params",
         "tensors",
         "layers",
         "forward",
         "lint",
     ),
     ("budget",): ("l2_fraction",),
-    ("tensors", "*"): ("shape", "dtype", "flat"),
+    ("params", "*"): ("default", "range"),
+    ("tensors", "*"): ("shape", "dtype", "flat", "stacked"),
+    ("tensors", "*", "stacked"): ("layers", "index", "index_type"),
     ("layers", "*"): ("source", "source_params", "stages", "warms"),
     ("layers", "*", "stages", "#"): (
         "name",
@@ -203,6 +246,7 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "duration_us",
         "kernel",
     ),
+    ("layers", "*", "stages", "#", "reads", "#"): ("tensor", "share"),
     ("layers", "*", "warms", "#"): ("name", "name_hint", "after", "tensors", "allow", "reason"),
     ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat"),
     ("forward", "#"): ("layer", "repeat"),

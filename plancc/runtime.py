@@ -100,10 +100,12 @@ class Warm:
     name: str
     layer: str
     name_hint: str
-    after: str
-    task: str
+    after: str  # the anchor stage; for a join, the first (``anchors`` has every one)
+    task: str  # its TaskId variable (``tasks`` for a join's)
     bytes: int
     tensors: tuple[str, ...]
+    anchors: tuple[str, ...] = ()  # every anchor stage, in the plan's order
+    tasks: tuple[str, ...] = ()  # every anchor's TaskId variable, in the same order
 
 
 @dataclass(frozen=True)
@@ -202,10 +204,12 @@ def _parse(source: str, data: Any) -> Manifest:
             name=w["name"],
             layer=w["layer"],
             name_hint=w["name_hint"],
-            after=w["after"],
-            task=w["task"],
+            after=_listed(w["after"])[0],
+            task=_listed(w["task"])[0],
             bytes=w["bytes"],
             tensors=tuple(t["name"] for t in w["tensors"]),
+            anchors=_listed(w["after"]),
+            tasks=_listed(w["task"]),
         )
         for w in data["warms"]
     )
@@ -224,6 +228,11 @@ def _parse(source: str, data: Any) -> Manifest:
             "so it cannot run warms (PC031)"
         )
     return Manifest(source, data["model"], data["platform"], enable, warms, data)
+
+
+def _listed(value: str | list[str]) -> tuple[str, ...]:
+    """One anchor's value, or a join's list of them, as a tuple."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 @cache

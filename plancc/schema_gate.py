@@ -20,9 +20,11 @@ import re
 REGEX_PATTERNS = {
     '^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:after|pl|warm_ctx)\\Z)(?!.*_flat\\Z)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
+    '^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)\\Z)(?!.*_flat\\Z)_*[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^.+:[A-Za-z_][A-Za-z0-9_]*$': re.compile('^.+:[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^[A-Za-z_][A-Za-z0-9_]*$': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z'),
     '^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$': re.compile('^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*\\Z'),
+    '^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*$)[A-Za-z0-9_+*/%() \\t-]+$': re.compile('^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*\\Z)[A-Za-z0-9_+*/%() \\t-]+\\Z'),
     '^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$': re.compile('^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)\\Z)[A-Za-z][A-Za-z0-9_]{0,99}\\Z'),
     '^-?[0-9]{1,18}$': re.compile('^-?[0-9]{1,18}\\Z')
 }
@@ -160,6 +162,43 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
             if isinstance(data__model, str):
                 if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__model):
                     raise Invalid
+        if "params" in data_keys:
+            data_keys.remove("params")
+            data__params = data["params"]
+            if not isinstance(data__params, (dict)):
+                raise Invalid
+            data__params_is_dict = isinstance(data__params, dict)
+            if data__params_is_dict:
+                data__params_keys = set(data__params.keys())
+                for data__params_key in data__params_keys:
+                    if data__params_key not in []:
+                        data__params_value = data__params.get(data__params_key)
+                        data__params_value_any_of_count4 = 0
+                        if not data__params_value_any_of_count4:
+                            try:
+                                if not isinstance(data__params_value, (int)) or isinstance(data__params_value, bool):
+                                    raise Invalid
+                                data__params_value_any_of_count4 += 1
+                            except Invalid: pass
+                        if not data__params_value_any_of_count4:
+                            try:
+                                validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_param(data__params_value)
+                                data__params_value_any_of_count4 += 1
+                            except Invalid: pass
+                        if not data__params_value_any_of_count4:
+                            raise Invalid
+                data__params_len = len(data__params)
+                if data__params_len != 0:
+                    data__params_property_names = True
+                    for data__params_key in data__params:
+                        try:
+                            if isinstance(data__params_key, str):
+                                if not REGEX_PATTERNS['^(?!(?:after|pl|warm_ctx)$)(?!.*_flat$)(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__params_key):
+                                    raise Invalid
+                        except Invalid:
+                            data__params_property_names = False
+                    if not data__params_property_names:
+                        raise Invalid
         if "plancc" in data_keys:
             data_keys.remove("plancc")
             data__plancc = data["plancc"]
@@ -234,20 +273,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data
                 if data__flat_len < 1:
                     raise Invalid
                 for data__flat_x, data__flat_item in enumerate(data__flat):
-                    data__flat_item_any_of_count4 = 0
-                    if not data__flat_item_any_of_count4:
+                    data__flat_item_any_of_count5 = 0
+                    if not data__flat_item_any_of_count5:
                         try:
                             if not isinstance(data__flat_item, (int)) or isinstance(data__flat_item, bool):
                                 raise Invalid
-                            data__flat_item_any_of_count4 += 1
+                            data__flat_item_any_of_count5 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count4:
+                    if not data__flat_item_any_of_count5:
                         try:
                             if not isinstance(data__flat_item, (str)):
                                 raise Invalid
-                            data__flat_item_any_of_count4 += 1
+                            data__flat_item_any_of_count5 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count4:
+                    if not data__flat_item_any_of_count5:
                         raise Invalid
         if "shape" in data_keys:
             data_keys.remove("shape")
@@ -260,20 +299,129 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data
                 if data__shape_len < 1:
                     raise Invalid
                 for data__shape_x, data__shape_item in enumerate(data__shape):
-                    data__shape_item_any_of_count5 = 0
-                    if not data__shape_item_any_of_count5:
+                    data__shape_item_any_of_count6 = 0
+                    if not data__shape_item_any_of_count6:
                         try:
                             if not isinstance(data__shape_item, (int)) or isinstance(data__shape_item, bool):
                                 raise Invalid
-                            data__shape_item_any_of_count5 += 1
+                            data__shape_item_any_of_count6 += 1
                         except Invalid: pass
-                    if not data__shape_item_any_of_count5:
+                    if not data__shape_item_any_of_count6:
                         try:
                             if not isinstance(data__shape_item, (str)):
                                 raise Invalid
-                            data__shape_item_any_of_count5 += 1
+                            data__shape_item_any_of_count6 += 1
                         except Invalid: pass
-                    if not data__shape_item_any_of_count5:
+                    if not data__shape_item_any_of_count6:
+                        raise Invalid
+        if "stacked" in data_keys:
+            data_keys.remove("stacked")
+            data__stacked = data["stacked"]
+            validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stacked(data__stacked, custom_formats, (name_prefix or "data") + ".stacked")
+        if data_keys:
+            raise Invalid
+    return data
+
+def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stacked(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise Invalid
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['layers', 'index']) - data.keys()
+        if data__missing_keys:
+            raise Invalid
+        data_keys = set(data.keys())
+        if "index" in data_keys:
+            data_keys.remove("index")
+            data__index = data["index"]
+            if not isinstance(data__index, (str)):
+                raise Invalid
+            if isinstance(data__index, str):
+                if not REGEX_PATTERNS['^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__index):
+                    raise Invalid
+        if "index_type" in data_keys:
+            data_keys.remove("index_type")
+            data__indextype = data["index_type"]
+            if not isinstance(data__indextype, (str)):
+                raise Invalid
+            if not (isinstance(data__indextype, str) and data__indextype == 'int32' or isinstance(data__indextype, str) and data__indextype == 'int64' or isinstance(data__indextype, str) and data__indextype == 'index'):
+                raise Invalid
+        if "layers" in data_keys:
+            data_keys.remove("layers")
+            data__layers = data["layers"]
+            data__layers_any_of_count7 = 0
+            if not data__layers_any_of_count7:
+                try:
+                    if not isinstance(data__layers, (int)) or isinstance(data__layers, bool):
+                        raise Invalid
+                    data__layers_any_of_count7 += 1
+                except Invalid: pass
+            if not data__layers_any_of_count7:
+                try:
+                    if not isinstance(data__layers, (str)):
+                        raise Invalid
+                    data__layers_any_of_count7 += 1
+                except Invalid: pass
+            if not data__layers_any_of_count7:
+                raise Invalid
+        if data_keys:
+            raise Invalid
+    return data
+
+def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_param(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise Invalid
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['default']) - data.keys()
+        if data__missing_keys:
+            raise Invalid
+        data_keys = set(data.keys())
+        if "default" in data_keys:
+            data_keys.remove("default")
+            data__default = data["default"]
+            data__default_any_of_count8 = 0
+            if not data__default_any_of_count8:
+                try:
+                    if not isinstance(data__default, (int)) or isinstance(data__default, bool):
+                        raise Invalid
+                    data__default_any_of_count8 += 1
+                except Invalid: pass
+            if not data__default_any_of_count8:
+                try:
+                    if not isinstance(data__default, (str)):
+                        raise Invalid
+                    data__default_any_of_count8 += 1
+                except Invalid: pass
+            if not data__default_any_of_count8:
+                raise Invalid
+        if "range" in data_keys:
+            data_keys.remove("range")
+            data__range = data["range"]
+            if not isinstance(data__range, (list, tuple)):
+                raise Invalid
+            data__range_is_list = isinstance(data__range, (list, tuple))
+            if data__range_is_list:
+                data__range_len = len(data__range)
+                if data__range_len < 2:
+                    raise Invalid
+                if data__range_len > 2:
+                    raise Invalid
+                for data__range_x, data__range_item in enumerate(data__range):
+                    data__range_item_any_of_count9 = 0
+                    if not data__range_item_any_of_count9:
+                        try:
+                            if not isinstance(data__range_item, (int)) or isinstance(data__range_item, bool):
+                                raise Invalid
+                            data__range_item_any_of_count9 += 1
+                        except Invalid: pass
+                    if not data__range_item_any_of_count9:
+                        try:
+                            if not isinstance(data__range_item, (str)):
+                                raise Invalid
+                            data__range_item_any_of_count9 += 1
+                        except Invalid: pass
+                    if not data__range_item_any_of_count9:
                         raise Invalid
         if data_keys:
             raise Invalid
@@ -377,7 +525,28 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
         if "after" in data_keys:
             data_keys.remove("after")
             data__after = data["after"]
-            if not isinstance(data__after, (str)):
+            data__after_any_of_count10 = 0
+            if not data__after_any_of_count10:
+                try:
+                    if not isinstance(data__after, (str)):
+                        raise Invalid
+                    data__after_any_of_count10 += 1
+                except Invalid: pass
+            if not data__after_any_of_count10:
+                try:
+                    if not isinstance(data__after, (list, tuple)):
+                        raise Invalid
+                    data__after_is_list = isinstance(data__after, (list, tuple))
+                    if data__after_is_list:
+                        data__after_len = len(data__after)
+                        if data__after_len < 1:
+                            raise Invalid
+                        for data__after_x, data__after_item in enumerate(data__after):
+                            if not isinstance(data__after_item, (str)):
+                                raise Invalid
+                    data__after_any_of_count10 += 1
+                except Invalid: pass
+            if not data__after_any_of_count10:
                 raise Invalid
         if "allow" in data_keys:
             data_keys.remove("allow")
@@ -426,19 +595,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                 if data__tensors_len < 1:
                     raise Invalid
                 for data__tensors_x, data__tensors_item in enumerate(data__tensors):
-                    data__tensors_item_any_of_count6 = 0
-                    if not data__tensors_item_any_of_count6:
+                    data__tensors_item_any_of_count11 = 0
+                    if not data__tensors_item_any_of_count11:
                         try:
                             if not isinstance(data__tensors_item, (str)):
                                 raise Invalid
-                            data__tensors_item_any_of_count6 += 1
+                            data__tensors_item_any_of_count11 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count6:
+                    if not data__tensors_item_any_of_count11:
                         try:
                             validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(data__tensors_item)
-                            data__tensors_item_any_of_count6 += 1
+                            data__tensors_item_any_of_count11 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count6:
+                    if not data__tensors_item_any_of_count11:
                         raise Invalid
         if data_keys:
             raise Invalid
@@ -464,20 +633,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(
                 if data__flat_len < 1:
                     raise Invalid
                 for data__flat_x, data__flat_item in enumerate(data__flat):
-                    data__flat_item_any_of_count7 = 0
-                    if not data__flat_item_any_of_count7:
+                    data__flat_item_any_of_count12 = 0
+                    if not data__flat_item_any_of_count12:
                         try:
                             if not isinstance(data__flat_item, (int)) or isinstance(data__flat_item, bool):
                                 raise Invalid
-                            data__flat_item_any_of_count7 += 1
+                            data__flat_item_any_of_count12 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count7:
+                    if not data__flat_item_any_of_count12:
                         try:
                             if not isinstance(data__flat_item, (str)):
                                 raise Invalid
-                            data__flat_item_any_of_count7 += 1
+                            data__flat_item_any_of_count12 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count7:
+                    if not data__flat_item_any_of_count12:
                         raise Invalid
         if "tensor" in data_keys:
             data_keys.remove("tensor")
@@ -546,7 +715,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if data__reads_is_list:
                 data__reads_len = len(data__reads)
                 for data__reads_x, data__reads_item in enumerate(data__reads):
-                    if not isinstance(data__reads_item, (str)):
+                    data__reads_item_any_of_count13 = 0
+                    if not data__reads_item_any_of_count13:
+                        try:
+                            if not isinstance(data__reads_item, (str)):
+                                raise Invalid
+                            data__reads_item_any_of_count13 += 1
+                        except Invalid: pass
+                    if not data__reads_item_any_of_count13:
+                        try:
+                            validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data__reads_item)
+                            data__reads_item_any_of_count13 += 1
+                        except Invalid: pass
+                    if not data__reads_item_any_of_count13:
                         raise Invalid
         if "sdma" in data_keys:
             data_keys.remove("sdma")
@@ -556,26 +737,35 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
         if "streams" in data_keys:
             data_keys.remove("streams")
             data__streams = data["streams"]
-            data__streams_any_of_count8 = 0
-            if not data__streams_any_of_count8:
+            data__streams_any_of_count14 = 0
+            if not data__streams_any_of_count14:
                 try:
                     if not isinstance(data__streams, (int)) or isinstance(data__streams, bool):
                         raise Invalid
                     if isinstance(data__streams, (int, float)) and not isinstance(data__streams, bool):
                         if data__streams < 0:
                             raise Invalid
-                    data__streams_any_of_count8 += 1
+                    data__streams_any_of_count14 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count8:
+            if not data__streams_any_of_count14:
                 try:
                     if not isinstance(data__streams, (str)):
                         raise Invalid
                     if isinstance(data__streams, str):
                         if not REGEX_PATTERNS['^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$'].search(data__streams):
                             raise Invalid
-                    data__streams_any_of_count8 += 1
+                    data__streams_any_of_count14 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count8:
+            if not data__streams_any_of_count14:
+                try:
+                    if not isinstance(data__streams, (str)):
+                        raise Invalid
+                    if isinstance(data__streams, str):
+                        if not REGEX_PATTERNS['^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*$)[A-Za-z0-9_+*/%() \\t-]+$'].search(data__streams):
+                            raise Invalid
+                    data__streams_any_of_count14 += 1
+                except Invalid: pass
+            if not data__streams_any_of_count14:
                 raise Invalid
         if "task" in data_keys:
             data_keys.remove("task")
@@ -585,6 +775,48 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if isinstance(data__task, str):
                 if not REGEX_PATTERNS['^_*(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__task):
                     raise Invalid
+        if data_keys:
+            raise Invalid
+    return data
+
+def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise Invalid
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['tensor', 'share']) - data.keys()
+        if data__missing_keys:
+            raise Invalid
+        data_keys = set(data.keys())
+        if "share" in data_keys:
+            data_keys.remove("share")
+            data__share = data["share"]
+            data__share_any_of_count15 = 0
+            if not data__share_any_of_count15:
+                try:
+                    if not isinstance(data__share, (int)) or isinstance(data__share, bool):
+                        raise Invalid
+                    data__share_any_of_count15 += 1
+                except Invalid: pass
+            if not data__share_any_of_count15:
+                try:
+                    if not isinstance(data__share, (int, float)) or isinstance(data__share, bool) or not _finite(data__share):
+                        raise Invalid
+                    data__share_any_of_count15 += 1
+                except Invalid: pass
+            if not data__share_any_of_count15:
+                try:
+                    if not isinstance(data__share, (str)):
+                        raise Invalid
+                    data__share_any_of_count15 += 1
+                except Invalid: pass
+            if not data__share_any_of_count15:
+                raise Invalid
+        if "tensor" in data_keys:
+            data_keys.remove("tensor")
+            data__tensor = data["tensor"]
+            if not isinstance(data__tensor, (str)):
+                raise Invalid
         if data_keys:
             raise Invalid
     return data
@@ -631,20 +863,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardfrom
         if "layers" in data_keys:
             data_keys.remove("layers")
             data__layers = data["layers"]
-            data__layers_any_of_count9 = 0
-            if not data__layers_any_of_count9:
+            data__layers_any_of_count16 = 0
+            if not data__layers_any_of_count16:
                 try:
                     if not isinstance(data__layers, (int)) or isinstance(data__layers, bool):
                         raise Invalid
-                    data__layers_any_of_count9 += 1
+                    data__layers_any_of_count16 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count9:
+            if not data__layers_any_of_count16:
                 try:
                     if not isinstance(data__layers, (str)):
                         raise Invalid
-                    data__layers_any_of_count9 += 1
+                    data__layers_any_of_count16 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count9:
+            if not data__layers_any_of_count16:
                 raise Invalid
         if data_keys:
             raise Invalid
@@ -667,20 +899,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardentr
         if "repeat" in data_keys:
             data_keys.remove("repeat")
             data__repeat = data["repeat"]
-            data__repeat_any_of_count10 = 0
-            if not data__repeat_any_of_count10:
+            data__repeat_any_of_count17 = 0
+            if not data__repeat_any_of_count17:
                 try:
                     if not isinstance(data__repeat, (int)) or isinstance(data__repeat, bool):
                         raise Invalid
-                    data__repeat_any_of_count10 += 1
+                    data__repeat_any_of_count17 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count10:
+            if not data__repeat_any_of_count17:
                 try:
                     if not isinstance(data__repeat, (str)):
                         raise Invalid
-                    data__repeat_any_of_count10 += 1
+                    data__repeat_any_of_count17 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count10:
+            if not data__repeat_any_of_count17:
                 raise Invalid
         if data_keys:
             raise Invalid

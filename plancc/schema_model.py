@@ -31,9 +31,18 @@ _NOT_RESERVED = "(?!(?:" + "|".join(sorted(RESERVED)) + ")$)(?!.*" + RESERVED_SU
 UNRESERVED_NAME_PATTERN = NAME_PATTERN.replace("^", "^" + _NOT_RESERVED, 1)
 # A stage's task names a variable of the model code, which may be private (`_heads_tid`).
 TASK_PATTERN = NAME_PATTERN.replace("^", "^_*", 1)
+# A model-code variable the generated function takes as a parameter (a stack's index): it
+# may be private (`_layer_idx`); without its leading underscores it is an unreserved name.
+_NOT_PRIVATE_RESERVED = (
+    "(?!_*(?:" + "|".join(sorted(KEYWORDS | RESERVED)) + ")$)(?!.*" + RESERVED_SUFFIX + "$)"
+)
+PRIVATE_NAME_PATTERN = f"^{_NOT_PRIVATE_RESERVED}_*[A-Za-z][A-Za-z0-9_]{{0,{MAX_NAME - 1}}}$"
 SOURCE_PATTERN = r"^.+:[A-Za-z_][A-Za-z0-9_]*$"  # a layer kind's source: PATH:FUNCTION
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a source parameter's name
 SIZE_PATTERN = r"^\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$"
+# A `streams` dim expression: its characters only, and not a number and a word (a size
+# whose unit is misspelt, `12 parsecs`, stays a size error).
+STREAMS_EXPR_PATTERN = r"^(?!\s*[0-9.]+\s*[A-Za-z]+\s*$)[A-Za-z0-9_+*/%() \t-]+$"
 
 SCHEMA_ID = "https://plancc.dev/schemas/warm-plan.schema.json"
 
@@ -60,10 +69,43 @@ class Budget(_Strict):
     ] = 0.75
 
 
+class Stacked(_Strict):
+    layers: Annotated[DimExpr, Field(description="how many layers the stack holds")]
+    index: Annotated[
+        str,
+        Field(
+            description="the model code's layer-index scalar (may start with _)",
+            json_schema_extra={"pattern": PRIVATE_NAME_PATTERN},
+        ),
+    ]
+    index_type: Annotated[
+        str,
+        Field(
+            description="the index's scalar type in the model code (pl.INT32, …)",
+            json_schema_extra={"enum": ["int32", "int64", "index"]},
+        ),
+    ] = "int32"
+
+
 class Tensor(_Strict):
     shape: Annotated[list[DimExpr], Field(min_length=1)]
     dtype: Annotated[str, Field(json_schema_extra={"enum": list(DTYPES)})]
     flat: FlatView | SkipJsonSchema[None] = None
+    stacked: (
+        Annotated[
+            Stacked,
+            Field(description="every layer's copy in one tensor, stacked along the first dim"),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
+
+
+class Read(_Strict):
+    tensor: str
+    share: Annotated[
+        StrictInt | float | str,
+        Field(description="the part of the tensor the stage reads, in (0, 1]: 6/17, 0.5"),
+    ]
 
 
 class Stage(_Strict):
@@ -76,10 +118,17 @@ class Stage(_Strict):
         ]
         | SkipJsonSchema[None]
     ) = None
-    reads: list[str] = []
+    reads: list[str | Read] = []
     streams: (
         Annotated[StrictInt, Field(ge=0)]
         | Annotated[str, Field(pattern=SIZE_PATTERN)]
+        | Annotated[
+            str,
+            Field(
+                description="a dim expression in bytes",
+                json_schema_extra={"pattern": STREAMS_EXPR_PATTERN},
+            ),
+        ]
         | SkipJsonSchema[None]
     ) = None
     sdma: StrictBool = False
@@ -100,7 +149,10 @@ class Warm(_Strict):
 
     name: UnreservedName
     name_hint: Name | SkipJsonSchema[None] = None
-    after: str
+    after: Annotated[
+        str | Annotated[list[str], Field(min_length=1)],
+        Field(description="the anchor stage, or a list of stages (a join)"),
+    ]
     # minItems in the schema only: a warm whose every item was bad stays checkable.
     tensors: Annotated[list[str | WarmTensor], Field(json_schema_extra={"minItems": 1})]
     allow: list[str] | SkipJsonSchema[None] = None
@@ -141,6 +193,14 @@ class ForwardFromConfig(_Strict):
     layers: DimExpr | SkipJsonSchema[None] = None
 
 
+class Param(_Strict):
+    default: DimExpr
+    range: (
+        Annotated[list[DimExpr], Field(min_length=2, max_length=2, description="[LO, HI]")]
+        | SkipJsonSchema[None]
+    ) = None
+
+
 class Lint(_Strict):
     ignore: list[str] = []
 
@@ -166,6 +226,13 @@ class Plan(_Strict):
     dims: Annotated[
         dict[str, StrictInt | str],
         Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),
+    ] = {}
+    params: Annotated[
+        dict[str, StrictInt | Param],
+        Field(
+            description="run-time parameters: a default and a range [LO, HI]",
+            json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}},
+        ),
     ] = {}
     tensors: Annotated[
         dict[str, Tensor],

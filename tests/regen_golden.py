@@ -38,7 +38,9 @@ def main() -> int:
     os.chdir(ROOT)
     page = write_report(REPORTED, str(GOLDEN / "deepseek_v4_flash_report.html"), None)
     print(f"{page.path.relative_to(ROOT).as_posix()}: {page.status}")
-    return measure_golden()
+    from tests import regen_fixed
+
+    return regen_fixed.main() or measure_golden()
 
 
 def measure_golden() -> int:

@@ -96,7 +96,7 @@ def _convert(tp: Any, value: str, depth: int = 0) -> str | None:
             by_kind[kind] = f"[{inner} for {item} in {value}]"
         elif origin is dict and (inner := _convert(get_args(arm)[1], item, depth + 1)):
             by_kind[kind] = f"{{k: {inner} for k, {item} in {value}.items()}}"
-        elif arm is float:
+        elif arm is float and str not in _arms(tp):  # a number or a text: kept as written
             by_kind[kind] = f"float({value})"
     if not by_kind:
         return None
@@ -126,11 +126,15 @@ def _class(cls: type[BaseModel]) -> str:
     fields = cls.model_fields
     lines = ["", "", f"class {cls.__name__}(NamedTuple):"]
     # A named tuple lists its required fields first.
-    lines += [f"    {n}: {_py(f.annotation)}" for n, f in fields.items() if f.is_required()]
+    # A key named like a tuple method (`stacked.index`) shadows it, as the key means.
+    shadow = {n: "  # type: ignore[assignment]" if hasattr(tuple, n) else "" for n in fields}
+    lines += [
+        f"    {n}: {_py(f.annotation)}{shadow[n]}" for n, f in fields.items() if f.is_required()
+    ]
     for n, f in fields.items():
         if not f.is_required():
             tp, default = _default(cls, n)
-            lines.append(f"    {n}: {tp} = {default}")
+            lines.append(f"    {n}: {tp} = {default}{shadow[n]}")
     converted = [(n, _convert(f.annotation, "v")) for n, f in fields.items()]
     lines += ["", "", f"def {_builder(cls)}(t: dict[str, Any]) -> {cls.__name__}:"]
     if not any(c for _, c in converted):
@@ -192,7 +196,11 @@ def generate(plan: type[BaseModel] | None = None) -> str:
     parts.append(f"NAME_PATTERN = {schema_model.NAME_PATTERN!r}")
     parts.append(f"UNRESERVED_NAME_PATTERN = {schema_model.UNRESERVED_NAME_PATTERN!r}")
     parts.append(f"TASK_PATTERN = {schema_model.TASK_PATTERN!r}")
-    parts.append("NAME_PATTERNS = frozenset({NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN})")
+    parts.append(f"PRIVATE_NAME_PATTERN = {schema_model.PRIVATE_NAME_PATTERN!r}")
+    parts.append(
+        "NAME_PATTERNS = frozenset("
+        "{NAME_PATTERN, UNRESERVED_NAME_PATTERN, TASK_PATTERN, PRIVATE_NAME_PATTERN})"
+    )
     parts.append(f"SIZE_PATTERN = {schema_model.SIZE_PATTERN!r}")
     parts += [_class(cls) for cls in _models(plan, [])]
     parts += [

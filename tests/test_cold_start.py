@@ -104,6 +104,7 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
         "plancc.options",
         "plancc.usage",
         "plancc.commands",
+        "plancc.reporting",
         "plancc.cli",
         "plancc.console",
     }

@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from plancc import commands
+from plancc import reporting
 from plancc.api import Validation as Report
 from plancc.api import validate_paths
 from plancc.check import catalog as all_codes
@@ -264,9 +264,9 @@ def test_colour_on_a_real_terminal(plans: list[str], tmp_path: Path) -> None:
 def test_validate_and_build_decide_colour_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "")
     monkeypatch.setattr(sys, "stdout", _Terminal())
-    assert commands._colour()
+    assert reporting.colour()
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not commands._colour()
+    assert not reporting.colour()
 
 
 # -- json ------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,11 +25,11 @@ from pygls.workspace.position_codec import PositionCodec
 from plancc.load import Ends, Positions
 from plancc.lsp import actions, completion, hover, navigation, outline, transport
 from plancc.lsp import server as server_module
-from plancc.lsp.answer import Answer
 from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.server import analyse, create
 from plancc.lsp.state import PlanState
 from tests.bench_plans import spread
+from tests.test_source_cache import costly_layer
 
 DEMO = (Path(__file__).parent / "data" / "lsp" / "demo.yaml").resolve()
 FLASH = (Path(__file__).parents[1] / "plans" / "deepseek_v4_flash.yaml").resolve()
@@ -120,14 +119,6 @@ def server() -> Iterator[Server]:
     for stream in (s.proc.stdin, s.proc.stdout, s.proc.stderr):
         if stream is not None:
             stream.close()
-
-
-@pytest.fixture(autouse=True)
-def _unfrozen() -> Iterator[None]:
-    """A server in this process keeps what is alive from the collector (``gc.freeze``):
-    the tests after it get it back."""
-    yield
-    gc.unfreeze()
 
 
 # -- the wire -------------------------------------------------------------------------------
@@ -240,6 +231,53 @@ def test_a_request_right_after_open_waits_for_the_first_check(server: Server) ->
     assert server.proc.wait(HANG) == 0
 
 
+def _open(server: Server, path: Path) -> str:
+    uri = path.as_uri()
+    item = {"uri": uri, "languageId": "yaml", "version": 1, "text": path.read_text("utf-8")}
+    server.send(notify("textDocument/didOpen", {"textDocument": item}))
+    return uri
+
+
+def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) -> None:
+    """One plan whose model code takes seconds to read (its check stops the reading at
+    CHECK_SECONDS): another plan's diagnostics, and a hover on it, come while that check
+    runs; the costly plan then gets what its check found, with a PC208 notice at its
+    `source`. With one check thread, the other plan waited for the costly one."""
+    costly = _open(server, costly_layer(tmp_path / "costly"))
+    other = _open(server, DEMO)
+    lines = DEMO.read_text("utf-8").splitlines()
+    line = next(i for i, t in enumerate(lines) if t.startswith("tensors:")) + 1
+    hover = {"textDocument": {"uri": other}, "position": {"line": line, "character": 3}}
+    server.send(request(2, "textDocument/hover", hover))
+    events, published = [], {}
+    while costly not in published:
+        message = server.receive()
+        if message.get("id") == 2:
+            assert message["result"] is not None
+            events.append("hover")
+        elif message.get("method") == "textDocument/publishDiagnostics":
+            published[message["params"]["uri"]] = message["params"]["diagnostics"]
+            events.append("costly" if message["params"]["uri"] == costly else "other")
+    assert events in (["other", "hover", "costly"], ["hover", "other", "costly"])
+    notice = [(d["code"], d["range"]["start"]) for d in published[costly] if d["code"] == "PC208"]
+    assert notice == [("PC208", {"line": 20, "character": 12})]
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+def test_exit_ends_at_once_while_a_costly_check_runs(server: Server, tmp_path: Path) -> None:
+    """Python's own exit would wait for the check thread, here up to CHECK_SECONDS."""
+    _open(server, costly_layer(tmp_path / "costly"))
+    time.sleep(0.2)  # the check is reading the model code
+    server.send(request(99, "shutdown"))
+    assert server.answer(99)["result"] is None
+    sent = time.monotonic()
+    server.send(notify("exit"))
+    assert server.proc.wait(HANG) == 0
+    assert time.monotonic() - sent < server_module.CHECK_SECONDS / 2
+
+
 def _doc(name: str) -> dict[str, Any]:
     return {"textDocument": {"uri": (Path("/nonexistent") / name).as_uri()}}
 
@@ -301,7 +339,7 @@ def test_a_request_reads_the_plan_once(feature: str) -> None:
         assert state.index is not None  # built first: a request on a built index is counted
         before = sum(t.reads for t in tables)
         if feature == "symbols":
-            assert len(json.loads(outline.symbols(state).json)[-1]["children"]) == warms // 10
+            assert len(outline.symbols(state)[-1].children or ()) == warms // 10
         else:
             assert len(outline.inlay_hints(state, everything)) == warms
         reads.append(sum(t.reads for t in tables) - before)
@@ -314,11 +352,12 @@ def test_a_request_reads_the_plan_once(feature: str) -> None:
 class Wire:
     """The server's protocol in this process, its output parsed into messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, **initialize: Any) -> None:
         self.server = create()
         self.sent: list[dict[str, Any]] = []
         self.server.protocol.set_writer(self)
-        self.give({"id": 0, "method": "initialize", "params": {"capabilities": {}}})
+        params = {"capabilities": {}, **initialize}
+        self.give({"id": 0, "method": "initialize", "params": params})
 
     def write(self, data: bytes) -> None:
         self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
@@ -345,9 +384,10 @@ class Wire:
         self.give({"method": "textDocument/didChange", "params": changed})
 
     def hold_checks(self) -> threading.Event:
-        """The check thread held (behind a job of its own) until the event is set."""
+        """Every check thread held (behind a job of its own) until the event is set."""
         gate = threading.Event()
-        self.server.checker.submit(gate.wait, HANG)
+        for _ in range(server_module.CHECKERS):
+            self.server.checker.submit(gate.wait, HANG)
         return gate
 
     async def until(self, found: Any) -> dict[str, Any]:
@@ -398,14 +438,14 @@ def test_a_long_answer_pauses_while_a_check_runs() -> None:
         plan.as_uri(), 1, spread(100), {}, codec=PositionCodec(), docs_url="docs", pause=idle.wait
     )
     made: list[Any] = []
-    worker = threading.Thread(target=lambda: made.append(json.loads(outline.symbols(state).json)))
+    worker = threading.Thread(target=lambda: made.append(outline.symbols(state)))
     worker.start()
     worker.join(0.5)  # long enough to make the whole outline many times over
     assert worker.is_alive()
     assert made == []
     idle.set()  # the check ended
     worker.join(HANG)
-    assert len(made[0][-1]["children"]) == 10
+    assert len(made[0][-1].children) == 10
 
 
 @pytest.mark.asyncio
@@ -429,53 +469,74 @@ async def test_a_request_after_a_change_answers_from_its_text() -> None:
     assert dims["children"][0]["name"] == "added_dim"
 
 
-def test_an_answer_pauses_while_it_is_encoded() -> None:
-    """Encoding the outline of 100 warms while a check runs (the pause waits on the
-    server's idle event, cleared) stops before its first piece and goes on once the
-    check ends; the JSON is json.dumps's, byte for byte. One call of json.dumps would
-    hold the interpreter for the whole answer."""
-    state = analyse(
-        Path("/nonexistent/big.yaml").as_uri(),
-        1,
-        spread(100),
-        {},
-        codec=PositionCodec(),
-        docs_url="docs",
-    )
-    symbols = json.loads(outline.symbols(state).json)
-    idle = threading.Event()
-    made: list[Answer] = []
-    worker = threading.Thread(target=lambda: made.append(Answer(symbols, idle.wait)))
-    worker.start()
-    worker.join(0.5)  # long enough to encode the whole outline many times over
-    assert worker.is_alive()
-    assert made == []
-    idle.set()
-    worker.join(HANG)
-    assert made[0].json == json.dumps(symbols, separators=(",", ":"))
+# -- where the model code is ---------------------------------------------------------------
+
+LAYER = Path(__file__).parent / "data" / "source" / "warmcall"
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        [],
-        {},
-        7,
-        "x",
-        {"a": []},
-        [[1, [2, {"x": [3]}]]],
-        [{"k": i} for i in range(250)],
-        [1, {"x": [1, 2]}, "s"] * 70,
-        {"c": [{"d": [1] * 250}, {"e": None}] * 3},
-        {1: [1], None: [2.5, "é"], 2.5: {"x": [None]}},
-    ],
-)
-def test_an_answer_in_pieces_is_the_same_json(value: Any) -> None:
-    pieces: list[None] = []
-    encoded = Answer(value, lambda: pieces.append(None)).json
-    assert encoded == json.dumps(value, separators=(",", ":"))
-    if isinstance(value, list) and len(value) > 100:
-        assert len(pieces) >= 2  # a long list is never one piece
+def _elsewhere(tmp_path: Path) -> Path:
+    """The `warmcall` plan whose `source_root` names no directory: its checkout is elsewhere."""
+    plan = tmp_path / "plan" / "mlp.yaml"
+    plan.parent.mkdir()
+    text = (LAYER / "extract.yaml").read_text("utf-8")
+    plan.write_text(text.replace('source_root: "."', "source_root: nowhere"), "utf-8")
+    return plan
+
+
+def _codes(wire: Wire, uri: str, version: int | None = None) -> list[str]:
+    published = [
+        m["params"]
+        for m in wire.sent
+        if m.get("method") == "textDocument/publishDiagnostics"
+        and m["params"]["uri"] == uri
+        and (version is None or m["params"].get("version") == version)
+    ]
+    return [d["code"] for d in published[-1]["diagnostics"]]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("given", ["absolute", "relative to the workspace"])
+async def test_the_source_root_is_an_initialization_option(tmp_path: Path, given: str) -> None:
+    plan = _elsewhere(tmp_path)
+    root = str(LAYER) if given == "absolute" else os.path.relpath(LAYER, tmp_path)
+    wire = Wire(initializationOptions={"sourceRoot": root}, rootUri=tmp_path.as_uri())
+    uri = plan.as_uri()
+    await wire.open(uri, plan.read_text("utf-8"))
+    assert _codes(wire, uri) == ["PC107"]
+
+
+@pytest.mark.asyncio
+async def test_the_source_root_setting_checks_the_open_plans_again(tmp_path: Path) -> None:
+    """`plancc.sourceRoot` in the workspace settings (`workspace/didChangeConfiguration`):
+    each open plan is checked again from it; unset, from the plan's own `source_root`."""
+    plan = _elsewhere(tmp_path)
+    wire = Wire()
+    uri = plan.as_uri()
+    await wire.open(uri, plan.read_text("utf-8"))
+    assert _codes(wire, uri) == ["PC200", "PC107"]
+    for root, codes in ((str(LAYER), ["PC107"]), (None, ["PC200", "PC107"])):
+        count = len(wire.sent)
+        settings = {"settings": {"plancc": {"sourceRoot": root}}}
+        wire.give({"method": "workspace/didChangeConfiguration", "params": settings})
+        await wire.until(lambda m, n=count: m in wire.sent[n:] and "uri" in (m.get("params") or {}))
+        assert _codes(wire, uri) == codes
+
+
+@pytest.mark.asyncio
+async def test_the_source_root_setting_is_asked_of_a_client_that_can_say(tmp_path: Path) -> None:
+    """A client with `workspace.configuration` is asked for the `plancc` section once
+    initialized (Neovim and VS Code answer from their settings)."""
+    plan = _elsewhere(tmp_path)
+    wire = Wire(capabilities={"workspace": {"configuration": True}})
+    uri = plan.as_uri()
+    await wire.open(uri, plan.read_text("utf-8"))
+    wire.give({"method": "initialized", "params": {}})
+    asked = await wire.until(lambda m: m.get("method") == "workspace/configuration")
+    assert asked["params"] == {"items": [{"section": "plancc"}]}
+    count = len(wire.sent)
+    wire.give({"id": asked["id"], "result": [{"sourceRoot": str(LAYER)}]})
+    await wire.until(lambda m, n=count: m in wire.sent[n:] and "uri" in (m.get("params") or {}))
+    assert _codes(wire, uri) == ["PC107"]
 
 
 # -- the garbage collector -------------------------------------------------------------------
@@ -498,10 +559,10 @@ def _every_answer(state: PlanState) -> None:
 
 @pytest.mark.parametrize("name", ["flash", "spread", "demo"])
 def test_a_state_and_its_answers_hold_no_cycle(name: str) -> None:
-    """The server keeps its states out of the collector's walks (``gc.freeze``) and
-    leaves them to reference counting: a state, with everything each feature made
-    from it, must be freed without the collector. (The index once kept its walker,
-    which kept the index: every state of an editing session stayed in memory.)"""
+    """A state, with everything each feature made from it, is freed by reference counting
+    when replaced, not at the collector's next full walk. (The index once kept its
+    walker, which kept the index: every state of an editing session stayed in memory
+    until then.)"""
     path, text = {
         "flash": (FLASH, FLASH.read_text("utf-8")),
         "spread": (Path("/nonexistent/big.yaml"), spread(100)),
@@ -523,49 +584,6 @@ def test_a_state_and_its_answers_hold_no_cycle(name: str) -> None:
         gc.garbage.clear()
         gc.enable()
     assert left == []
-
-
-@pytest.mark.asyncio
-async def test_the_server_collects_what_a_cycle_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A published state is kept from the collector, and every COLLECT_EVERY-th
-    publication everything is collected first: a cycle a check left (a half-typed
-    text's parser holds one) is freed there, not kept for the session."""
-
-    class Cycle:
-        def __init__(self) -> None:
-            self.me = self
-
-    left: list[weakref.ref[Cycle]] = []
-    real = server_module.analyse
-
-    def leaking(*args: Any, **kwargs: Any) -> PlanState:
-        left.append(weakref.ref(Cycle()))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(server_module, "analyse", leaking)
-    monkeypatch.setattr(server_module, "COLLECT_EVERY", 3)
-    gc.disable()  # only the server's own collections: none may free a cycle by chance
-    try:
-        await _publish_four_times(left)
-    finally:
-        gc.enable()
-    alive = [ref() is not None for ref in left]
-    assert alive == [False, False, False, False]  # the fourth publication collected first
-
-
-async def _publish_four_times(left: list[weakref.ref[Any]]) -> None:
-    wire = Wire()
-    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
-    await wire.open(uri, text)
-    for version in range(1, 5):
-        if version > 1:
-            wire.change(uri, version, f"{text}# {version}\n")
-        await wire.until(lambda m, v=version: (m.get("params") or {}).get("version") == v)
-        alive = [ref() is not None for ref in left]
-        assert len(alive) == version
-        assert gc.get_freeze_count() > 0  # the published state is kept from the collector
-        if version == 3:  # the first publication collected; the next two kept theirs
-            assert alive == [False, True, True]
 
 
 @pytest.mark.asyncio
@@ -625,6 +643,21 @@ async def test_typing_starves_no_request(monkeypatch: pytest.MonkeyPatch) -> Non
     answers = [m for m in wire.sent if m.get("id") in (2, 3)]
     assert still_typing, "a request waited for the changes to end"
     assert [a["result"] is not None for a in answers] == [True, True]
+
+
+def test_a_request_gives_way_to_a_check_for_a_bounded_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check of another plan's costly model code runs for up to CHECK_SECONDS: a request
+    waits for it at most PAUSE_SECONDS, then shares the interpreter with it."""
+    monkeypatch.setattr(server_module, "PAUSE_SECONDS", 0.1)
+    server = create()
+    server.idle.clear()  # a check runs, and goes on
+    server.yields = 1
+    waited = threading.Thread(target=server.pause)
+    waited.start()
+    waited.join(5)
+    assert not waited.is_alive()
 
 
 def test_a_request_gives_way_to_one_check_only() -> None:

@@ -577,9 +577,17 @@ def _statements(seed: int, count: int) -> str:
         if kind < 0.3:
             shape = ", ".join(_expr(r) for _ in range(r.randint(1, 4)))
             params.append(f"    {t}: pl.Tensor[[{shape}], pl.BF16],")
-        elif kind < 0.6:
+        elif kind < 0.55:
             flat = ", ".join(_expr(r) for _ in range(r.randint(1, 3)))
             body.append(f"    {t}_flat = pl.reshape({t}, [{flat}])")
+        elif kind < 0.7:
+            shape = [_expr(r) for _ in range(r.randint(1, 3))]
+            first = f"({shape[0]})" if " " in shape[0] else shape[0]
+            offset = ", ".join([f"{_name(r)} * {first}", *("0" for _ in shape[1:])])
+            dims = ", ".join(shape)
+            body.append(
+                f"    {t}_slab: pl.Tensor[[{dims}], pl.BF16] = pl.slice({t}, [{dims}], [{offset}])"
+            )
         elif kind < 0.8:
             hint = render.py_str(_name(r))
             body.append(

@@ -875,3 +875,21 @@ def test_a_warms_first_consumer_is_the_one_that_starts_first(tmp_path: Path) -> 
     assert lf.timeline.lanes[1].deadline == at["proj_b"].x < at["proj_a"].x
     linear = context(result(DATA / "timed.yaml"), None)["layers"][0]
     assert linear.facts.warms[1].landing.first.name == "proj_a"
+
+
+def test_report_reads_the_model_code_from_source_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout elsewhere than the plan's `source_root` says: `--source-root`, as for
+    `validate`; without it, the page shows PC200 (the sources were not checked)."""
+    layer = Path(__file__).parent / "data" / "source" / "warmcall"
+    plan = tmp_path / "mlp.yaml"
+    text = (layer / "extract.yaml").read_text("utf-8")
+    plan.write_text(text.replace('source_root: "."', "source_root: nowhere"), "utf-8")
+    monkeypatch.chdir(tmp_path)
+    alone = invoke("report", "mlp.yaml", "-o", "alone.html")
+    assert alone.stdout == "mlp.yaml: 0 errors, 2 warnings -> written: alone.html\n"
+    assert "PC200" in (tmp_path / "alone.html").read_text("utf-8")
+    run = invoke("report", "mlp.yaml", "-o", "out.html", "--source-root", str(layer))
+    assert run.stdout == "mlp.yaml: 0 errors, 1 warning -> written: out.html\n"
+    assert "PC200" not in (tmp_path / "out.html").read_text("utf-8")

@@ -214,7 +214,7 @@ def test_a_long_bad_value_is_quoted_in_part(write_plan: Write) -> None:
         f"plancc: 1\nmodel: {long}\nplatform: {long}\n"
         f"tensors:\n  w: {{shape: [4], dtype: {long}}}\n  v: {{shape: [{long}], dtype: bf16}}\n"
         f"layers:\n  k:\n    {long}: 1\n    stages:\n"
-        f"      - {{name: s0, task: t0, streams: {long}}}\n"
+        f"      - {{name: s0, task: t0, streams: {long}.0}}\n"
         f"      - {{name: s1, reads: [w, {long}]}}\n"
         f"    warms:\n      - {{name: w1, after: {long}, tensors: [w]}}\n"
     )

@@ -711,3 +711,65 @@ def test_two_stages_naming_one_kernel(runs: Path) -> None:
         ("PC203", 19),
         ("PC204", 19),
     ]
+
+
+# ---------------------------------------------------------------------------
+# Entries that inline a layer (forward/): a test entry keeps the layer's warm, anchored
+# on the task its helper binds; a forward over stacked weights warms one slice per
+# layer, which no plan warm can declare (a notice); a task bound once per tile (PC209).
+
+
+def _skeleton(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> tuple[Path, str]:
+    work = tmp_path / "forward"
+    shutil.copytree(DATA / "forward", work)
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(app, ["extract", source])
+    assert result.exit_code == 0, result.output
+    plan = work / "plan.yaml"
+    plan.write_text(result.stdout, encoding="utf-8")
+    return plan, result.stderr
+
+
+def test_a_test_entry_keeps_the_warm_of_the_layer_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan, notices = _skeleton(tmp_path, monkeypatch, "block.py:block_test")
+    text = plan.read_text(encoding="utf-8")
+    assert "{name: norm, task: norm_tid, deps: [], reads: [x, w_norm], kernel: norm}" in text
+    assert "        after: norm\n        tensors: [w_down]\n" in text
+    assert (notices, _validate(plan)) == ("", [])
+
+
+def test_a_forward_over_stacked_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan, notices = _skeleton(tmp_path, monkeypatch, "block.py:forward")
+    assert notices == "notice PC208: block.py:25: warm 'prefetch_down' left out: it warms a slice\n"
+    found = _validate(plan)
+    assert [(d.code, d.line) for d in found] == [("PC208", 22)]  # at `source`
+    assert found[0].message == (
+        "block.py:25: warm 'prefetch_down' warms a slice of w_down (one layer's part of a "
+        "stacked tensor, say), which no plan warm can declare: not compared"
+    )
+
+
+def test_a_task_bound_once_per_tile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PC209: out_tid holds the last tile's task; extract leaves it out and says why."""
+    plan, notices = _skeleton(tmp_path, monkeypatch, "block.py:tiled")
+    assert notices == (
+        "notice PC208: block.py:73: task 'out_tid' left out: bound once per iteration of the "
+        "loop at block.py:72 (PC209)\n"
+    )
+    assert _validate(plan) == []
+    text = plan.read_text(encoding="utf-8")
+    plan.write_text(text.replace("{name: out_tile,", "{name: out_tile, task: out_tid,"), "utf-8")
+    (d,) = _validate(plan)
+    assert (d.code, d.line, d.col) == ("PC209", 22, 32)
+    assert d.message == (
+        "stage 'out_tile': task 'out_tid' is bound at block.py:73, inside the loop `for t in …` "
+        "(block.py:72): it holds the last iteration's task, so a warm anchored on it waits for "
+        "that iteration, not the stage"
+    )
+    assert d.hint == (
+        "join the loop: `tids[t] = …` into a task array (`tids = pl.array.create(N, "
+        "pl.TASK_ID)`) in the loop, then `out_tid = pl.system.task_dummy(deps=[tids])` after "
+        "it (block.py:72)"
+    )

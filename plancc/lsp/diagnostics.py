@@ -11,11 +11,9 @@ reason. The hint of a diagnostic travels as related information (and in
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pygls.uris import to_fs_path
 
 from plancc.lsp.adapter import Diagnostic, Document, Pos, Severity
 from plancc.lsp.index import Point, Span, Text
@@ -83,9 +81,3 @@ def _one(state: PlanState, d: Diagnostic, allowed: str | None) -> lsp.Diagnostic
         related_information=related or None,
         data={"hint": d.hint, "allowed": allowed is not None},
     )
-
-
-def path_of(uri: str) -> Path:
-    """The file system path of a ``file:`` URI (any other scheme: a name in the cwd)."""
-    fs = to_fs_path(uri)
-    return Path(fs) if fs else Path(os.getcwd()) / uri.rsplit("/", 1)[-1]

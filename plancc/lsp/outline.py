@@ -6,20 +6,17 @@ from __future__ import annotations
 from lsprotocol import types as lsp
 
 from plancc.lsp import adapter as pc
-from plancc.lsp.answer import Answer, to_json
 from plancc.lsp.index import Index, Span
 from plancc.lsp.state import PlanState
 
 _K = lsp.SymbolKind
 
 
-def symbols(state: PlanState) -> Answer:
-    """The outline, as JSON text made symbol by symbol: a plan of 1,000 warms has 5,000
-    symbols, and making each an lsprotocol object, then JSON, doubled the request's time;
-    making each a tree of dicts, then JSON, took a third longer than this."""
+def symbols(state: PlanState) -> list[lsp.DocumentSymbol]:
+    """The outline."""
     index = state.index
     if index is None or not isinstance(index.doc.data, dict):
-        return Answer.of_json("[]")
+        return []
     data = index.doc.data
     out = []
     for section, kind in (("dims", _K.Constant), ("tensors", _K.Variable)):
@@ -42,10 +39,10 @@ def symbols(state: PlanState) -> Answer:
     group = _symbol(state, index, "layers", _K.Namespace, ("layers",), children=kinds)
     if group is not None:
         out.append(group)
-    return Answer.of_json(f"[{','.join(out)}]")
+    return out
 
 
-Symbol = str  # an LSP DocumentSymbol as JSON text
+Symbol = lsp.DocumentSymbol
 
 
 def _layer(state: PlanState, index: Index, kind: str, layer: object) -> list[Symbol]:
@@ -79,10 +76,8 @@ def _symbol(
     if name_span is None or extent is None or not name:
         return None
     whole = Span(min(name_span.start, extent.start), max(name_span.end, extent.end))
-    inside = f',"children":[{",".join(children)}]' if children else ""
-    return (
-        f'{{"name":{to_json(name)},"kind":{kind.value},"range":{state.json_range(whole)},'
-        f'"selectionRange":{state.json_range(name_span)}{inside}}}'
+    return lsp.DocumentSymbol(
+        name, kind, state.range(whole), state.range(name_span), children=children or None
     )
 
 

@@ -15,11 +15,12 @@ takes a few milliseconds, less than a timer would wait. Changes that come
 during a check are checked together after it, the newest text: a result for a
 text already replaced is not published.
 
-Each published state is moved out of the garbage collector's view
-(``gc.freeze``): the states are freed by reference counting when replaced (no
-state holds a cycle; the tests hold them to it), and without this, at 1,000
-warms, every full collection walked them all, 45 ms that fell inside checks and
-answers alike.
+No document waits on another's model code: documents are checked in
+``CHECKERS`` threads (one document's checks one after another), the reading of
+a check's model code is stopped ``CHECK_SECONDS`` after the check starts (the
+check then publishes what it has, with a PC208 notice), a request gives way to
+a running check for at most ``PAUSE_SECONDS``, and `exit` ends the process
+without waiting for any thread.
 """
 
 from __future__ import annotations
@@ -43,25 +44,25 @@ from pygls.workspace.position_codec import PositionCodec
 
 from plancc import __version__
 from plancc.lsp import actions, completion, hover, navigation, outline, transport
-from plancc.lsp.adapter import check_text
-from plancc.lsp.answer import Answer, Protocol
-from plancc.lsp.diagnostics import default_docs_url, path_of, to_lsp
-from plancc.lsp.index import Text
-from plancc.lsp.state import PlanState
+from plancc.lsp.diagnostics import to_lsp
+from plancc.lsp.settings import SETTING, Settings, configured
+from plancc.lsp.state import PlanState, analyse, path_of
 
-COLLECT_EVERY = 64  # published states between two full collections (``_keep``)
+CHECKERS = 4  # documents checked at once
+CHECK_SECONDS = 2.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
+PAUSE_SECONDS = 0.5  # a request waits at most this long for a running check (10³ warms: 0.2)
 _PLAN_SUFFIXES = (".yaml", ".yml")
-Reply = Any  # an Answer, an empty list or None (pygls sends each as the result)
+Reply = Any  # what pygls sends as the result: JSON's values
 
 
 class PlanServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("plancc", __version__, protocol_cls=Protocol)
+        super().__init__("plancc", __version__)
         self.plans: dict[str, PlanState] = {}  # uri -> the latest checked state
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.dirty: set[str] = set()
-        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-check")
+        self.checker = ThreadPoolExecutor(CHECKERS, thread_name_prefix="plancc-check")
         # One thread for every request: each state's index is built once, by it.
         self.answerer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-answer")
         self.to_json = get_converter()  # the request thread's own: lsprotocol's hooks
@@ -72,10 +73,11 @@ class PlanServer(LanguageServer):
         self.checked = threading.Condition()  # notified whenever ``seen`` grows
         self.idle = threading.Event()  # set while no check runs
         self.idle.set()
+        self.running = 0  # checks running (``idle`` is set when none)
+        self.counting = threading.Lock()
         self.yields = 0  # the waits for a check the running request has left (``pause``)
         self.ended = False  # the client has gone: nothing waits for a check any more
-        self.kept = 0  # states published and kept from the garbage collector
-        self.docs_url = default_docs_url()
+        self.settings = Settings()
         self.shut_down = False  # a `shutdown` request came: `exit` (or the end of input) is 0
 
     async def answer(
@@ -95,12 +97,10 @@ class PlanServer(LanguageServer):
             state = current if ready else self._state_after(uri, target)
             self.yields = 1
             self.pause()
-            result = empty if state is None else fn(state, *args)
-            if result is None:
-                return None
-            if isinstance(result, Answer):  # made as JSON by the request
-                return result
-            return Answer(self.to_json.unstructure(result), self.pause)
+            # As JSON's values: pygls sends them as they are, and the event loop, which
+            # publishes the diagnostics, only encodes them (an outline of 10³ warms took
+            # the loop 250 ms to convert from lsprotocol's objects, 15 to encode).
+            return self.to_json.unstructure(empty if state is None else fn(state, *args))
 
         return await asyncio.get_running_loop().run_in_executor(self.answerer, answer)
 
@@ -108,11 +108,12 @@ class PlanServer(LanguageServer):
         """In the request thread, before a request and between the items of a long one:
         wait while a check runs, once per request. The check of a change that comes
         during a request goes first, so its diagnostic does not wait for the request
-        to end; a request is never held longer than one check, so changes in a row
+        to end; a request is never held longer than one check, nor than
+        ``PAUSE_SECONDS`` (a costly check of another document), so changes in a row
         (typing) do not starve it: after its one wait it shares the interpreter."""
         if self.yields and not self.idle.is_set() and not self.ended:
             self.yields -= 1
-            self.idle.wait()
+            self.idle.wait(PAUSE_SECONDS)
 
     def _state_after(self, uri: str, changes: int) -> PlanState | None:
         """In the request thread: the state of ``uri`` once its first ``changes`` changes
@@ -170,36 +171,44 @@ class PlanServer(LanguageServer):
                 self.text_document_publish_diagnostics(
                     lsp.PublishDiagnosticsParams(uri, diagnostics, version=state.version)
                 )
-                self._keep()
         finally:
             self.tasks.pop(uri, None)
-
-    def _keep(self) -> None:
-        """Keep what is alive now, the published state with it, out of the collector's
-        walks. The first time, and every ``COLLECT_EVERY``-th, everything is collected
-        first: what a cycle holds (a half-typed text's parser, a schema error's tree) is
-        not kept for long. (Counting what is kept walks all of it: 5 ms a time.)"""
-        if self.kept % COLLECT_EVERY == 0:
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
-        self.kept += 1
 
     def _analyse(
         self, uri: str, version: int | None, source: str, unsaved: dict[Path, str]
     ) -> tuple[PlanState, list[lsp.Diagnostic]] | str:
         """The state of one text and its diagnostics, or the report of an internal error
         (logged by the loop)."""
-        self.idle.clear()
+        with self.counting:
+            self.running += 1
+            self.idle.clear()
         try:
-            codec = self.workspace.position_codec
-            docs, pause = self.docs_url, self.pause
-            state = analyse(uri, version, source, unsaved, codec=codec, docs_url=docs, pause=pause)
+            state = analyse(
+                uri,
+                version,
+                source,
+                unsaved,
+                codec=self.workspace.position_codec,
+                docs_url=self.settings.docs_url,
+                pause=self.pause,
+                source_root=self.settings.source_root,
+                seconds=CHECK_SECONDS,
+            )
             return state, to_lsp(state)
         except Exception:  # a bug, never the plan's fault: say so, keep serving
             return f"plancc: internal error\n{traceback.format_exc()}"
         finally:
-            self.idle.set()
+            with self.counting:
+                self.running -= 1
+                if not self.running:
+                    self.idle.set()
+
+    def set_source_root(self, where: str, value: object) -> None:
+        """Every open plan is checked again when the root it means changed."""
+        if self.settings.give(where, value):
+            for uri in list(self.workspace.text_documents):
+                if is_plan(uri):
+                    self.schedule(uri)
 
     def _unsaved(self) -> dict[Path, str]:
         """The text of every open non-plan buffer (a config being edited), by real path."""
@@ -217,27 +226,18 @@ class PlanServer(LanguageServer):
             if changed is not None and navigation.config_path(state) == changed:
                 self.schedule(plan_uri)
 
+    def ask_settings(self) -> None:
+        """Ask a client that can say for the workspace setting `plancc.sourceRoot`."""
+        caps = self.client_capabilities.workspace
+        if caps is None or not caps.configuration:
+            return
+        item = lsp.ConfigurationItem(section="plancc")
+        asked = self.workspace_configuration(lsp.ConfigurationParams([item]))
+        # On the event loop, which reads the answer.
+        asked.add_done_callback(lambda answer: self.set_source_root(SETTING, configured(answer)))
+
     def log(self, kind: lsp.MessageType, message: str) -> None:
         self.window_log_message(lsp.LogMessageParams(kind, message))
-
-    def state(self, uri: str) -> PlanState | None:
-        return self.plans.get(uri)
-
-
-def analyse(
-    uri: str,
-    version: int | None,
-    source: str,
-    unsaved: dict[Path, str],
-    *,
-    codec: PositionCodec,
-    docs_url: str,
-    pause: Callable[[], object] = lambda: None,
-) -> PlanState:
-    """Check one buffer's text: what every feature reads (``pause``: PlanState's)."""
-    path = path_of(uri)
-    result = check_text(path, source, unsaved)
-    return PlanState(uri, path, version, Text(source), result, codec, docs_url, pause)
 
 
 def is_plan(uri: str) -> bool:
@@ -254,9 +254,7 @@ def create() -> PlanServer:
 def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's document handlers, each a short function registered here)
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
-        options = params.initialization_options
-        if isinstance(options, dict) and isinstance(options.get("docsUrl"), str):
-            ls.docs_url = options["docsUrl"]
+        ls.settings.initialize(params)
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: PlanServer, params: lsp.InitializedParams) -> None:
@@ -267,6 +265,15 @@ def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's d
             options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[watch])
             reg = lsp.Registration("plancc-config", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, options)
             ls.client_register_capability(lsp.RegistrationParams([reg]))
+        ls.ask_settings()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def configuration(ls: PlanServer, params: lsp.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get("plancc"), dict):
+            ls.set_source_root(SETTING, settings["plancc"].get("sourceRoot"))
+        else:  # the client sent none with it (VS Code sends null): ask for them
+            ls.ask_settings()
 
     def changed(ls: PlanServer, uri: str) -> None:
         if is_plan(uri):
@@ -380,8 +387,9 @@ def _complete(
 
 
 def serve() -> None:
-    """Speak LSP over stdin/stdout until the client says `exit` or its input ends; end with
-    status 1 (SystemExit) when it did not say `shutdown` first, as the protocol asks.
+    """Speak LSP over stdin/stdout until the client says `exit` or its input ends, then end
+    the process at once, with status 1 when it did not say `shutdown` first, as the
+    protocol asks.
 
     The protocol gets its own copies of the two descriptors, and ``sys.stdout``
     becomes stderr while serving: a stray print cannot corrupt a message, and
@@ -391,9 +399,11 @@ def serve() -> None:
     writer = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout.flush()
     sys.stdout = sys.stderr
-    # A thread waiting for the interpreter (the loop with a change to read, the check)
-    # gets it within a millisecond of a request's thread, not the default five.
-    sys.setswitchinterval(0.001)
+    # A full collection walks every object alive (the open plans' states, the model code's
+    # kept readings): Python's default starts one after nearly every check of a large plan
+    # (+60 ms at 10³ warms); one in ten times as many young collections still frees the
+    # cycles a check leaves, soon.
+    gc.set_threshold(700, 10, 100)
     server = create()
     try:
         code = transport.run(server, reader, writer, shut_down=lambda: server.shut_down)
@@ -401,5 +411,8 @@ def serve() -> None:
         server.release()
     if code is None:  # the input ended: as `exit`
         code = 0 if server.shut_down else 1
-    if code:
-        raise SystemExit(code)
+    # Not through the interpreter's exit, which joins every worker thread: a check still
+    # running (a costly model code's, for up to CHECK_SECONDS) would hold the process.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,17 +1,20 @@
-"""One open plan as the server knows it: its text, the front end's result on that text,
-the index of its names, and conversions between code points and the client's units."""
+"""One open plan as the server knows it: its text, the front end's result on that text
+(``analyse``), the index of its names, and conversions between code points and the
+client's units."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from plancc.lsp.adapter import PlanResult
+from plancc.lsp.adapter import PlanResult, check_text
 from plancc.lsp.index import Index, Point, Span, Text
 
 
@@ -43,13 +46,6 @@ class PlanState:
             lsp.Position(*self._units(span.start)), lsp.Position(*self._units(span.end))
         )
 
-    def json_range(self, span: Span) -> str:
-        """``range`` as JSON text (for an answer made as JSON: the outline)."""
-        (l0, c0), (l1, c1) = self._units(span.start), self._units(span.end)
-        return (
-            f'{{"start":{{"line":{l0},"character":{c0}}},"end":{{"line":{l1},"character":{c1}}}}}'
-        )
-
     def _units(self, p: Point) -> Point:
         """A point in the client's units: pygls's codec counts character by character,
         an ASCII line (nearly every line of a plan) is its own count."""
@@ -67,3 +63,29 @@ class PlanState:
 
     def span(self, rng: lsp.Range) -> Span:
         return Span(self.point(rng.start), self.point(rng.end))
+
+
+def analyse(
+    uri: str,
+    version: int | None,
+    source: str,
+    unsaved: dict[Path, str],
+    *,
+    codec: PositionCodec,
+    docs_url: str,
+    pause: Callable[[], object] = lambda: None,
+    source_root: str | None = None,
+    seconds: float | None = None,
+) -> PlanState:
+    """Check one buffer's text: what every feature reads (``pause``: PlanState's;
+    ``source_root`` as `--source-root`; ``seconds``: the bound of its model code's
+    reading)."""
+    path = path_of(uri)
+    result = check_text(path, source, unsaved, source_root=source_root, seconds=seconds)
+    return PlanState(uri, path, version, Text(source), result, codec, docs_url, pause)
+
+
+def path_of(uri: str) -> Path:
+    """The file system path of a ``file:`` URI (any other scheme: a name in the cwd)."""
+    fs = to_fs_path(uri)
+    return Path(fs) if fs else Path(os.getcwd()) / uri.rsplit("/", 1)[-1]

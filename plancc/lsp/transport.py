@@ -56,9 +56,10 @@ def run(
 ) -> int | None:
     """Serve until `exit` (its status) or the end of input (None)."""
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_answered)
-    server.protocol.set_writer(_Writer(writer))
+    output = _Writer(writer)
+    server.protocol.set_writer(output)
     reading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-read")
-    wire = _Wire(server, reader, reading, shut_down)
+    wire = _Wire(server, reader, output, reading, shut_down)
     try:
         asyncio.run(wire.serve())
     except SystemExit as exc:  # pygls's `exit`
@@ -97,12 +98,14 @@ class _Wire:
         self,
         server: LanguageServer,
         reader: BinaryIO,
+        writer: _Writer,
         reading: ThreadPoolExecutor,
         shut_down: Callable[[], bool],
     ) -> None:
         self.server = server
         self.protocol = server.protocol
         self.reader = reader
+        self.writer = writer
         self.reading = reading
         self.shut_down = shut_down
 
@@ -187,11 +190,13 @@ class _Wire:
             logger.exception("Unable to handle message")
 
     def _reply(self, msg_id: Any, code: int, message: str) -> None:
-        """An error response (pygls would leave out a null id: the protocol wants it)."""
+        """An error response, written here: pygls would leave out a null id, which the
+        protocol wants."""
         if not isinstance(msg_id, (int, str)):
             msg_id = None
         error = {"code": code, "message": message}
-        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()  # ASCII
+        self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
 
 
 def _answered(record: logging.LogRecord) -> bool:

@@ -78,11 +78,14 @@ def _flat(node: _Node) -> str:
     return node.head + node.open + ", ".join(_flat(i) for i in node.items) + node.close
 
 
-def _lay(node: _Node, indent: int, prefix: str = "", suffix: str = "") -> list[str]:
-    """The lines of ``node`` at ``indent``: ``prefix`` before it, ``suffix`` after it."""
+def _lay(
+    node: _Node, indent: int, prefix: str = "", suffix: str = "", *, force: bool = False
+) -> list[str]:
+    """The lines of ``node`` at ``indent``: ``prefix`` before it, ``suffix`` after it.
+    ``force``: break its brackets even when it fits."""
     pad = " " * indent
     line = pad + prefix + _flat(node) + suffix
-    if len(line) <= LINE_LENGTH or isinstance(node, _Atom):
+    if (len(line) <= LINE_LENGTH and not force) or isinstance(node, _Atom):
         return [line]
     if isinstance(node, _Keyword):
         return _lay(node.value, indent, f"{prefix}{node.name}=", suffix)
@@ -180,17 +183,14 @@ class _Parser:
 
 
 _STATEMENT = re.compile(r"(?P<indent> *)(?P<lead>with |[A-Za-z_][A-Za-z0-9_]* ?[=:] )?")
+# An annotated assignment, `slab: pl.Tensor[[R, C], pl.BF16] = pl.slice(...)`.
+_ANNOTATED = re.compile(
+    r"(?P<indent> *)(?P<name>[A-Za-z_][A-Za-z0-9_]*): (?P<ann>.+?) = (?P<value>.+)"
+)
 
 
-def _fit(line: str) -> list[str]:
-    if len(line) <= LINE_LENGTH:
-        return [line]
-    m = _STATEMENT.match(line)
-    assert m is not None
-    indent, lead = len(m.group("indent")), m.group("lead") or ""
-    rest = line[m.end() :]
-    suffix = rest[-1] if rest.endswith((":", ",")) else ""
-    source = rest[: len(rest) - len(suffix)]
+def _parse(source: str) -> _Node | None:
+    """The expression ``source`` is, or None when it is not one of the template's forms."""
     try:
         tokens = [
             t
@@ -198,15 +198,48 @@ def _fit(line: str) -> list[str]:
             if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER)
         ]
     except (tokenize.TokenError, SyntaxError):
-        return [line]
+        return None
     parser = _Parser(tokens)
     try:
         node = parser.expr()
     except _Unsupported:
-        return [line]
+        return None
     if parser.pos != len(tokens) or _flat(node) != source:
+        return None
+    return node
+
+
+def _fit(line: str) -> list[str]:
+    if len(line) <= LINE_LENGTH:
         return [line]
-    return _lay(node, indent, lead, suffix)
+    annotated = _ANNOTATED.fullmatch(line)
+    if annotated is not None:
+        return _fit_annotated(annotated) or [line]
+    m = _STATEMENT.match(line)
+    assert m is not None
+    indent, lead = len(m.group("indent")), m.group("lead") or ""
+    rest = line[m.end() :]
+    suffix = rest[-1] if rest.endswith((":", ",")) else ""
+    node = _parse(rest[: len(rest) - len(suffix)])
+    return [line] if node is None else _lay(node, indent, lead, suffix)
+
+
+def _fit_annotated(m: re.Match[str]) -> list[str] | None:
+    """As ruff: the value's brackets break first; when the line that opens them is still
+    too long, the value goes in parentheses of its own; when even that line is too long,
+    the annotation's brackets break, and the value follows the one that closes them."""
+    ann, value = _parse(m.group("ann")), _parse(m.group("value"))
+    if ann is None or value is None:
+        return None
+    pad, name = m.group("indent"), m.group("name")
+    indent, target = len(pad), f"{name}: {_flat(ann)} = "
+    lines = _lay(value, indent, target)
+    if len(lines[0]) <= LINE_LENGTH:
+        return lines
+    if len(pad + target + "(") <= LINE_LENGTH:
+        return [pad + target + "(", *_lay(value, indent + _INDENT), pad + ")"]
+    head = _lay(ann, indent, f"{name}: ", force=True)
+    return [*head[:-1], *_lay(value, indent, head[-1].lstrip() + " = ")]
 
 
 def _prose_lines(text: str) -> set[int]:

@@ -49,20 +49,10 @@ def manifest(
                 "name": w.name,
                 "layer": w.layer,
                 "name_hint": w.name_hint,
-                "after": anchor_of(plan, w).name,
-                "task": anchor_of(plan, w).task,
+                **_anchors(plan, w),
                 "bytes": w.bytes,
                 "consumers": _consumers(plan, w),
-                "tensors": [
-                    {
-                        "name": e.tensor.name,
-                        "dtype": e.tensor.dtype.name,
-                        "shape": list(e.tensor.shape),
-                        "flat": list(e.flat.values) if e.flat else [],
-                        "bytes": e.tensor.bytes,
-                    }
-                    for e in w.entries
-                ],
+                "tensors": [_tensor(e) for e in w.entries],
             }
             for w in plan.warms
         ],
@@ -77,15 +67,45 @@ def manifest(
     return out
 
 
+def _anchors(plan: ir.Plan, warm: ir.Warm) -> dict[str, Any]:
+    """`after` and `task`: the anchor stage and its TaskId variable; for a join, lists of
+    every anchor's, in `after`'s order."""
+    if not warm.join:
+        anchor = anchor_of(plan, warm)
+        return {"after": anchor.name, "task": anchor.task}
+    stages = [plan.layers[warm.layer].stages[a] for a in warm.anchors]
+    return {"after": [s.name for s in stages], "task": [s.task for s in stages]}
+
+
+def _tensor(entry: ir.WarmEntry) -> dict[str, Any]:
+    """A warmed tensor: for a stacked one, ``shape`` is one layer's slab and ``stacked``
+    says how many layers the stack holds and which index variable picks the slab."""
+    t = entry.tensor
+    out: dict[str, Any] = {
+        "name": t.name,
+        "dtype": t.dtype.name,
+        "shape": list(t.shape),
+        "flat": list(entry.flat.values) if entry.flat else [],
+        "bytes": t.bytes,
+    }
+    if t.stacked is not None:
+        s = t.stacked
+        out["stacked"] = {"layers": s.layers, "index": s.index, "index_type": s.index_type}
+    return out
+
+
 def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
-    """The stages that run after the anchor (a `deps` path) and read a warmed tensor, in
-    schedule order (start step, then list order), with their swimlane kernel (null when the
-    plan names none): `plancc measure` checks that the warm landed before the first one
-    started, so the first must be the one that starts earliest."""
+    """The stages that run after the anchor (after every anchor of a join: a `deps` path)
+    and read a warmed tensor, in schedule order (start step, then list order), with their
+    swimlane kernel (null when the plan names none): `plancc measure` checks that the warm
+    landed before the first one started, so the first must be the one that starts
+    earliest."""
     held = {e.tensor.name for e in warm.entries}
     layer = plan.layers[warm.layer]
-    sched, anchor = layer.schedule, anchor_of(plan, warm).index
-    stages = [layer.stages[i] for i in sched.order() if sched.runs_before(anchor, i)]
+    sched = layer.schedule
+    stages = [
+        layer.stages[i] for i in sched.order() if all(sched.runs_before(a, i) for a in warm.anchors)
+    ]
     return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
 
 

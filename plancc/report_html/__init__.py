@@ -12,12 +12,14 @@ diagnostic is listed. See docs/report.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from plancc import __version__, inputs, ir, write
-from plancc.api import PlanResult, UsageError, diagnose_plan
+from plancc.api import PlanResult, UsageError, diagnose_plan, unknown_sets
 from plancc.codes import Severity
 from plancc.metrics import forward_numbers, l2_numbers, warm_bytes
 from plancc.outputs import report_file
@@ -55,9 +57,17 @@ class Written:
         return 1 if self.errors else 0
 
 
-def report(plan: str, out: str | None, measure: str | None) -> Written:
+def report(
+    plan: str,
+    out: str | None,
+    measure: str | None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
+    source_root: str | None = None,
+) -> Written:
     """Check ``plan``, render its page and write it to ``out`` (default
-    ``build/<model>_report.html``). Usage and I/O problems raise UsageError."""
+    ``build/<model>_report.html``); ``overrides``: `--set`, the params' values fixed;
+    ``source_root``: `--source-root`, where its model code is. Usage and I/O problems
+    raise UsageError."""
     if Path(plan).is_dir():
         raise UsageError(f"{plan}: report takes one plan file, not a directory")
     try:
@@ -65,7 +75,8 @@ def report(plan: str, out: str | None, measure: str | None) -> Written:
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     source, raw = found[0]
-    result = diagnose_plan(source, raw)
+    result = diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
+    unknown_sets([result], overrides)
     measured = for_plan(read_measure(measure), result) if measure is not None else None
     if out is None:
         target = Path(DEFAULT_DIR) / report_file(_model(result))

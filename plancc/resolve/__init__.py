@@ -10,6 +10,7 @@ warms), ``namespace`` and ``forward``, run in that order by ``resolve``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -21,7 +22,7 @@ from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
 from plancc.resolve.forward import MAX_FORWARD_LAYERS, resolve_forward
 from plancc.resolve.layers import parse_size, resolve_layer
-from plancc.resolve.namespace import check_namespace
+from plancc.resolve.namespace import check_function_names, check_namespace
 from plancc.resolve.tensors import resolve_tensors
 from plancc.validate import Validated
 
@@ -29,12 +30,18 @@ __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]
 
 
 def resolve(
-    v: Validated, read_file: FileReader = read_config_file
+    v: Validated,
+    read_file: FileReader = read_config_file,
+    *,
+    point: str = "default",
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> tuple[ir.Plan | None, list[Diagnostic]]:
-    """``read_file`` reads the `config` file (the language server's sees unsaved buffers)."""
+    """``read_file`` reads the `config` file (the language server's sees unsaved buffers).
+    ``point``: the value every param takes (its "default", or its range's "lo" or "hi"
+    end), but those ``overrides`` fixes (`--set NAME=VALUE`)."""
     if v.plan is None:
         return None, []
-    ctx = Context(v, v.plan, read_file)
+    ctx = Context(v, v.plan, read_file, point=point, overrides=overrides)
     return _run(ctx), ctx.diagnostics
 
 
@@ -47,6 +54,7 @@ def _run(ctx: Context) -> ir.Plan:
     tensors = resolve_tensors(ctx)
     layers = {kind: resolve_layer(ctx, kind, layer, tensors) for kind, layer in p.layers.items()}
     check_namespace(ctx, tensors, layers)
+    check_function_names(ctx, layers)
     forward = resolve_forward(ctx, layers)
     ignore: dict[str, Pos] = {}  # codes compare case-insensitively
     lint: list[ir.Silence] = []
@@ -72,6 +80,7 @@ def _run(ctx: Context) -> ir.Plan:
         silences=(*ctx.silences, *lint),
         declared_warms=_declared_warms(ctx),
         config_file=ctx.config_file,
+        params=tuple(sorted(ctx.params, key=lambda p: ctx.plan_order[p.name])),
     )
 
 

@@ -8,7 +8,7 @@ namespace) are functions of a context.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -37,7 +37,14 @@ class Context:
     plan: model.Plan
     read_file: FileReader = read_config_file  # how the config file is read
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    dim_values: dict[str, int | None] = field(default_factory=dict)
+    # Which value each param takes in this check: "default", "lo" or "hi", unless
+    # ``overrides`` (`--set NAME=VALUE`) fixes it.
+    point: str = "default"
+    overrides: Mapping[str, int] = field(default_factory=dict)
+    dim_values: dict[str, int | None] = field(default_factory=dict)  # dims' and params'
+    # The params each dim and param depends on (a param on itself): PC020's "uses a param".
+    param_deps: dict[str, frozenset[str]] = field(default_factory=dict)
+    params: list[ir.Param] = field(default_factory=list)
     config: dict[str, Any] | None = None
     config_broken: bool = False
     config_used: dict[str, int] = field(default_factory=dict)
@@ -79,7 +86,7 @@ class Context:
             return
         path = self._name_path(pos, name)
         fix = None
-        if path is not None:
+        if path is not None and not self._listed(path, close):
             title = f"replace '{name}' with '{close}'"
             fix = fixes.replace(path, close, title, fixes.Safety.UNSAFE)
         self.report(pos, codes.UNKNOWN_NAME, message, f"did you mean '{close}'?", fix)
@@ -89,6 +96,15 @@ class Context:
         name inside an expression."""
         paths = self._paths_at.get(pos, ())
         return next((p for p in paths if _value(self.v.doc.data, p) == name), None)
+
+    def _listed(self, path: PathT, name: str) -> bool:
+        """Whether the list the name at ``path`` is an item of (`reads`, `deps`, a warm's
+        `tensors`) lists ``name`` already: replacing it would list it twice (PC011)."""
+        at = path[:-2] if path[-1] == "tensor" else path[:-1]
+        items = _value(self.v.doc.data, at)
+        if not isinstance(items, list) or at[-1:] not in (("reads",), ("deps",), ("tensors",)):
+            return False
+        return any(i == name or (isinstance(i, dict) and i.get("tensor") == name) for i in items)
 
     @cached_property
     def _paths_at(self) -> dict[Pos, list[PathT]]:
@@ -125,15 +141,19 @@ class Context:
     def names_known(self) -> list[str]:
         """Every name an expression may use (read after the config is loaded)."""
         config = [k for k, v in (self.config or {}).items() if is_int(v)]
-        return [*self.plan.dims, *config]
+        return [*self.plan.dims, *self.plan.params, *config]
 
     @cached_property
     def plan_order(self) -> dict[str, int]:
-        """Each dim's index in the plan."""
-        return {name: i for i, name in enumerate(self.plan.dims)}
+        """Each dim's index in the plan, then each param's."""
+        return {name: i for i, name in enumerate([*self.plan.dims, *self.plan.params])}
+
+    def depends_on(self, names: Iterable[str]) -> frozenset[str]:
+        """The params that expressions naming ``names`` depend on, through dims."""
+        return frozenset().union(*(self.param_deps.get(n, ()) for n in names))
 
     def lookup(self, name: str, pos: Pos) -> int | None:
-        if name in self.plan.dims:
+        if name in self.plan.dims or name in self.plan.params:
             # Dims are resolved in dependency order before anything uses them, so a dim
             # without a value is broken (reported already) and never still to be resolved.
             if name not in self.dim_values:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_CEILING, Decimal, localcontext
+from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
 
 from plancc import codes, ir, model
 from plancc.diagnostics import Pos
 from plancc.liveness import live_interval, readers
+from plancc.load import PathT
+from plancc.model import SIZE_PATTERN
 from plancc.resolve.context import Context, Unresolved
 from plancc.resolve.tensors import flat_view, tensor_ref
 from plancc.schedule import Schedule, schedule
@@ -31,6 +35,81 @@ def parse_size(text: str | int) -> int:
         ctx.prec = 2 * len(text) + 20  # exact: the default 28 digits would round or raise
         exact = Decimal(number.strip()) * _UNITS[unit.strip()]
         return int(exact.to_integral_value(rounding=ROUND_CEILING))  # `//` truncates a Decimal
+
+
+def _streams(ctx: Context, streams: int | str | None, path: PathT, stage: str) -> int:
+    """A stage's `streams` in bytes: a number, a size with a unit, or a dim expression
+    (over dims, config keys and params); 0 when absent or when it does not resolve."""
+    if streams is None:
+        return 0
+    if isinstance(streams, int) or re.match(SIZE_PATTERN, streams):
+        return parse_size(streams)
+    try:
+        _, value = ctx.evaluate(streams, ctx.v.at(*path), f"streams of stage '{stage}'")
+    except Unresolved:
+        return 0
+    if value is None:
+        ctx.report(
+            ctx.v.at(*path),
+            codes.BAD_EXPRESSION,
+            f"streams of stage '{stage}' uses a dynamic dim; give a param its range instead",
+        )
+        return 0
+    return value
+
+
+def _reads(
+    ctx: Context, s: model.Stage, path: PathT, tensors: dict[str, ir.Tensor]
+) -> tuple[tuple[str, ...], tuple[tuple[str, Fraction], ...]]:
+    """The tensors a stage reads, and the shares of those it reads part of."""
+    reads = []
+    shares: list[tuple[str, Fraction]] = []
+    for j, item in enumerate(s.reads):
+        t = item if isinstance(item, str) else item.tensor
+        where = ("reads", j) if isinstance(item, str) else ("reads", j, "tensor")
+        if t in tensors or tensor_ref(ctx, t, partial(ctx.v.at, *path, *where), tensors):
+            reads.append(t)
+            if not isinstance(item, str):
+                share = _share(ctx, item.share, (*path, "reads", j, "share"), s.name, t)
+                if share is not None and share != 1:
+                    shares.append((t, share))
+    return tuple(reads), tuple(shares)
+
+
+_SLASH = re.compile(r"(?<!/)/(?!/)")  # a fraction's bar, not `//`
+
+
+def _share(
+    ctx: Context, share: int | float | str, path: PathT, stage: str, tensor: str
+) -> Fraction | None:
+    """The part of ``tensor`` a stage reads: a number, or a fraction whose numerator and
+    denominator are dim expressions (``6/17``, ``MLP_N / MLP_ON``); it must lie in (0, 1].
+    None after reporting why not (PC012)."""
+    pos = ctx.v.at(*path)
+    what = f"share of '{tensor}' in stage '{stage}'"
+    if isinstance(share, str) and len(_SLASH.findall(share)) > 1:
+        ctx.report(pos, codes.BAD_EXPRESSION, f"{what}: '{clip(share)}' has more than one '/'")
+        return None
+    if isinstance(share, int | float):
+        value = Fraction(repr(share)) if isinstance(share, float) else Fraction(share)
+    else:
+        try:
+            parts = [ctx.evaluate(part, pos, what)[1] for part in _SLASH.split(share)]
+        except Unresolved:
+            return None
+        if any(p is None for p in parts):
+            ctx.report(pos, codes.BAD_EXPRESSION, f"{what} uses a dynamic dim")
+            return None
+        value = Fraction(parts[0] or 1, (parts[1] if len(parts) == 2 else 1) or 1)
+    if not 0 < value <= 1:
+        ctx.report(
+            pos,
+            codes.BAD_EXPRESSION,
+            f"{what} is {value}; a share is a fraction in (0, 1]",
+            "a stage that reads part of a tensor: `share: 6/17`",
+        )
+        return None
+    return value
 
 
 def _unique_task(
@@ -125,23 +204,21 @@ def resolve_layer(
                 f"(first at {first.line}:{first.col})",
             )
         seen.setdefault(s.name, i)
-        reads = []
-        for j, t in enumerate(s.reads):
-            if t in tensors or tensor_ref(ctx, t, partial(at, *path, "reads", j), tensors):
-                reads.append(t)
+        reads, shares = _reads(ctx, s, path, tensors)
         stages.append(
             ir.Stage(
                 name=s.name,
                 index=i,
                 task=s.task,
-                reads=tuple(reads),
-                streams=parse_size(s.streams) if s.streams is not None else 0,
+                reads=reads,
+                streams=_streams(ctx, s.streams, (*path, "streams"), s.name),
                 sdma=s.sdma,
                 group=s.group,
                 duration_us=s.duration_us,
                 kernel=s.kernel,
                 locate=partial(at, *path),
                 deps=None if s.deps is None else _deps(ctx, kind, (s.name, i), s.deps, index),
+                shares=tuple(shares),
             )
         )
     by_name: dict[str, ir.Stage] = {}
@@ -177,10 +254,9 @@ def resolve_warm(
     ctx.name_check_at(w.name, partial(locate, "name"), "warm", reserved=True)
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
-    anchor = by_name.get(w.after)
-    if anchor is None and (kind, w.after) not in ctx.v.broken.stages:
-        message = f"unknown stage '{clip(w.after)}' in layer kind '{kind}'"
-        ctx.unknown(locate("after"), message, w.after, by_name)
+    anchors = _anchors(ctx, kind, w, by_name, locate)
+    # A join's anchor is the stage that finishes last: the warm waits for it.
+    anchor = max(anchors, key=timed.finish, default=None)
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}
     for j, item in enumerate(w.tensors):
@@ -212,12 +288,12 @@ def resolve_warm(
     # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
     # alive nowhere, but its tensors are still checked.
     held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(timed, anchor.index if anchor is not None else None, held, read_by)
+    live = live_interval(timed, anchors, held, read_by)
     return ir.Warm(
         name=w.name,
         name_hint=w.name_hint or w.name,
         layer=kind,
-        anchor=anchor.index if anchor is not None else None,
+        anchor=anchor,
         entries=tuple(entries),
         live=live,
         allow=MappingProxyType(allow),
@@ -225,6 +301,7 @@ def resolve_warm(
         locate=locate,
         path=ctx.v.doc_path(path),
         listed=_listed(ctx, path),
+        anchors=anchors,
     )
 
 
@@ -234,3 +311,34 @@ def _listed(ctx: Context, path: tuple[str | int, ...]) -> int:
     for part in ctx.v.doc_path((*path, "tensors")):
         node = node[part]
     return len(node)
+
+
+def _anchors(
+    ctx: Context, kind: str, w: model.Warm, by_name: dict[str, ir.Stage], locate: ir.Locate
+) -> tuple[int, ...]:
+    """The indices of the warm's anchor stages, in `after`'s order; empty when one names
+    no stage (PC010, unless its stage was dropped) or a join names one twice (PC011)."""
+    join = not isinstance(w.after, str)
+    names: list[str] = [w.after] if isinstance(w.after, str) else list(w.after)
+    out: list[int] = []
+    ok = True
+    for j, name in enumerate(names):
+        where = ("after", j) if join else ("after",)
+        stage = by_name.get(name)
+        if stage is None:
+            ok = False
+            if (kind, name) not in ctx.v.broken.stages:
+                message = f"unknown stage '{clip(name)}' in layer kind '{kind}'"
+                ctx.unknown(locate(*where), message, name, by_name)
+        elif stage.index in out:
+            ok = False
+            first = locate("after", names.index(name))
+            ctx.report(
+                locate(*where),
+                codes.DUPLICATE_NAME,
+                f"stage '{name}' is listed twice in the anchors of warm '{w.name}' "
+                f"(first at {first.line}:{first.col})",
+            )
+        else:
+            out.append(stage.index)
+    return tuple(out) if ok else ()

@@ -1,4 +1,4 @@
-"""The one namespace that dims, used config keys, tensors and warms share (PC011)."""
+"""The one namespace that dims, used config keys, params, tensors and warms share (PC011)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from plancc.resolve.context import Context
 def check_namespace(
     ctx: Context, tensors: dict[str, ir.Tensor], layers: dict[str, ir.Layer]
 ) -> None:
-    """Dims, used config keys, tensors and warms share one namespace (PC011)."""
+    """Dims, used config keys, params, tensors and warms share one namespace (PC011)."""
     # The names defined twice first, without positions: a plan of 10,000 warms has
     # 20,000 names, and only those clashing are placed and sorted.
     seen = set(ctx.config_used)
     clash: set[str] = set()
     warms = [w.name for layer in ctx.plan.layers.values() for w in layer.warms]
-    for name in (*ctx.plan.dims, *ctx.plan.tensors, *warms):
+    for name in (*ctx.plan.dims, *ctx.plan.params, *ctx.plan.tensors, *warms):
         if name in seen:
             clash.add(name)
         seen.add(name)
@@ -24,6 +24,7 @@ def check_namespace(
         return
     defined: list[tuple[Pos, str, str]] = []
     defined += [(ctx.v.key_at("dims", n), n, "dim") for n in ctx.plan.dims if n in clash]
+    defined += [(ctx.v.key_at("params", n), n, "param") for n in ctx.plan.params if n in clash]
     defined += [(ctx.v.key_at("tensors", n), n, "tensor") for n in ctx.plan.tensors if n in clash]
     for kind, layer in ctx.plan.layers.items():
         defined += [
@@ -40,7 +41,70 @@ def check_namespace(
                 pos,
                 codes.DUPLICATE_NAME,
                 f"{what} '{name}' has the same name as {first_what} '{name}'{where}",
-                "dims, config keys, tensors and warms share one namespace",
+                "dims, config keys, params, tensors and warms share one namespace"
+                if "param" in (what, first_what)
+                else "dims, config keys, tensors and warms share one namespace",
             )
         else:
             owner[name] = (pos, what)
+
+
+def anchor_params(layer: ir.Layer, warm: ir.Warm) -> tuple[str, ...]:
+    """The generated function's TaskId parameters: `after` for one anchor; for a join, each
+    anchor's `task` without its leading underscores, in `after`'s order."""
+    if not warm.join:
+        return ("after",)
+    return tuple((layer.stages[a].task or "").lstrip("_") for a in warm.anchors)
+
+
+def check_function_names(ctx: Context, layers: dict[str, ir.Layer]) -> None:
+    """The names a warm's generated function binds are distinct (PC011): its tensors,
+    their slabs (``<tensor>_slab``) and flat views, the stacks' indices (one parameter
+    for the stacks sharing an index, of one type), the anchors' TaskIds and the module
+    constants it reads. Only stacked tensors and joins bring names a plan chooses
+    beyond the shared namespace: a plan without them never fails here."""
+    for layer in layers.values():
+        for warm in layer.warms:
+            stacked = [e.tensor for e in warm.entries if e.tensor.stacked is not None]
+            if not stacked and not warm.join:
+                continue
+            problem = _clash(layer, warm, stacked)
+            if problem is not None:
+                ctx.report(warm.name_pos, codes.DUPLICATE_NAME, *problem)
+
+
+def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[str, str] | None:
+    """What two names of the warm's function clash: the message and its hint."""
+    bound: dict[str, str] = {"pl": "the module name 'pl'", "warm_ctx": "the context 'warm_ctx'"}
+    constants = {n for e in warm.entries for n in e.tensor.names}
+    constants.update(n for t in stacked if t.stacked for n in t.stacked.names)
+    bound.update((n, f"the module constant '{n}'") for n in sorted(constants))
+    wanted = [(e.tensor.name, f"tensor '{e.tensor.name}'") for e in warm.entries]
+    indices: dict[str, ir.Tensor] = {}
+    for t in stacked:
+        assert t.stacked is not None
+        wanted.append((f"{t.name}_slab", f"the slab '{t.name}_slab' of tensor '{t.name}'"))
+        index = t.stacked.index_param
+        first = indices.setdefault(index, t)
+        if first is not t:  # one parameter for every stack with this index
+            assert first.stacked is not None
+            if first.stacked.index_type != t.stacked.index_type:
+                return (
+                    f"warm '{warm.name}': tensors '{first.name}' and '{t.name}' type their "
+                    f"index '{index}' differently ({first.stacked.index_type}, "
+                    f"{t.stacked.index_type})",
+                    "one variable of the model code has one type: give both one index_type",
+                )
+            continue
+        wanted.append((index, f"the index '{index}' of tensor '{t.name}'"))
+    if all(layer.stages[a].task for a in warm.anchors):
+        params = zip(warm.anchors, anchor_params(layer, warm), strict=True)
+        wanted += [(n, f"the TaskId '{n}' of anchor '{layer.stages[a].name}'") for a, n in params]
+    for name, what in wanted:
+        other = bound.setdefault(name, what)
+        if other != what:
+            return (
+                f"warm '{warm.name}': its generated function would name both {other} and {what}",
+                "rename one of them",
+            )
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from plancc import codes, ir
+from plancc import codes, ir, model
 from plancc import expr as ex
 from plancc.diagnostics import Pos
 from plancc.dtypes import DTYPES
@@ -47,8 +47,44 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
             continue
         if flat is None and all(v is not None for v in values):
             flat = default_flat(shape, locate)
-        out[name] = ir.Tensor(name, dtype, texts, values, names, flat)
+        stacked = None
+        if t.stacked is not None:
+            try:
+                stacked = _stacked(ctx, name, t.stacked)
+            except Unresolved:
+                ctx.broken_tensors.add(name)
+                continue
+        params = ctx.depends_on(names | (stacked.names if stacked else frozenset()))
+        if flat is not None and flat.declared:
+            params |= flat.params
+        out[name] = ir.Tensor(name, dtype, texts, values, names, flat, stacked, params)
     return out
+
+
+def _stacked(ctx: Context, tensor: str, stacked: model.Stacked) -> ir.Stacked:
+    """The stack's layer count (a static value: the slice's offset is ``index * rows``)
+    and its index, a parameter of the generated function (PC013 for a name it cannot be)."""
+    path = ("tensors", tensor, "stacked")
+    parsed, value = ctx.evaluate(
+        stacked.layers, ctx.v.at(*path, "layers"), f"stacked layers of '{tensor}'"
+    )
+    if value is None:
+        ctx.report(
+            ctx.v.at(*path, "layers"),
+            codes.BAD_EXPRESSION,
+            f"stacked layers of '{tensor}' is dynamic; the stack's layer count must be static",
+        )
+        raise Unresolved
+    ok = ctx.name_check(
+        stacked.index.lstrip("_") or stacked.index,
+        ctx.v.at(*path, "index"),
+        "stacked index",
+        reserved=True,
+    )
+    if not ok:
+        raise Unresolved
+    names = frozenset(ex.names(parsed))
+    return ir.Stacked(value, ex.render(parsed), names, stacked.index, stacked.index_type)
 
 
 def flat_view(
@@ -68,7 +104,8 @@ def flat_view(
             f"flat view of '{tensor}' has more than 2**63 - 1 elements",
         )
         raise Unresolved
-    return ir.FlatView(texts, values, names, partial(ctx.v.at, *path), declared=True)
+    locate = partial(ctx.v.at, *path)
+    return ir.FlatView(texts, values, names, locate, declared=True, params=ctx.depends_on(names))
 
 
 def default_flat(shape: Exprs, locate: ir.Locate) -> ir.FlatView:

@@ -8,7 +8,6 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -18,7 +17,7 @@ from plancc.liveness import step_stage
 from plancc.rules import Finding, rule
 from plancc.rules.placed import Placed, anchor_fix, placed
 from plancc.rules.timeline import Timeline
-from plancc.text import fmt_share, fmt_size
+from plancc.text import fmt_percent, fmt_share, fmt_size
 
 
 def _names(items: list[str]) -> str:
@@ -109,7 +108,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
             continue  # a warm larger than L2 alone: PC030's finding
         line = p.line
         lo, hi = line.window(p.at, last.index)
-        pushed = _pushed(p, p.at)
+        pushed = _pushed(p, p.at, last.index)
         if pushed + p.bytes <= l2:
             continue
         count, shown = _pushing(p, lo, hi)
@@ -118,7 +117,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         what += f" and {count - 3} more" if count > 3 else ""
         what += f" stream{'s' if count == 1 else ''} {fmt_size(pushed)}"
         if p.layer.name not in taken:  # each layer kind's anchors, listed once
-            taken[p.layer.name] = {w.anchor for w in p.layer.warms}
+            taken[p.layer.name] = _anchors(p.layer)
         later = _landing_anchor(p, l2, taken[p.layer.name])
         yield Finding(
             p.warm.name_pos,
@@ -160,12 +159,12 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     return count, shown
 
 
-def _pushed(p: Placed, at: int) -> int:
-    """The bytes the stages between stage ``at`` and the warm's last consumer push through
-    L2: their `streams`, and the weights they read that the warm does not hold."""
+def _pushed(p: Placed, at: int, last: int) -> int:
+    """The bytes the stages between stage ``at`` and stage ``last`` (the warm's last
+    consumer) push through L2: their `streams`, and the weights they read that the warm
+    does not hold."""
     line = p.line
-    assert p.last is not None
-    lo, hi = line.window(at, p.last.index)
+    lo, hi = line.window(at, last)
     if hi <= lo:
         return 0
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
@@ -192,13 +191,9 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
             continue
         if not all(line.runs_before(x, r) for r in read):
             continue
-        return x if _pushed(p, x) + p.bytes <= l2 else None  # earlier ones push more
+        last = p.last.index if p.last is not None else x
+        return x if _pushed(p, x, last) + p.bytes <= l2 else None  # earlier ones push more
     return None
-
-
-def _percent(share: Fraction) -> str:
-    """Rounded down, so that a share just under a quarter never prints as 25.0 %."""
-    return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
 @rule("PC107", "cannot-land", Severity.WARNING)
@@ -229,6 +224,8 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     `duration_us` to the stages in between for an estimate.
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
+    l2 = plan.platform.l2_bytes if plan.platform is not None else None
+    taken: dict[str, set[int | None]] = {}  # layer kind -> the stages its warms anchor on
     for p in placed(plan):
         first = p.first
         if first is None or p.bytes == 0:
@@ -241,7 +238,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
             share = min(Fraction(1), landing.landed / p.bytes)
             detail = (
                 f"in the {float(landing.window_us):g} µs before '{first.name}', {rate / 1e9:g} "
-                f"GB/s lands an estimated {_percent(share)} of its {fmt_size(p.bytes)}"
+                f"GB/s lands an estimated {fmt_percent(share)} of its {fmt_size(p.bytes)}"
             )
         else:
             detail = f"its consumer '{first.name}' runs right after anchor '{p.anchor.name}'"
@@ -251,7 +248,10 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         else:
             stage = line.stages[earlier]
             hint = f"anchor at '{stage.name}' (task {stage.task}), or warm only weights read later"
-            fix = anchor_fix(p, stage)
+            if p.layer.name not in taken:  # each layer kind's anchors, listed once
+                taken[p.layer.name] = _anchors(p.layer)
+            settles = _settles(p, earlier, taken[p.layer.name], l2)
+            fix = anchor_fix(p, stage) if settles else None
         yield Finding(
             p.warm.after_pos,
             f"warm '{p.warm.name}' cannot land: {detail}",
@@ -271,12 +271,18 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
         )
 
 
+def _anchors(layer: ir.Layer) -> set[int | None]:
+    return {w.anchor for w in layer.warms}
+
+
 def _earlier_anchor(p: Placed, line: Timeline) -> int | None:
     """The latest earlier anchor with a task from which the warm lands, and which no
     other rule would send back later: every reader of its tensors runs after it
     (PC040) and it lands before the first of them (PC107), no stage that streams or
     uses SDMA starts from it up to the anchor (PC105, PC106), and it is the last to
-    start of those that land (PC104)."""
+    start of those that land (PC104). The fix takes it only when no other warm anchors
+    there (PC101) and what streams from it to the last consumer leaves the warm in L2
+    (PC106); else the hint alone names it."""
     start, at = line.start, line.start[p.at]
     read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ())]
     first = min(read, key=lambda r: line.rank[r])  # the first consumer from an earlier anchor
@@ -287,3 +293,20 @@ def _earlier_anchor(p: Placed, line: Timeline) -> int | None:
         if line.stages[x].task is not None and all(line.runs_before(x, r) for r in read):
             return x
     return None
+
+
+def _settles(p: Placed, x: int, taken: set[int | None], l2: int | None) -> bool:
+    """Whether anchoring the warm at ``x`` (before its anchor, every reader of its
+    tensors after it) raises neither PC101 nor PC106."""
+    if x in taken:
+        return False
+    if l2 is None:
+        return True
+    line = p.line
+    consumers = [
+        min(line.readers[e.tensor.name], key=lambda r: line.rank[r])
+        for e in p.entries
+        if e.tensor.name in line.readers
+    ]
+    last = max(consumers, key=lambda r: line.rank[r])
+    return _pushed(p, x, last) + p.bytes <= l2

@@ -151,6 +151,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     the finding with an `allow` and its reason.
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
+    held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
     for p in placed(plan):
         line = p.line
         warmed = {e.tensor.name for e in p.entries}
@@ -175,7 +176,9 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
             where = _group(group)
             if group[0] == "group":
                 where += f" (stages {_names([s.name for s in stages])})"
-            hint, fix = _complete(plan, p, [read[t] for t in missing])
+            if p.layer.name not in held:  # each layer kind's warmed tensors, listed once
+                held[p.layer.name] = {e.tensor.name for w in p.layer.warms for e in w.entries}
+            hint, fix = _complete(plan, p, [read[t] for t in missing], held[p.layer.name])
             yield Finding(
                 p.warm.tensors_pos,
                 f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of {where}",
@@ -189,10 +192,14 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
             )
 
 
-def _complete(plan: ir.Plan, p: Placed, missing: list[ir.Tensor]) -> tuple[str, fixes.Fix | None]:
+def _complete(
+    plan: ir.Plan, p: Placed, missing: list[ir.Tensor], warmed: set[str]
+) -> tuple[str, fixes.Fix | None]:
     """Add the missing tensors, unless that would exceed the L2 budget (PC032 would
     then tell the plan to warm less: a circle). The fix appends them and puts the
-    list in consumer order (unsafe: the warm lands more)."""
+    list in consumer order (unsafe: the warm lands more); there is none when another
+    warm of the kind holds one of them (``warmed``: PC108 would follow) or the grown
+    warm would not land (PC107)."""
     names = _names([t.name for t in missing])
     hint = f"add {names} to the warm, in consumer order"
     path = warm_path(p, "tensors")
@@ -200,7 +207,11 @@ def _complete(plan: ir.Plan, p: Placed, missing: list[ir.Tensor]) -> tuple[str, 
         fixes.Append(path, tuple(t.name for t in missing)),
         fixes.Reorder(path, consumer_order(p, missing)),
     )
-    fix = fixes.Fix(hint, edits, fixes.Safety.UNSAFE)
+    fix = (
+        None
+        if any(t.name in warmed for t in missing) or not _lands(p, missing)
+        else (fixes.Fix(hint, edits, fixes.Safety.UNSAFE))
+    )
     l2 = plan.platform.l2_bytes if plan.platform is not None else None
     if l2 is None:
         return hint, fix
@@ -213,3 +224,17 @@ def _complete(plan: ir.Plan, p: Placed, missing: list[ir.Tensor]) -> tuple[str, 
     if Fraction(layer_peak(layer).bytes, l2) > plan.l2_fraction:
         return f"adding {names} would exceed the L2 budget: split the group, or allow PC103", None
     return hint, fix
+
+
+def _lands(p: Placed, added: list[ir.Tensor]) -> bool:
+    """Whether the warm, with ``added``, still lands before its first consumer (PC107)."""
+    line = p.line
+    reads = [line.consumer(t.name, p.at) for t in added]
+    firsts = [r for r in reads if r is not None]
+    if p.first is not None:
+        firsts.append(p.first.index)
+    if not firsts:
+        return True
+    first = min(firsts, key=lambda r: line.rank[r])
+    grown = p.bytes + sum(t.bytes or 0 for t in added)
+    return not line.landing(p.at, first, grown).fires

@@ -73,7 +73,7 @@ class Timeline:
                 t = plan.tensors.get(name)
                 if t is not None and t.static:
                     self.weights[i].append(t)
-                    weighed[k] += t.bytes or 0
+                    weighed[k] += s.read_bytes(t)  # its share of a tensor it reads part of
             streamed[k] += s.streams
             busy[k] += bool(s.streams or s.sdma)
             if s.duration_us is None:
@@ -111,7 +111,7 @@ class Timeline:
             group = stages[i].consumer_group
             self.group_steps.setdefault(group, []).append(start[i])
             sums = self.group_bytes.setdefault(group, [0])
-            sums.append(sums[-1] + sum(t.bytes or 0 for t in self.weights[i]))
+            sums.append(sums[-1] + sum(stages[i].read_bytes(t) for t in self.weights[i]))
         self._anchors()
 
     def _anchors(self) -> None:

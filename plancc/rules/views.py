@@ -22,11 +22,13 @@ def _views(plan: ir.Plan) -> Iterator[tuple[str, ir.Tensor, ir.FlatView]]:
 
 @rule("PC020", "dynamic-warm", Severity.ERROR)
 def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
-    """A warmed tensor has a dynamic dim.
+    """A warmed tensor has a dynamic dim, or a dim that uses a param.
 
     Its addresses are data-dependent (like paged KV cache blocks) and its
     shape is not static, so the prefetch verifier rejects it: it cannot be
-    warmed (seed: "KV cache pages, gathered blocks: impossible").
+    warmed (seed: "KV cache pages, gathered blocks: impossible"). A param
+    (batch, context length) is a value of the run, not of the build: the
+    generated code, built once, cannot depend on one.
 
     Fix: remove the tensor from the warm.
     """
@@ -40,6 +42,16 @@ def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
                     f"tensor '{t.name}' has a dynamic dim ({', '.join(dyn)}): its addresses are "
                     "data-dependent: it cannot be warmed",
                     "warm only tensors whose every dim is static (weights)",
+                )
+                continue
+            params = t.params | (entry.flat.params if entry.flat is not None else frozenset())
+            if params:
+                yield Finding(
+                    entry.pos,
+                    f"tensor '{t.name}' has a dim that uses param "
+                    f"{', '.join(repr(p) for p in sorted(params))}: its size changes at run "
+                    "time: it cannot be warmed",
+                    "warm only tensors whose every dim is fixed at build time (weights)",
                 )
 
 

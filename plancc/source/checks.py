@@ -17,11 +17,11 @@ import os
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic
+from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
 from plancc.source.modules import SourceError
 from plancc.source.order import check_order, check_reads
-from plancc.source.reader import read_layer
-from plancc.source.reading import Kernel, Reading
+from plancc.source.reading import Kernel, Reading, Task
 from plancc.source.root import source_root, split_source, unchecked
 from plancc.source.runs import Runs, run_names, stage_runs
 from plancc.source.warms import check_warms
@@ -56,7 +56,12 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     path, function = split_source(source)
     where = findings.at("layers", kind, "source")
     try:
-        reading = read_layer(os.path.join(root, path), function, root)
+        reading = cache.read(os.path.join(root, path), function, root)
+    except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+        findings.report(
+            where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
+        )
+        return
     except SourceError as exc:
         findings.report(
             where,
@@ -75,8 +80,7 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
         findings.report(
             where,
             codes.SOURCE_UNRESOLVED,
-            f"{u.file}:{u.line}: {u.what}: not resolved statically; the checks of what "
-            "it runs are skipped",
+            f"{u.file}:{u.line}: {u.what}: not resolved statically; {u.effect}",
         )
     param_of, tensor_of = _mapping(findings, kind, reading)
     it = LayerReading(kind, layer, reading, param_of, tensor_of)
@@ -191,8 +195,12 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
     for s in it.layer.stages:
         if s.task is None:
             continue
-        if s.task in reading.tasks:
-            _task_kernel(findings, it, runs, s)
+        task = reading.tasks.get(s.task)
+        if task is None and s.task in reading.inner and _described(it, s):
+            task = reading.inner[s.task]
+        if task is not None:
+            _task_kernel(findings, it, runs, s, task)
+            _loop_task(findings, it, runs, s, task)
             continue
         bound = ", ".join(reading.tasks) or "none"
         elsewhere = reading.bound.get(s.task)
@@ -219,10 +227,41 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
         )
 
 
-def _task_kernel(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage) -> None:
+def _described(it: LayerReading, s: ir.Stage) -> bool:
+    """Whether warms are anchored at ``s``, each describing a scope of the code waiting for the
+    helper's task ``s.task`` (so no generated call needs the variable in the layer
+    function): a forward or a test entry that inlines a layer with its warm scope."""
+    task = it.reading.inner[s.task or ""]
+    anchored = [w for w in it.layer.warms if w.anchor == s.index]
+    return bool(anchored) and all(
+        any(sw.name_hint == w.name_hint and sw.deps == task.kernels for sw in it.reading.warms)
+        for w in anchored
+    )
+
+
+def _loop_task(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage, task: Task) -> None:
+    """PC209: the task is bound inside a loop that runs only the stage's kernels."""
+    run = runs.kernels.get(s.index)
+    loop = task.loop
+    if loop is None or run is None or s.index in runs.unknown:
+        return
+    if not loop.holds({k.index for k in run}):
+        return  # a loop over layers or steps: the stage runs once per iteration of it
+    findings.report(
+        findings.stage_at(it, s, "task"),
+        codes.SOURCE_LOOP_TASK,
+        f"stage '{s.name}': task '{s.task}' is bound at {task.file}:{task.line}, inside the "
+        f"loop `for {loop.target} in …` ({loop.file}:{loop.line}): it holds the last "
+        "iteration's task, so a warm anchored on it waits for that iteration, not the stage",
+        f"join the loop: `tids[{loop.target}] = …` into a task array "
+        "(`tids = pl.array.create(N, pl.TASK_ID)`) in the loop, then "
+        f"`{s.task} = pl.system.task_dummy(deps=[tids])` after it ({loop.file}:{loop.line})",
+    )
+
+
+def _task_kernel(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage, task: Task) -> None:
     """PC202: a stage's `task` is the task of a kernel of its own run (a barrier's: of
     what it waits on), else its warms would be issued at another stage's finish."""
-    task = it.reading.tasks[s.task or ""]
     run = runs.kernels.get(s.index)
     if task.opaque or run is None or s.index in runs.unknown:
         return

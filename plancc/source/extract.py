@@ -23,7 +23,7 @@ from pathlib import Path
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
-from plancc.names import identifier_problem
+from plancc.names import MAX_NAME, identifier_problem
 from plancc.scalars import INT, STR, core_tag
 from plancc.source.extract_dims import Dims
 from plancc.source.modules import SourceError
@@ -32,6 +32,7 @@ from plancc.source.reading import Kernel, Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
+from plancc.source.values import FreeNames
 from plancc.text import plural
 
 
@@ -98,6 +99,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 "name_hint): there is no plan skeleton to write"
             )
         readings.append((kind, reading))
+    read_notes = len(resolver.notes)  # those after it are the dims' own
     dims = Dims(resolver, config_keys)
     notices: list[str] = []
     # Tensors: each parameter once, or once per kind where the kinds disagree.
@@ -111,6 +113,9 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 continue
             if p.dtype not in DTYPES:
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': dtype not read")
+                continue
+            if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
+                notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
             shape = [dims.expr(reading.module, d) for d in p.dims]
             mine[p.name] = (shape, p.dtype)
@@ -154,6 +159,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             suffix=suffix,
         )
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
+    notices += [f"{u.file}:{u.line}: {u.what}" for u in resolver.notes[read_notes:]]
     notices += dims.notices
     text = "\n".join(lines) + "\n"
     out = Layout(text).run()
@@ -163,27 +169,34 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
 def _tensor_name(name: str, taken: set[str], dims: Dims) -> str:
     """A plan tensor's name for parameter ``name``: itself, unless the plan's name rules
     or namespace refuse it (`x_flat`, `_x`, a dim's name); then `<name>_t` (mapped back
-    by `source_params`)."""
+    by `source_params`). A name no suffix can mend (longer than a name may be, or not
+    ASCII: Python allows `é`) is made of its ASCII letters, digits and '_' first."""
     out = name.lstrip("_") or "t"
-    while identifier_problem(out, reserved=True) is not None or out in dims.dims:
-        out = f"{out}_t"
-    return out if out == name or out not in taken else _tensor_name(f"{out}_t", taken, dims)
+    if identifier_problem(out, reserved=False) is not None:
+        kept = "".join(c for c in out if c.isascii() and (c.isalnum() or c == "_"))
+        out = kept.lstrip("_0123456789")[: MAX_NAME // 2] or "t"
+    base, n = out, 0
+    while (
+        identifier_problem(out, reserved=True) is not None
+        or out in dims.dims
+        or (out != name and out in taken)
+    ):
+        out = f"{out}_t" if len(out) + 2 <= MAX_NAME else f"{base[: MAX_NAME // 2]}_{n}"
+        n += 1
+    return out
 
 
 def _stage_names(kernels: list[Kernel]) -> list[str]:
     """Each kernel's stage name: its own where the plan's rules take it, else one made
     of its letters and digits, kept unique."""
     out: list[str] = []
+    taken = FreeNames()
     for k in kernels:
         name = k.name
         if identifier_problem(name, reserved=False) is not None:
             name = "".join(c if c.isalnum() else "_" for c in name).lstrip("_0123456789")
             name = name if identifier_problem(name, reserved=False) is None else "stage"
-        base, n = name, 0
-        while name in out:
-            name = f"{base}_{n}"
-            n += 1
-        out.append(name)
+        out.append(taken.take(name))
     return out
 
 
@@ -225,8 +238,7 @@ def _layer(
             entry.append(f"kernel: {_scalar(k.name)}")
         else:
             notices.append(f"{k.file}:{k.line}: kernel '{k.name}' is no plan name: not compared")
-        earlier = [j for j in range(i) if runs.runs_before(j, i)]
-        direct = [j for j in earlier if not any(runs.runs_before(j, m) for m in earlier)]
+        direct = runs.direct(i)
         entry.append(f"deps: [{', '.join(_scalar(stage_names[j]) for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines = _warms(
@@ -243,20 +255,33 @@ def _layer(
 
 
 def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
-    """Each stage's task: the first task variable (by line) whose kernels all lie in the
-    stage's run, and which the plan's rules take as a name."""
+    """Each stage's task: the first task variable of the layer function (by line) whose
+    kernels all lie in the stage's run, and which the plan's rules take as a name; for a
+    stage a warm scope of a helper waits on, that helper's task (a forward inlining its
+    layers). A task bound once per iteration of a loop of the stage's own kernels is
+    left out (PC209)."""
     task_of: dict[int, str] = {}
-    for t in sorted(reading.tasks.values(), key=lambda t: t.line):
+    waited = {w.deps for w in reading.warms if not w.part}
+    inner = [t for t in reading.inner.values() if t.kernels in waited]
+    for t in [*sorted(reading.tasks.values(), key=lambda t: t.line), *inner]:
         owners = {runs.owner.get(i) for i in t.kernels}
         if t.opaque or len(owners) != 1 or None in owners:
+            continue
+        (owner,) = owners
+        assert owner is not None
+        if owner in task_of:
             continue
         if identifier_problem(t.name, reserved=False, private=True) is not None:
             if t.name.strip("_"):
                 notices.append(f"{t.file}:{t.line}: task '{t.name}' left out: not a name")
             continue
-        (owner,) = owners
-        assert owner is not None
-        task_of.setdefault(owner, t.name)
+        if t.loop is not None and t.loop.holds({k.index for k in runs.kernels[owner]}):
+            notices.append(
+                f"{t.file}:{t.line}: task '{t.name}' left out: bound once per iteration of "
+                f"the loop at {t.loop.file}:{t.loop.line} (PC209)"
+            )
+            continue
+        task_of[owner] = t.name
     return task_of
 
 
@@ -273,25 +298,24 @@ def _warms(
     the kernels of its `deps=`, a generated warm's call at its task's stage (``anchors``:
     task -> stage)."""
     warm_lines: list[str] = []
-    used: set[str] = set()
+    used = FreeNames()
+    anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
+    for t, a in anchors.items():
+        anchor_of.setdefault(_kernels(reading, t), a)
     for w in reading.warms:
-        anchor = next(
-            (a for t, a in anchors.items() if w.deps and reading.tasks[t].kernels == w.deps),
-            None,
-        )
+        anchor = anchor_of.get(w.deps) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None
+        if w.part:
+            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: it warms a slice")
+            continue
         if anchor is None or None in tensors or not hint_ok:
             notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
             continue
         base = w.name_hint + suffix
         if identifier_problem(base, reserved=True) is not None:
             base = f"{base}_w"
-        name, n = base, 0
-        while name in used:
-            name = f"{base}_{n}"
-            n += 1
-        used.add(name)
+        name = used.take(base)
         warm_lines += [
             f"      - name: {_scalar(name)}",
             f"        name_hint: {_scalar(w.name_hint)}",
@@ -301,16 +325,21 @@ def _warms(
     for c in reading.calls:
         tensors = [names.get((kind, t)) if t else None for t in c.tensors]
         anchor = anchors.get(c.task or "")
-        if anchor is None or None in tensors or c.function in used:
+        if anchor is None or None in tensors or c.function in used.taken:
             notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
             continue
-        used.add(c.function)
+        used.taken.add(c.function)
         warm_lines += [
             f"      - name: {_scalar(c.function)}",
             f"        after: {_scalar(anchor)}",
             f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
         ]
     return warm_lines
+
+
+def _kernels(reading: Reading, task: str) -> frozenset[int]:
+    found = reading.task(task)
+    return frozenset() if found is None else found.kernels
 
 
 def _model_name(readings: list[tuple[str, Reading]]) -> str:

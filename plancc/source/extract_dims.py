@@ -9,9 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from plancc.names import identifier_problem
+from plancc.source.limits import OutOfWork
 from plancc.source.modules import Module
 from plancc.source.resolver import Resolver
 from plancc.source.values import ClassV, Dynamic, Instance
+from plancc.text import clip
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -41,16 +43,21 @@ class Dims:
     notices: list[str] = field(default_factory=list)
 
     def expr(self, mod: Module, node: ast.expr) -> str:
-        out = self.convert(mod, node, 0)
-        if out is None:
-            value = self.resolver.const(mod, node)
-            if isinstance(value, Dynamic):
-                return self.dynamic(value.name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return str(value)
-            self.notices.append(f"{mod.path}:{node.lineno}: '{ast.unparse(node)}' not resolved")
+        where = f"{self.resolver.show(mod.path)}:{node.lineno}: '{clip(ast.unparse(node))}'"
+        try:
+            out = self.convert(mod, node, 0)
+            value = self.resolver.const(mod, node) if out is None else None
+        except OutOfWork as exc:
+            self.notices.append(f"{where} not resolved: {exc}")
             return self.dynamic("UNRESOLVED")
-        return ast.unparse(out)
+        if out is not None:
+            return ast.unparse(out)
+        if isinstance(value, Dynamic):
+            return self.dynamic(value.name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        self.notices.append(f"{where} not resolved")
+        return self.dynamic("UNRESOLVED")
 
     def dynamic(self, label: str) -> str:
         name = "".join(c if c.isalnum() else "_" for c in label).strip("_") or "DYN"
@@ -82,7 +89,7 @@ class Dims:
         base = self.resolver.const(mod, node.value)
         if not isinstance(base, Instance):
             return None
-        cls = self.resolver.global_callee(base.module, base.call.func, 0)
+        cls = self.resolver.global_callee(base.module, base.call.func)
         if not isinstance(cls, ClassV):
             return None
         for stmt in cls.node.body:
@@ -138,7 +145,7 @@ def _defining(resolver: Resolver, mod: Module, name: str) -> tuple[Module | None
         if not isinstance(stmt, ast.ImportFrom):
             return mod, stmt
         alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-        other = resolver.sibling(mod, stmt.module or "", stmt.level or 1)
+        other = resolver.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
         if alias is None or other is None:
             return None, None
         mod, name = other, alias.name

@@ -1,16 +1,25 @@
 """Python modules of model code: parsed once, kept while the file is unchanged.
 
 A module is parsed again only when its mtime or size changed, so a long-lived
-process (the language server) re-reads a source file only when it changes.
+process (the language server) re-reads a source file only when it changes. Only a
+regular file is read, opened without blocking and read up to ``MAX_BYTES``; an
+expression nested deeper than ``MAX_EXPR_DEPTH`` is cut there when it is parsed
+(the cut part reads as `...`), so no walk over a module's tree recurses further.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import stat
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-MAX_BYTES = 4 * 1024 * 1024
+from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
+
+__all__ = ["MAX_BYTES", "Module", "SourceError", "clear_cache", "load_module"]
 
 
 class SourceError(Exception):
@@ -23,9 +32,25 @@ class Module:
     name: str
     tree: ast.Module
     globals: dict[str, ast.stmt]
+    cut: tuple[int, ...] = ()  # the lines of the expressions cut at MAX_EXPR_DEPTH
 
 
 _CACHE: dict[str, tuple[tuple[int, int], Module | str]] = {}
+_journal = threading.local()  # .paths: where this thread's ``journal`` writes
+
+
+@contextlib.contextmanager
+def journal() -> Iterator[list[tuple[str, tuple[int, int] | None]]]:
+    """Within it, on this thread, every path ``load_module`` is asked for, read or not, is
+    appended to the list it gives with the stamp it was read at (None: missing); a kept
+    reading is checked against them (``cache``)."""
+    outer = getattr(_journal, "paths", None)
+    paths: list[tuple[str, tuple[int, int] | None]] = []
+    _journal.paths = paths
+    try:
+        yield paths
+    finally:
+        _journal.paths = outer
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -36,10 +61,15 @@ def _stamp(path: str) -> tuple[int, int]:
 def load_module(path: str) -> Module:
     """The parsed module at ``path``; parsed again only when its mtime or size changed.
     Raises SourceError when it is missing, unreadable, too large or not Python."""
+    paths = getattr(_journal, "paths", None)
     try:
         stamp = _stamp(path)
     except (OSError, ValueError) as exc:
+        if paths is not None:
+            paths.append((path, None))
         raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
+    if paths is not None:
+        paths.append((path, stamp))
     hit = _CACHE.get(path)
     if hit is None or hit[0] != stamp:
         hit = (stamp, _parse(path))
@@ -53,15 +83,42 @@ def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
+class _NotRegular(Exception):
+    pass
+
+
+_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+def _read(path: str) -> bytes:
+    """At most ``MAX_BYTES + 1`` bytes of the regular file ``path``. Opened without
+    blocking and tested on the opened descriptor: a FIFO or a device, even one put in
+    the file's place after an earlier test, is refused at once, never waited on."""
+    fd = os.open(path, _OPEN | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegular
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BYTES:  # a file that never ends (in /proc, say) ends here
+            chunk = os.read(fd, MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _parse(path: str) -> Module | str:
     try:
-        if not os.path.isfile(path):
-            return f"{path} is not a file"
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
+        raw = _read(path)
         if len(raw) > MAX_BYTES:
             return f"{path} is larger than 4 MiB"
-        tree = ast.parse(raw, filename=path)
+        tree = _parse_apart(raw, path)
+    except _NotRegular:
+        return f"{path} is not a regular file"
     except SyntaxError as exc:
         return f"{path}:{exc.lineno or 1}: does not parse: {exc.msg}"
     except (OSError, ValueError) as exc:
@@ -69,7 +126,59 @@ def _parse(path: str) -> Module | str:
     except (RecursionError, MemoryError):
         return f"{path} nests too deeply to parse"
     name = os.path.splitext(os.path.basename(path))[0]
-    return Module(path, name, tree, _globals(tree))
+    return Module(path, name, tree, _globals(tree), _cut_deep(tree))
+
+
+def _parse_apart(raw: bytes, path: str) -> ast.Module:
+    """``ast.parse`` in a thread of its own: how deep a nesting the parser takes depends
+    on how deep its caller's stack is, so a file would parse from the command line and
+    not in the language server's worker; from a fresh thread it parses the same from
+    everywhere (about 2,900 levels)."""
+    out: list[ast.Module | BaseException] = []
+
+    def parse() -> None:
+        try:
+            out.append(ast.parse(raw, filename=path))
+        except Exception as exc:  # raised again in the caller's thread
+            out.append(exc)
+
+    worker = threading.Thread(target=parse, name="plancc-parse")
+    worker.start()
+    worker.join()
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
+
+
+def _cut_deep(tree: ast.Module) -> tuple[int, ...]:
+    """Replace every expression nested deeper than MAX_EXPR_DEPTH (`1 + 1 + … + 1` a
+    few thousand times parses, but no recursive walk survives it) by `...`; the lines
+    where that happened. Iterative, and a quarter of the parse's own time."""
+    cut: list[int] = []
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, child in enumerate(value):
+                    if isinstance(child, ast.expr) and depth >= MAX_EXPR_DEPTH:
+                        value[i] = _stub(child, cut)
+                    elif isinstance(child, ast.AST):
+                        stack.append((child, depth + isinstance(child, ast.expr)))
+            elif isinstance(value, ast.expr):
+                if depth >= MAX_EXPR_DEPTH:
+                    setattr(node, field, _stub(value, cut))
+                else:
+                    stack.append((value, depth + 1))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.expr_context):
+                stack.append((value, depth))
+    return tuple(sorted(set(cut)))
+
+
+def _stub(node: ast.expr, cut: list[int]) -> ast.expr:
+    cut.append(node.lineno)
+    return ast.copy_location(ast.Constant(...), node)
 
 
 def _globals(tree: ast.Module) -> dict[str, ast.stmt]:  # noqa: C901 (one branch per kind of module-level statement)

@@ -20,10 +20,12 @@ on something not constant becomes an ``opaque`` kernel that may read and write
 every tensor it is given, with the names its code could give its kernels, and
 an ``Unresolved`` note with its line (PC208).
 
-Bounds: a file is read up to 4 MiB, at most ``MAX_MODULES`` modules, helpers
-nest at most ``MAX_DEPTH`` deep, a helper that calls itself is opaque, and at
-most ``MAX_STEPS`` statements are walked. Problems reading the layer's own file
-raise ``SourceError`` (PC200); nothing here raises anything else for bad input.
+Bounds (``limits``): a file is read up to 4 MiB, at most ``MAX_MODULES``
+modules, helpers nest at most ``MAX_DEPTH`` deep and blocks ``MAX_BLOCKS``, a
+helper that calls itself is opaque, and one budget pays every statement walked,
+node visited and constant evaluated; past a bound the rest is a PC208 note.
+Problems reading the layer's own file raise ``SourceError`` (PC200); nothing here
+raises anything else for bad input.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ import ast
 import os
 from typing import Any
 
+from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import Module, SourceError, load_module
-from plancc.source.reading import Param, Reading, Task, Unresolved, WarmCall
-from plancc.source.resolver import MAX_DEPTH, Resolver
-from plancc.source.scopes import ALIASING, Frame, Scopes
+from plancc.source.reading import Loop, Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.resolver import Resolver
+from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
@@ -54,19 +57,18 @@ from plancc.source.values import (
     is_jit,
     is_opaque,
     is_warm_module,
+    part_of,
     roots,
     tensor_only,
+    walk,
 )
 
-MAX_STEPS = 200_000
 _PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
+_REST = "the rest of it is not read"
+
 __all__ = ["Reader", "Reading", "SourceError", "read_layer"]
-
-
-class _Budget(Exception):
-    pass
 
 
 class Reader:
@@ -77,12 +79,13 @@ class Reader:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.scopes = Scopes(resolver)
+        self.budget = resolver.budget
         self.created = 0
-        self.steps = 0
+        self.blocks = 0  # blocks under way, one inside another
 
     def read(self, path: str, function: str) -> Reading:
-        mod = load_module(path)
-        self.resolver.modules[os.path.normpath(path)] = mod
+        first_note = len(self.resolver.notes)
+        mod = self.resolver.adopt(os.path.normpath(path), load_module(path))
         node = mod.globals.get(function)
         if not isinstance(node, ast.FunctionDef):
             defined = sorted(n for n, s in mod.globals.items() if isinstance(s, ast.FunctionDef))
@@ -90,20 +93,23 @@ class Reader:
                 f"{self.resolver.show(path)} defines no function '{function}'"
                 + (f" (it defines {', '.join(defined[:8])})" if defined else "")
             )
-        params = self.params(mod, node)
-        frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
-        frame.layer = True
-        for p in params.values():
-            if not p.tensor:
-                frame.env[p.name] = UNKNOWN
+        params: dict[str, Param] = {}
+        shown = self.resolver.show(path)
         try:
+            params = self.params(mod, node)
+            frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
+            frame.layer = True
+            for p in params.values():
+                if not p.tensor:
+                    frame.env[p.name] = UNKNOWN
             self.block(frame, node.body)
-        except (_Budget, RecursionError):
-            self.scopes.unresolved.append(
-                Unresolved(
-                    self.resolver.show(path), node.lineno, "the code is too large or deep to read"
-                )
-            )
+        except OutOfWork as exc:
+            what = f"{function}() needs {exc}"
+            self.scopes.unresolved.append(Unresolved(shown, node.lineno, what, _REST))
+        except RecursionError:
+            what = "the code is too large or deep to read"
+            self.scopes.unresolved.append(Unresolved(shown, node.lineno, what))
+        unresolved = self.scopes.unresolved + self.resolver.notes[first_note:]
         return Reading(
             self.resolver.show(path),
             function,
@@ -113,9 +119,10 @@ class Reader:
             self.scopes.tasks,
             self.scopes.warms,
             self.scopes.calls,
-            self.scopes.unresolved,
+            unresolved,
             self.scopes.bound,
             mod,
+            self.scopes.inner_tasks(),
         )
 
     def params(self, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
@@ -148,19 +155,22 @@ class Reader:
 
     # -- statements
 
-    def step(self) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise _Budget
-
     def block(self, frame: Frame, body: list[ast.stmt]) -> Any:
         """Walk ``body``; the value of the first `return` reached, else None."""
-        for stmt in body:
-            self.step()
-            result = self.stmt(frame, stmt)
-            if result is not None:
-                return result
-        return None
+        if self.blocks >= MAX_BLOCKS:
+            what = f"code nested more than {MAX_BLOCKS} blocks deep (inlined helpers counted)"
+            self.scopes.opaque(frame, ast.Module(body, []), what, line=body[0].lineno)
+            return None
+        self.blocks += 1
+        try:
+            for stmt in body:
+                self.budget.spend()
+                result = self.stmt(frame, stmt)
+                if result is not None:
+                    return result
+            return None
+        finally:
+            self.blocks -= 1
 
     def stmt(self, frame: Frame, stmt: ast.stmt) -> Any:  # noqa: C901 (one branch per Python construct the reader follows)
         if isinstance(stmt, ast.Return):
@@ -188,14 +198,10 @@ class Reader:
     def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
-            if frame.layer and isinstance(value, TaskV):
-                self.scopes.tasks[target.id] = Task(
-                    target.id,
-                    value.kernels,
-                    self.resolver.show(frame.module.path),
-                    stmt.lineno,
-                    value.opaque,
-                )
+            if isinstance(value, TaskV):
+                file = self.resolver.show(frame.module.path)
+                task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
+                self.scopes.task(frame, task)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, TupleV) else ()
             for i, t in enumerate(target.elts):
@@ -229,10 +235,18 @@ class Reader:
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
         # A loop outside kernels runs its scopes many times: each is one kernel.
-        for n in ast.walk(stmt.target):
+        for n in walk(stmt.target, self.budget):
             if isinstance(n, ast.Name):
                 frame.env[n.id] = ConstV(UNKNOWN)
-        return self.block(frame, stmt.body)
+        file = self.resolver.show(frame.module.path)
+        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
+        outer = frame.loops
+        frame.loops = (*outer, loop)
+        try:
+            return self.block(frame, stmt.body)
+        finally:
+            frame.loops = outer
+            loop.end = len(self.scopes.kernels)
 
     def if_(self, frame: Frame, stmt: ast.If) -> Any:
         test = self.const_in(frame, stmt.test)
@@ -242,7 +256,7 @@ class Reader:
         return None
 
     def const_in(self, frame: Frame, node: ast.expr) -> Any:
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk(node, self.budget) if isinstance(n, ast.Name)}
         for n in names:
             v = frame.env.get(n)
             if v is not None and not isinstance(v, ConstV):
@@ -271,7 +285,7 @@ class Reader:
                 i = node.slice.value
                 if isinstance(i, int) and -len(base.items) <= i < len(base.items):
                     return base.items[i]
-            return tensor_only(base)
+            return part_of(base)
         if isinstance(node, ast.Attribute):
             base = self.value(frame, node.value)
             if isinstance(base, ModV) and base.module is not None:
@@ -291,12 +305,13 @@ class Reader:
             self.created += 1
             return TensorV(f"#{self.created}")
         if fn in ALIASING and node.args:
-            return tensor_only(self.value(frame, node.args[0]))
+            taken = self.value(frame, node.args[0])
+            return part_of(taken) if fn in SLICING else tensor_only(taken)
         if fn == "pl.system.task_dummy":
             kernels: set[int] = set()
             for kw in node.keywords:
                 if kw.arg == "deps":
-                    for n in ast.walk(kw.value):
+                    for n in walk(kw.value, self.budget):
                         if isinstance(n, ast.Name):
                             v = frame.env.get(n.id)
                             if isinstance(v, (TaskV, ArrayV)):
@@ -354,7 +369,9 @@ class Reader:
             env[k] = v
         for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             env.setdefault(a.arg, UNKNOWN)
-        inner = Frame(callee.module, env, fn.name, frame.depth + 1, (*frame.stack, key))
+        inner = Frame(
+            callee.module, env, fn.name, frame.depth + 1, (*frame.stack, key), loops=frame.loops
+        )
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
 

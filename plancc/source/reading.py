@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from plancc.source.modules import Module
 
@@ -49,6 +50,7 @@ class Warm:
     tensors: tuple[str, ...]  # roots, in issue order
     deps: frozenset[int]  # kernels it waits for
     dep_names: tuple[str, ...]  # the task variables of its `deps=`
+    part: bool = False  # warms a slice of a tensor (one layer's of a stack): no plan warm can
 
 
 @dataclass(frozen=True)
@@ -68,17 +70,34 @@ class Unresolved:
     file: str
     line: int
     what: str
+    effect: str = "the checks of what it runs are skipped"
+
+
+@dataclass(eq=False)
+class Loop:
+    """A `for` loop outside kernels (its scopes run once per iteration)."""
+
+    file: str
+    line: int
+    target: str  # the loop variable(s), as written
+    first: int  # the index of the first kernel inside it
+    end: int = -1  # one past the index of its last kernel, once walked
+
+    def holds(self, kernels: set[int]) -> bool:
+        """Whether every kernel inside the loop is one of ``kernels``."""
+        return all(i in kernels for i in range(self.first, self.end))
 
 
 @dataclass(frozen=True)
 class Task:
-    """A TaskId variable of the layer function."""
+    """A TaskId variable of the layer function (or, ``inner``, of a helper it inlines)."""
 
     name: str
     kernels: frozenset[int]
     file: str
     line: int
     opaque: bool = False  # bound to the result of something unresolved
+    loop: Loop | None = None  # bound inside a loop: the innermost one
 
 
 @dataclass
@@ -94,14 +113,27 @@ class Reading:
     unresolved: list[Unresolved]
     bound: dict[str, tuple[str, int]]  # every `as` task variable anywhere -> (file, line)
     module: Module
+    # The TaskId variables of inlined helpers, named as repeated kernels are (`rms_tid`,
+    # then `rms_tid_0`, ...; never a name of the layer function's): what a warm scope of
+    # a helper waits for, which a plan describing that scope anchors on.
+    inner: dict[str, Task] = field(default_factory=dict)
+
+    def task(self, name: str) -> Task | None:
+        """The layer function's task ``name``, else the helper's so named."""
+        return self.tasks.get(name) or self.inner.get(name)
 
     def kernel(self, name: str) -> Kernel | None:
-        for k in self.kernels:
-            if not k.opaque and k.name == name:
-                return k
-        return None
+        return self._by_name.get(name)
 
-    @property
+    @cached_property
+    def _by_name(self) -> dict[str, Kernel]:
+        out: dict[str, Kernel] = {}
+        for k in self.kernels:
+            if not k.opaque:
+                out.setdefault(k.name, k)
+        return out
+
+    @cached_property
     def possible(self) -> frozenset[str]:
         """Kernel names that unresolved code could give."""
         return frozenset(n for k in self.kernels if k.opaque for n in k.names)

@@ -8,19 +8,6 @@ from dataclasses import dataclass
 from plancc.source.reading import Kernel, Reading
 
 
-def ancestors(reading: Reading) -> list[int]:
-    """Bit j of entry i is set when kernel j runs before kernel i in the source (a path of
-    `deps=` and last-writer edges leads from j to i)."""
-    anc: list[int] = []
-    for k in reading.kernels:
-        bits = 0
-        for d in k.deps | k.after:
-            if d < k.index:
-                bits |= anc[d] | (1 << d)
-        anc.append(bits)
-    return anc
-
-
 @dataclass
 class Runs:
     """Each compared stage's run of kernels, and the source's order of those runs.
@@ -39,9 +26,24 @@ class Runs:
     owner: dict[int, int]  # kernel index -> the stage whose run holds it
     unknown: set[int]  # stages whose run holds unresolved code (or nothing): not compared
     before: dict[int, int]  # stage index -> bit set of the stages whose runs run before it
+    after: dict[int, int]  # stage index -> bit set of the stages whose runs run after it
 
     def runs_before(self, a: int, b: int) -> bool:
         return bool(self.before[b] >> a & 1)
+
+    def direct(self, s: int, among: int = -1) -> list[int]:
+        """The stages of ``among`` (a bit set; all by default) whose runs run before that
+        of ``s`` with none of ``among`` between: the `deps` the source has, transitively
+        reduced. The latest runs directly before; what runs before it is covered; the
+        latest not covered is next: a step per direct dep, never a pair of stages (4,096
+        stages in a row were cubic)."""
+        direct: list[int] = []
+        left = self.before[s] & among
+        while left:
+            j = left.bit_length() - 1
+            direct.append(j)
+            left &= ~(self.before[j] | (1 << j))
+        return sorted(direct)
 
 
 def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
@@ -67,16 +69,28 @@ def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
             o = owner[d] if d < k.index else None
             if o is not None and o != s:
                 waits[s].add(o)
-    before: dict[int, int] = {}
-    for s in sorted(heads, key=lambda s: heads[s].index):  # an edge leads to a later head
-        bits = 0
-        for o in waits[s]:
-            bits |= before[o] | (1 << o)
-        before[s] = bits
+    order = sorted(heads, key=lambda s: heads[s].index)  # an edge leads to a later head
+    waiters: dict[int, set[int]] = {s: set() for s in heads}
+    for s, on in waits.items():
+        for o in on:
+            waiters[o].add(s)
+    before, after = _reach(order, waits), _reach(order[::-1], waiters)
     # A run that is empty: another stage names the same kernel, and took it.
     unknown = {s for s, run in kernels.items() if not run or any(k.opaque for k in run)}
     held = {i: s for i, s in enumerate(owner) if s is not None}
-    return Runs(kernels, held, unknown, before)
+    return Runs(kernels, held, unknown, before, after)
+
+
+def _reach(order: list[int], edges: dict[int, set[int]]) -> dict[int, int]:
+    """Each stage's bit set of the stages a path of ``edges`` leads to, ``order`` being an
+    order in which every edge leads to an earlier stage."""
+    out: dict[int, int] = {}
+    for s in order:
+        bits = 0
+        for o in edges[s]:
+            bits |= out[o] | (1 << o)
+        out[s] = bits
+    return out
 
 
 def run_names(run: list[Kernel]) -> str:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
-from plancc.source.reading import Kernel, Task, Unresolved, Warm, WarmCall
+from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
+    FreeNames,
     TaskV,
+    TensorV,
     base_name,
     base_node,
     dotted,
@@ -20,11 +23,13 @@ from plancc.source.values import (
     prefetched,
     roots,
     tensor_only,
+    walk,
     walk_body,
 )
 
 _SPMD_SUFFIX = "_spmd"
 ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
+SLICING = {"pl.slice", "pl.tensor.view", "pl.view"}  # a part of the tensor they take
 
 
 @dataclass
@@ -35,6 +40,7 @@ class Frame:
     depth: int
     stack: tuple[str, ...]
     layer: bool = False  # the layer function itself: its TaskId variables are its tasks
+    loops: tuple[Loop, ...] = ()  # the loops outside kernels it runs inside, outermost first
 
 
 class Scopes:
@@ -44,14 +50,23 @@ class Scopes:
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
         self.kernels: list[Kernel] = []
-        self.taken: set[str] = set()
+        self.names = FreeNames()  # the kernels' names, as PyPTO's outliner gives them
         self.warms: list[Warm] = []
         self.calls: list[WarmCall] = []
         self.unresolved: list[Unresolved] = []
         self.tasks: dict[str, Task] = {}
+        self.inner: list[Task] = []  # helpers' task variables, in the order they are bound
         self.bound: dict[str, tuple[str, int]] = {}
         self.writers: dict[str, set[int]] = {}
         self.manual = 0  # inside `pl.manual_scope`: no last-writer order
+        self.budget = resolver.budget
+        self.listed: dict[int, tuple[list[ast.stmt], list[ast.AST]]] = {}
+
+    def add(self, k: Kernel) -> None:
+        if len(self.kernels) >= MAX_KERNELS:
+            raise OutOfWork(f"more than {MAX_KERNELS:,} kernels")
+        self.order(k)
+        self.kernels.append(k)
 
     def opaque(
         self,
@@ -60,24 +75,27 @@ class Scopes:
         what: str,
         args: list[Any] | None = None,
         names: frozenset[str] = frozenset(),
+        *,
+        line: int = 0,
     ) -> None:
         """Code that cannot be followed: a kernel that may touch every tensor it is given."""
         file = self.resolver.show(frame.module.path)
-        line = getattr(node, "lineno", 1)
+        line = line or int(getattr(node, "lineno", 1))
         self.unresolved.append(Unresolved(file, line, what))
         given: set[str] = set()
         for v in args if args is not None else self.values_in(frame, node):
             given |= roots(v)
-        names = names | hints_in(node)
+        names = names | hints_in(node, self.budget)
         k = Kernel(len(self.kernels), "", "", file, line, opaque=True, names=names)
         k.reads = set(given)
         k.writes = set(given)
-        self.order(k)
-        self.kernels.append(k)
+        self.add(k)
 
     def values_in(self, frame: Frame, node: ast.AST) -> list[Any]:
         return [
-            frame.env[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in frame.env
+            frame.env[n.id]
+            for n in walk(node, self.budget)
+            if isinstance(n, ast.Name) and n.id in frame.env
         ]
 
     def scope(  # noqa: C901 (one branch per statement form a kernel body reads or writes through)
@@ -102,40 +120,51 @@ class Scopes:
         deps: set[int] = set()
         dep_names: list[str] = []
         if deps_node is not None:
-            for n in ast.walk(deps_node):
+            for n in walk(deps_node, self.budget):
                 if isinstance(n, ast.Name) and n.id in frame.env:
                     v = frame.env[n.id]
                     if isinstance(v, (TaskV, ArrayV)):
                         deps |= set(v.kernels)
                         dep_names.append(n.id)
         file = self.resolver.show(frame.module.path)
-        warmed = prefetched(body)
-        name = self.name(hint) if hint else ""
+        nodes = self.nodes(body)
+        warmed = prefetched(nodes)
+        name = self.names.take(hint) if hint else ""
         if warmed is not None:
-            tensors = tuple(r for n in warmed for r in sorted(roots(self.alias(frame, n, body))))
+            values = [self.alias(frame, n, body) for n in warmed]
+            tensors = tuple(r for v in values for r in sorted(roots(v)))
+            part = any(isinstance(v, TensorV) and v.part for v in values)
             self.warms.append(
-                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names))
+                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part)
             )
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
-        self.touch(frame, k, body)
-        self.order(k)
-        self.kernels.append(k)
+        self.touch(frame, k, nodes)
+        self.add(k)
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
             self.bound.setdefault(tid, (file, stmt.lineno))
-            if frame.layer:
-                self.tasks[tid] = Task(tid, frozenset({k.index}), file, stmt.lineno)
+            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno))
 
-    def name(self, hint: str) -> str:
-        """PyPTO's name for a scope: the hint, or the smallest free `hint_N` on a repeat."""
-        name = hint
-        n = 0
-        while name in self.taken:
-            name = f"{hint}_{n}"
-            n += 1
-        self.taken.add(name)
-        return name
+    def task(self, frame: Frame, task: Task) -> None:
+        """A TaskId variable bound in ``frame``: the layer's, or an inner one."""
+        if frame.loops:
+            task = replace(task, loop=frame.loops[-1])
+        if frame.layer:
+            self.tasks[task.name] = task
+        else:
+            self.inner.append(task)
+
+    def inner_tasks(self) -> dict[str, Task]:
+        """The helpers' tasks, each named as a repeated kernel is, apart from the layer's."""
+        out: dict[str, Task] = {}
+        for t in self.inner:
+            name, n = t.name, 0
+            while name in out or name in self.tasks:
+                name = f"{t.name}_{n}"
+                n += 1
+            out[name] = replace(t, name=name)
+        return out
 
     def order(self, k: Kernel) -> None:
         if not self.manual:
@@ -148,10 +177,22 @@ class Scopes:
     def alias(self, frame: Frame, name: str, body: list[ast.stmt]) -> Any:
         return frame.env.get(name, UNKNOWN)
 
-    def touch(self, frame: Frame, k: Kernel, body: list[ast.stmt]) -> None:  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
+    def nodes(self, body: list[ast.stmt]) -> list[ast.AST]:
+        """Every node of a kernel's body in source order, listed once per body (a helper
+        inlined a thousand times has one), and paid for at each use."""
+        hit = self.listed.get(id(body))
+        if hit is None or hit[0] is not body:
+            hit = (body, list(walk_body(body, self.budget)))
+            self.listed[id(body)] = hit
+        else:
+            self.budget.spend(len(hit[1]))
+        return hit[1]
+
+    def touch(self, frame: Frame, k: Kernel, nodes: list[ast.AST]) -> None:  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
         """The tensors a kernel body reads and writes (its local aliases followed)."""
+        self.budget.spend(len(frame.env))
         env = dict(frame.env)
-        for node in walk_body(body):
+        for node in nodes:
             if isinstance(node, ast.Assign):
                 v = self.local_value(env, node.value)
                 for t in node.targets:
@@ -173,7 +214,7 @@ class Scopes:
                     if base is not None:
                         k.writes |= roots(env.get(base))
         written_only: set[int] = set()
-        for node in walk_body(body):
+        for node in nodes:
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Subscript):
@@ -193,7 +234,7 @@ class Scopes:
         # Names are looked up in the kernel's final environment: a name a kernel
         # rebinds to a tile is not a tensor, and its uses before that are counted
         # by the tensor it aliased.
-        for node in walk_body(body):
+        for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if id(node) in written_only:
                     continue

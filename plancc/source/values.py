@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from plancc.source.limits import Budget
 from plancc.source.modules import Module
 
 
 @dataclass(frozen=True)
 class TensorV:
     root: str
+    part: bool = False  # a slice or subscript of ``root``, not all of it
+
+
+def part_of(v: Any) -> Any:
+    """A slice of tensor ``v`` (`pl.slice`, a subscript), else unknown."""
+    return TensorV(v.root, part=True) if isinstance(v, TensorV) else UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,6 @@ class _Unknown:
 
 
 UNKNOWN: Any = _Unknown()
-_PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
 
 
 def is_warm_module(name: str) -> bool:
@@ -99,8 +105,24 @@ class ClassV:
     node: ast.ClassDef
 
 
-_ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
-_BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
+class FreeNames:
+    """Names given as PyPTO's outliner gives a scope its name: the base while it is free,
+    else the smallest free `base_N` from `_0`. Names are only ever taken, so the search
+    for a base goes on where it stopped: n names of one base cost n steps, not n**2 / 2."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+        self.next: dict[str, int] = {}  # base -> the smallest N whose `base_N` may be free
+
+    def take(self, base: str) -> str:
+        name = base
+        n = self.next.get(base, 0)
+        while name in self.taken:
+            name = f"{base}_{n}"
+            n += 1
+        self.next[base] = n
+        self.taken.add(name)
+        return name
 
 
 def tensor_only(v: Any) -> Any:
@@ -130,9 +152,9 @@ def is_jit(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def choice_reason(mod: Module, fn: ast.FunctionDef) -> str:
+def choice_reason(mod: Module, budget: Budget) -> str:
     """`, on environment variable X` when the module reads one."""
-    for node in ast.walk(mod.tree):
+    for node in walk(mod.tree, budget):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         arg = node.args[0]
@@ -164,20 +186,27 @@ def base_name(node: ast.expr | None) -> str | None:
     return None if b is None else b.id
 
 
-def walk_body(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of ``body`` in source order (iterative)."""
+def walk_body(body: Sequence[ast.AST], budget: Budget) -> Iterator[ast.AST]:
+    """Every node of ``body`` in source order (iterative), each paid from ``budget``."""
     stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
+        budget.spend()
         yield node
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def prefetched(body: list[ast.stmt]) -> list[str] | None:
-    """The variables a warm scope prefetches, in order; None for any other scope."""
+def walk(node: ast.AST, budget: Budget) -> Iterator[ast.AST]:
+    """``node`` and every node under it (as ``ast.walk``), each paid from ``budget``."""
+    return walk_body([node], budget)
+
+
+def prefetched(nodes: Sequence[ast.AST]) -> list[str] | None:
+    """The variables a warm scope (its ``nodes``, in source order) prefetches, in order;
+    None for any other scope."""
     names: list[str] = []
     found = False
-    for node in walk_body(body):
+    for node in nodes:
         if isinstance(node, ast.Call) and dotted(node.func) == "pl.prefetch.async_prefetch":
             found = True
             if node.args and isinstance(node.args[0], ast.Name):
@@ -185,9 +214,9 @@ def prefetched(body: list[ast.stmt]) -> list[str] | None:
     return names if found else None
 
 
-def hints_in(node: ast.AST) -> frozenset[str]:
+def hints_in(node: ast.AST, budget: Budget) -> frozenset[str]:
     out = set()
-    for n in ast.walk(node):
+    for n in walk(node, budget):
         if (
             isinstance(n, ast.keyword)
             and n.arg == "name_hint"
@@ -197,15 +226,15 @@ def hints_in(node: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
-def hints_reachable(mod: Module, fn: ast.FunctionDef) -> frozenset[str]:
+def hints_reachable(mod: Module, fn: ast.FunctionDef, budget: Budget) -> frozenset[str]:
     """The name hints of ``fn`` and of every function of its module it calls, transitively."""
     out: set[str] = set()
     seen: set[str] = set()
     todo: list[ast.AST] = [fn]
     while todo:
         node = todo.pop()
-        out |= hints_in(node)
-        for n in ast.walk(node):
+        out |= hints_in(node, budget)
+        for n in walk(node, budget):
             if isinstance(n, ast.Name) and n.id not in seen:
                 seen.add(n.id)
                 target = mod.globals.get(n.id)

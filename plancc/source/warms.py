@@ -25,6 +25,15 @@ def check_warms(findings: Findings, it: LayerReading) -> None:
         if i in used_warms:
             continue
         names = [it.tensor_of.get(t, t) for t in sw.tensors]
+        if sw.part:  # a plan warm covers whole tensors: it could never be declared
+            findings.report(
+                findings.warms_at(it),
+                codes.SOURCE_UNRESOLVED,
+                f"{sw.file}:{sw.line}: warm '{sw.name_hint}' warms a slice of "
+                f"{', '.join(names)} (one layer's part of a stacked tensor, say), which no "
+                "plan warm can declare: not compared",
+            )
+            continue
         after = ", ".join(sw.dep_names) or "nothing"
         findings.report(
             findings.warms_at(it),
@@ -54,7 +63,7 @@ def _find_warm(
     """None when the warm is found in the source; else where and why not."""
     reading = it.reading
     anchor = it.layer.stages[w.anchor] if w.anchor is not None else None
-    task = reading.tasks.get(anchor.task) if anchor and anchor.task else None
+    task = reading.task(anchor.task) if anchor and anchor.task else None
     tensors = tuple(it.param_of.get(e.tensor.name, e.tensor.name) for e in w.entries)
     for i, c in enumerate(reading.calls):
         if c.function == w.name and i not in used_calls:
@@ -111,7 +120,7 @@ def _find_warm(
 def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str:
     """The plan stage whose task stands for ``kernels``: a warm's anchor, or '?'."""
     for s in it.layer.stages:
-        task = it.reading.tasks.get(s.task or "")
+        task = it.reading.task(s.task or "")
         if task is not None and task.kernels == kernels:
             return s.name
     return "?"

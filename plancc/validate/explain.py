@@ -189,7 +189,8 @@ def _pattern(doc: Document, err: Any, path: PathT) -> Explained:
             doc.at(path),
             codes.STRUCTURE,
             f"{_where(path)} '{clip(str(err.instance))}' is not a size",
-            "give a number of bytes, or a number with a unit: B, kB, MB, GB, KiB, MiB, GiB",
+            "give a number of bytes, a number with a unit: B, kB, MB, GB, KiB, MiB, GiB, "
+            "or a dim expression in bytes (65536 * CTX)",
         ),
         path,
     )

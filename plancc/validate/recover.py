@@ -44,7 +44,7 @@ _STAND_INS: dict[str, Any] = {"plancc": 1, "model": "invalid_model", "platform":
 class Broken:
     """Names whose definitions were dropped; references to them are not reported."""
 
-    dims: set[str] = field(default_factory=set)
+    dims: set[str] = field(default_factory=set)  # and params
     tensors: set[str] = field(default_factory=set)
     kinds: set[str] = field(default_factory=set)
     stages: set[tuple[str, str]] = field(default_factory=set)
@@ -78,7 +78,7 @@ def _entity(path: PathT) -> PathT:
             return path[: i + 2]  # one item of a list of names
     if path[:1] == ("forward",) and len(path) >= 2 and isinstance(path[1], int):
         return path[:2]
-    if path[:1] in (("dims",), ("tensors",)):
+    if path[:1] in (("dims",), ("params",), ("tensors",)):
         return path[:2]
     if path[:1] == ("layers",):
         if len(path) >= 4 and path[2] in ("stages", "warms") and isinstance(path[3], int):
@@ -106,9 +106,9 @@ def spoil(tree: dict[str, Any], spoils: PathT | KeyOnly, broken: Broken) -> None
             tree[top] = _STAND_INS[top]
             broken.platform = broken.platform or top == "platform"
             broken.model = broken.model or top == "model"
-        elif top in ("dims", "tensors", "layers"):
+        elif top in ("dims", "params", "tensors", "layers"):
             tree[top] = {}
-            broken.all_dims |= top == "dims"
+            broken.all_dims |= top in ("dims", "params")  # a param is looked up as a dim is
             broken.all_tensors |= top == "tensors"
             broken.all_kinds |= top == "layers"
         else:
@@ -130,7 +130,7 @@ def spoil(tree: dict[str, Any], spoils: PathT | KeyOnly, broken: Broken) -> None
         stages = _get(tree, target[:-1])
         stages[index] = {"name": f"<stage {index}>"}
         return
-    elif top == "dims":
+    elif top in ("dims", "params"):
         broken.dims.add(str(target[1]))
     elif top == "tensors":
         broken.tensors.add(str(target[1]))

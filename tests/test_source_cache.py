@@ -1,0 +1,191 @@
+"""Readings of model code kept by the stamps of the files they read (plancc.source.cache):
+served again while nothing they read changed, read again when anything did, bounded in
+number, and stopped at a check's deadline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plancc import api
+from plancc.inputs import PlanInput
+from plancc.source import cache, reader
+from plancc.source.modules import SourceError
+
+DATA = Path(__file__).parent / "data" / "source"
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every reading actually made (path relative to its root, function)."""
+    made: list[tuple[str, str]] = []
+
+    def counted(path: str, function: str, root: str | None = None) -> reader.Reading:
+        made.append((os.path.basename(path), function))
+        return reader.read_layer(path, function, root)
+
+    monkeypatch.setattr(cache, "read_layer", counted)
+    return made
+
+
+@pytest.fixture
+def attn(tmp_path: Path) -> Path:
+    """The tiny attention layer (five modules), with a plan of it."""
+    work = tmp_path / "attn"
+    shutil.copytree(DATA / "attn", work)
+    return work
+
+
+def _read(work: Path) -> reader.Reading:
+    return cache.read(str(work / "layer.py"), "attention", str(work))
+
+
+def _touch(path: Path) -> None:
+    """The file's mtime a second later, its size the same: a change only the mtime tells."""
+    later = path.stat().st_mtime_ns + 10**9
+    os.utime(path, ns=(later, later))
+
+
+def test_a_reading_is_kept_while_nothing_it_read_changed(
+    attn: Path, reads: list[tuple[str, str]]
+) -> None:
+    first = _read(attn)
+    assert _read(attn) is first
+    assert reads == [("layer.py", "attention")]
+
+
+@pytest.mark.parametrize("module", ["layer.py", "proj.py", "config.py"])
+def test_a_change_to_any_module_it_read_reads_it_again(
+    attn: Path, reads: list[tuple[str, str]], module: str
+) -> None:
+    """The layer's own file, or a module it imports (its helpers' kernels, its constants)."""
+    first = _read(attn)
+    _touch(attn / module)
+    assert _read(attn) is not first
+    assert len(reads) == 2
+
+
+def test_a_module_created_beside_the_ones_read_reads_it_again(
+    attn: Path, reads: list[tuple[str, str]]
+) -> None:
+    """An import that found nothing may find the new file: its directory's stamp changed."""
+    _read(attn)
+    time.sleep(0.01)  # past the directory's mtime tick
+    (attn / "later.py").write_text("X = 1\n", encoding="utf-8")
+    _read(attn)
+    assert len(reads) == 2
+
+
+def test_an_unreadable_source_is_never_kept(attn: Path, reads: list[tuple[str, str]]) -> None:
+    """A missing file costs no reading: asked again, it is looked for again."""
+    for _ in range(2):
+        with pytest.raises(SourceError, match="no function 'nothing'"):
+            cache.read(str(attn / "layer.py"), "nothing", str(attn))
+    assert len(reads) == 2
+
+
+def test_the_cache_is_bounded(
+    attn: Path, reads: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Least recently used out: with room for two, a third reading drops the oldest."""
+    monkeypatch.setattr(cache, "CAPACITY", 2)
+    roots = [attn.parent / f"attn{i}" for i in range(3)]
+    for root in roots:
+        shutil.copytree(attn, root)
+    _read(roots[0])
+    _read(roots[1])
+    _read(roots[0])  # used last: kept
+    _read(roots[2])  # drops roots[1]
+    _read(roots[0])
+    _read(roots[1])
+    assert reads == [("layer.py", "attention")] * 4
+
+
+def test_a_comment_edit_in_the_plan_reads_no_model_code(
+    reads: list[tuple[str, str]],
+) -> None:
+    """The plan is checked again (its diagnostics are those of the edited text), the
+    model code it names is not read again."""
+    plan = DATA / "warmcall" / "extract.yaml"
+    text = plan.read_text(encoding="utf-8")
+    results = [
+        api.diagnose_plan(PlanInput(str(plan), plan), f"{text}# edit {n}\n".encode())
+        for n in range(3)
+    ]
+    assert reads == [("layer.py", "mlp")]
+    assert len({tuple(r.diagnostics) for r in results}) == 1
+
+
+# -- the deadline of a check ---------------------------------------------------------------
+
+
+def costly_layer(where: Path) -> Path:
+    """The `warmcall` layer calling a tree of inline helpers 24 deep, each calling the next
+    twice: 2^24 expansions, within every bound of the reader but its budget of work,
+    which ends the reading after seconds (7 s of CPU on the development machine). A plan
+    of it is returned."""
+    shutil.copytree(DATA / "warmcall", where)
+    layer = where / "layer.py"
+    tree = "".join(
+        f"\n\n@pl.jit.inline\ndef h{i}(t):\n    h{i + 1}(t)\n    h{i + 1}(t)\n" for i in range(24)
+    )
+    tree += "\n\n@pl.jit.inline\ndef h24(t):\n    u = t\n"
+    text = layer.read_text(encoding="utf-8")
+    text = text.replace("\n\n@pl.jit.inline\ndef mlp(", f"{tree}\n\n@pl.jit.inline\ndef mlp(")
+    text = text.replace("dtype=pl.BF16)\n", "dtype=pl.BF16)\n    h0(x)\n", 1)
+    layer.write_text(text, encoding="utf-8")
+    return where / "extract.yaml"
+
+
+def test_a_reading_past_its_deadline_is_stopped(tmp_path: Path) -> None:
+    plan = costly_layer(tmp_path / "costly")
+    start = time.monotonic()
+    with cache.deadline(0.3), pytest.raises(cache.Stopped):
+        cache.read(str(plan.parent / "layer.py"), "mlp", str(plan.parent))
+    assert time.monotonic() - start < 30  # a guard against a hang, never a measurement
+
+
+def test_a_check_past_its_deadline_publishes_what_it_has(tmp_path: Path) -> None:
+    """The plan's own findings, and a PC208 notice at the `source` the reading stopped on;
+    the stop is kept like a reading: the next check does not wait for it again."""
+    from plancc.lsp.adapter import check_text
+
+    plan = costly_layer(tmp_path / "costly")
+    text = plan.read_text(encoding="utf-8")
+    found = []
+    for _ in range(2):
+        result = check_text(plan, text, {}, seconds=0.3)
+        found.append([(d.code, d.line, d.col, d.message) for d in result.diagnostics])
+    stop = (
+        "PC208",
+        21,
+        13,
+        "source of layer kind 'mlp' not checked: not read within 0.3 s, the editor's bound "
+        "for a check",
+    )
+    assert stop in found[0]
+    assert found[1] == found[0]
+    assert [d[0] for d in found[0]] == ["PC208", "PC107"]
+
+
+def test_a_deadline_never_stops_a_reading_that_ended(
+    attn: Path, reads: list[tuple[str, str]]
+) -> None:
+    """A reading done well within its bound, then a long wait past it on the same thread:
+    nothing is raised later (the alarm is withdrawn when the reading ends)."""
+    with cache.deadline(0.2):
+        _read(attn)
+    time.sleep(0.4)
+    assert reads == [("layer.py", "attention")]

@@ -35,8 +35,9 @@ types: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest $(if $(SLOW),,-m "not slow")
 
+# `make fuzz FUZZ_TARGET=source`: model code (tests/fuzz_source.py) instead of plans.
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.fuzz --seconds $(or $(FUZZ_SECONDS),60)
+	$(BIN)/python -m tests.$(if $(filter source,$(FUZZ_TARGET)),fuzz_source,fuzz) --seconds $(or $(FUZZ_SECONDS),60)
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden

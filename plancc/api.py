@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
 from plancc.resolve import resolve
+from plancc.rules import Finding
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
@@ -42,6 +43,10 @@ class PlanResult:
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
     analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
+    # The rules' diagnostics with the findings they were made of (``check.Checked``).
+    findings: Mapping[Diagnostic, Finding] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False
+    )
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ def diagnose_plan(
         piped=source.piped,
         doc=doc,
         analysis=checked.analysis,
+        findings=checked.findings,
     )
 
 

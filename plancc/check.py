@@ -10,14 +10,15 @@ diagnostics are kept apart, with their reasons, for ``--show-allowed``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
+from types import MappingProxyType
 
 from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
-from plancc.rules import discover
+from plancc.rules import Finding, discover
 from plancc.rules.analysis import EMPTY, Analysis, analyse
 
 
@@ -49,6 +50,11 @@ class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
     analysis: Analysis = EMPTY  # what the rules judged by (plancc.rules.analysis)
+    # Each rule's diagnostic with the finding it was made of (its warm, the stages it
+    # names: where `plancc report` marks it), shown or silenced.
+    findings: Mapping[Diagnostic, Finding] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False
+    )
 
 
 # A diagnostic and the warms whose `allow` may silence it.
@@ -67,9 +73,11 @@ def check(
     (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
     silenced as the rules' are."""
     found: list[_Found] = list(extra)
+    findings: dict[Diagnostic, Finding] = {}
     for r in discover():
         for f in r.check(plan):
             d = f.diagnostic(plan.file, r)
+            findings.setdefault(d, f)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
     shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
@@ -87,7 +95,7 @@ def check(
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
-    return Checked(tuple(shown), tuple(allowed), analyse(plan))
+    return Checked(tuple(shown), tuple(allowed), analyse(plan), MappingProxyType(findings))
 
 
 def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:

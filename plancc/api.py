@@ -1,8 +1,7 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
 load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
-(``build``).
-Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
+(``build``). Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
+from plancc.measure.durations import timed
 from plancc.resolve import resolve
 from plancc.rules import Finding
 from plancc.rules.analysis import EMPTY, Analysis
@@ -99,6 +99,7 @@ def diagnose_plan(
     *,
     source_root: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
@@ -115,6 +116,8 @@ def diagnose_plan(
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
     _check_overrides(plan, overrides)
+    if trace is not None:  # the stages' durations measured (docs/suggest.md)
+        plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
@@ -227,13 +230,14 @@ def validate_paths(
     stdin_filename: str | None = None,
     source_root: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> Validation:
-    """``source_root``: `--source-root`, where every plan's `source` paths start.
-    ``overrides``: `--set` (``parse_sets``), the params' values fixed."""
+    """``source_root``: `--source-root`, where `source` paths start; ``overrides``: `--set`
+    (``parse_sets``), the params' values fixed; ``trace``: `--trace`, stage durations."""
     try:
         found = inputs.collect(paths, stdin_filename)
         results = [
-            diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
+            diagnose_plan(source, raw, source_root=source_root, overrides=overrides, trace=trace)
             for source, raw in found.read()
         ]
     except inputs.InputError as exc:

@@ -43,10 +43,7 @@ class PlanResult:
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
     analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
-    # The rules' diagnostics with the findings they were made of (``check.Checked``).
-    findings: Mapping[Diagnostic, Finding] = field(
-        default_factory=lambda: MappingProxyType({}), compare=False
-    )
+    findings: Mapping[Diagnostic, Finding] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -190,10 +187,7 @@ def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, pass
                 d = a.diagnostic
                 more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
     found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
-    # A list's entries stale at every value are fewer: their fixes are worked out again.
-    unused = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
-    fixed = dict(zip(map(id, unused), silence_fixes(default, unused), strict=True))
-    return [fixed.get(id(d), d) for d in found], tuple(more)
+    return silence_fixes(default, found), tuple(more)  # fewer entries stale: their fixes
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:

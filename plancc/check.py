@@ -140,10 +140,11 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
     yield from ((d, by) for d, (_, by) in zip(fixed, stale, strict=True))
 
 
-def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """The PC006 diagnostics ``stale`` (all of one plan's) with their fixes: each removes
-    its entry; removing every entry of a list removes the list (a warm's `reason` with its
-    `allow`: one is required with the other; `lint` with its `ignore`)."""
+def silence_fixes(plan: ir.Plan, found: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """``found`` (a plan's diagnostics) with the fixes of its PC006 worked out from all of
+    them: each removes its entry; removing every entry of a list removes the list (a warm's
+    `reason` with its `allow`: one is required with the other; `lint` with its `ignore`)."""
+    stale = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
     at = {(pos.line, pos.col): s for s in plan.silences for pos in (s[1],)}
     lists: dict[tuple[str | int, ...], int] = {}
     for _, _, _, path in plan.silences:
@@ -151,7 +152,7 @@ def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic
     entries = [at[d.line, d.col] for d in stale]
     for _, _, _, path in entries:
         lists[path[:-1]] -= 1
-    out = []
+    out: dict[int, Diagnostic] = {}
     for d, (rid, _, scope, path) in zip(stale, entries, strict=True):
         where, index = path[:-1], path[-1]
         title = f"remove {rid} from {_list(scope)}"
@@ -161,8 +162,8 @@ def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic
             fix = fixes.remove(where[:-1], ("allow", "reason"), title)
         else:  # `lint` holds only `ignore`
             fix = fixes.remove((), ("lint",), title)
-        out.append(replace(d, fix=fix))
-    return out
+        out[id(d)] = replace(d, fix=fix)
+    return [out.get(id(d), d) for d in found]
 
 
 def _list(where: str) -> str:

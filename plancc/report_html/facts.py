@@ -88,7 +88,7 @@ def _landings(plan: ir.Plan) -> dict[int, WarmLanding]:
         static = [e for e in warm.entries if e.tensor.static]
         consumers = {}
         for e in static:
-            c = line.consumer(e.tensor.name, at)
+            c = line.consumer(e.tensor.name, warm.anchors)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
         nbytes = sum(e.tensor.bytes or 0 for e in static)

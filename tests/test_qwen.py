@@ -175,3 +175,19 @@ def test_a_stacked_tensor_is_compared_with_the_stacks_annotation(
                 "layer) has [1024, 512]",
             )
         ]
+
+
+def test_the_report_draws_the_join(tmp_path: Path) -> None:
+    """The warm's lane names every anchor of the join, and each anchor's column is marked
+    as one (stages 4, 7 and 8: q_proj, k_proj, v_proj)."""
+    from plancc.report_html import report
+
+    page = tmp_path / "q.html"
+    report(str(PLAN), str(page), None)
+    html = page.read_text("utf-8")
+    assert "after q_proj + k_proj + v_proj · 1 tensor, 52.4 MB" in html
+    assert {n for n in ("4 anchor", "7 anchor", "8 anchor") if n in html} == {
+        "4 anchor",
+        "7 anchor",
+        "8 anchor",
+    }

@@ -236,10 +236,7 @@ class _Walker:
         for name, value in _items(data.get("tensors")):
             self.define_key("tensor", ("tensors", name))
             if isinstance(value, dict):
-                self.exprs(("tensors", name, "shape"), value.get("shape"))
-                self.exprs(("tensors", name, "flat"), value.get("flat"))
-                if isinstance(stacked := value.get("stacked"), dict):
-                    self.expr(("tensors", name, "stacked", "layers"), stacked.get("layers"))
+                self.tensor(name, value)
         for kind, layer in _items(data.get("layers")):
             self.define_key("kind", ("layers", kind))
             if isinstance(layer, dict):
@@ -250,28 +247,31 @@ class _Walker:
             for i, rid in _entries(lint.get("ignore")):
                 self.ref("rule", ("lint", "ignore", i), rid)
 
-    def layer(self, kind: str, layer: dict[str, Any]) -> None:  # noqa: C901 (one branch per key of a layer kind that names something)
+    def tensor(self, name: str, value: dict[str, Any]) -> None:
+        self.exprs(("tensors", name, "shape"), value.get("shape"))
+        self.exprs(("tensors", name, "flat"), value.get("flat"))
+        if isinstance(stacked := value.get("stacked"), dict):
+            self.expr(("tensors", name, "stacked", "layers"), stacked.get("layers"))
+
+    def stage(self, kind: str, path: PathT, stage: dict[str, Any]) -> None:
+        name = self.index.name_span((*path, "name"))
+        self.add("stage", stage.get("name"), name, define=True, scope=kind)
+        for j, read in _entries(stage.get("reads")):
+            if isinstance(read, dict):  # a part of it: `{tensor, share}`
+                self.ref("tensor", (*path, "reads", j, "tensor"), read.get("tensor"))
+                self.expr((*path, "reads", j, "share"), read.get("share"))
+            else:
+                self.ref("tensor", (*path, "reads", j), read)
+        if not _SIZE.match(str(stage.get("streams", ""))):  # a dim expression
+            self.expr((*path, "streams"), stage.get("streams"))
+        for j, dep in _entries(stage.get("deps")):
+            self.ref("stage", (*path, "deps", j), dep, scope=kind)
+
+    def layer(self, kind: str, layer: dict[str, Any]) -> None:
         base: PathT = ("layers", kind)
         for i, stage in _entries(layer.get("stages")):
             if isinstance(stage, dict):
-                path = (*base, "stages", i)
-                self.add(
-                    "stage",
-                    stage.get("name"),
-                    self.index.name_span((*path, "name")),
-                    define=True,
-                    scope=kind,
-                )
-                for j, read in _entries(stage.get("reads")):
-                    if isinstance(read, dict):  # a part of it: `{tensor, share}`
-                        self.ref("tensor", (*path, "reads", j, "tensor"), read.get("tensor"))
-                        self.expr((*path, "reads", j, "share"), read.get("share"))
-                    else:
-                        self.ref("tensor", (*path, "reads", j), read)
-                if not _SIZE.match(str(stage.get("streams", ""))):  # a dim expression
-                    self.expr((*path, "streams"), stage.get("streams"))
-                for j, dep in _entries(stage.get("deps")):
-                    self.ref("stage", (*path, "deps", j), dep, scope=kind)
+                self.stage(kind, (*base, "stages", i), stage)
         for i, warm in _entries(layer.get("warms")):
             if not isinstance(warm, dict):
                 continue

@@ -772,3 +772,26 @@ def test_a_task_bound_once_per_tile(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "pl.TASK_ID)`) in the loop, then `out_tid = pl.system.task_dummy(deps=[tids])` after "
         "it (block.py:72)"
     )
+
+
+def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`exchange` (@pl.jit.incore) reads `part`, writes `full` (InOut): proj_b waits on it,
+    as the runtime orders them; never `deps: []` for what follows an unread call."""
+    plan, notices = _skeleton(tmp_path, monkeypatch, "comm.py:tp_layer")
+    stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
+    assert stages == (
+        "      - {name: proj_a, task: a_tid, deps: [], reads: [x, w_a], kernel: proj_a}\n"
+        "      - {name: exchange, deps: [proj_a], kernel: exchange}\n"
+        "      - {name: proj_b, deps: [exchange], reads: [w_b, y], kernel: proj_b}\n"
+        "      - {name: proj_c, deps: [], reads: [x, w_c], kernel: proj_c}\n"
+    )
+    assert notices == (
+        "notice PC208: comm.py:43: 'log_rows' is not a @pl.jit.inline helper the reader can "
+        "follow\n"
+    )
+    assert [d.code for d in _validate(plan)] == ["PC208"]
+    r = read_layer(str(plan.parent / "comm.py"), "tp_layer")
+    unread = r.kernels[3]
+    assert (unread.opaque, unread.after) == (True, {0, 1, 2})  # it waits for all before it

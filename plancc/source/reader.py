@@ -36,7 +36,7 @@ from typing import Any
 
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import Module, SourceError, load_module
-from plancc.source.reading import Loop, Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
@@ -54,6 +54,7 @@ from plancc.source.values import (
     dotted,
     eval_local,
     int_or_none,
+    is_incore,
     is_jit,
     is_opaque,
     is_warm_module,
@@ -336,6 +337,8 @@ class Reader:
                 callee.names,
             )
             return TaskV(frozenset(), opaque=True)
+        if isinstance(callee, FuncV) and is_incore(callee.node):
+            return self.incore(frame, callee, args, kwargs)
         if isinstance(callee, FuncV) and is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
@@ -374,6 +377,32 @@ class Reader:
         )
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
+
+    def incore(self, frame: Frame, callee: FuncV, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A call of a `@pl.jit.incore` function: one kernel, named after the function,
+        that reads the tensors it is given and writes those its `pl.Out`/`pl.InOut`
+        parameters take; its order is what those say. It returns what its `return` names
+        of its parameters."""
+        fn = callee.node
+        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        bound = {a.arg: v for a, v in zip(params, args, strict=False)} | kwargs
+        file = self.resolver.show(callee.module.path)
+        k = Kernel(
+            len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
+        )
+        for a in params:
+            given = roots(bound.get(a.arg))
+            ann = a.annotation
+            wrapper = dotted(ann.value) if isinstance(ann, ast.Subscript) else ""
+            if wrapper in ("pl.Out", "pl.InOut"):
+                k.writes |= given
+            if wrapper != "pl.Out":
+                k.reads |= given
+        self.scopes.add(k)
+        ret = next((s for s in reversed(fn.body) if isinstance(s, ast.Return)), None)
+        items = ret.value.elts if ret and isinstance(ret.value, ast.Tuple) else [ret and ret.value]
+        out = [bound.get(e.id, UNKNOWN) if isinstance(e, ast.Name) else UNKNOWN for e in items]
+        return TupleV(tuple(out)) if len(out) > 1 else out[0]
 
     def warm_call(self, frame: Frame, node: ast.Call, fn: WarmFnV) -> None:
         tensors: list[str | None] = []

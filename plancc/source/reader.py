@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import replace
 from typing import Any
 
+from plancc.source.callers import caller_shapes, tensor_annotation
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import Module, SourceError, load_module
 from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
@@ -64,7 +66,6 @@ from plancc.source.values import (
     walk,
 )
 
-_PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
 _REST = "the rest of it is not read"
@@ -130,16 +131,26 @@ class Reader:
         out: dict[str, Param] = {}
         for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             out[arg.arg] = self.param(mod, arg)
+        bare = {p.name for p in out.values() if p.bare}
+        if bare:
+            for name, (caller, arg) in caller_shapes(mod, fn, bare).items():
+                shaped = self.param(caller, arg)
+                out[name] = replace(
+                    shaped,
+                    name=name,
+                    line=out[name].line,
+                    bare=True,
+                    module=caller,
+                    origin=f"{self.resolver.show(caller.path)}:{arg.lineno}",
+                )
         return out
 
     def param(self, mod: Module, arg: ast.arg) -> Param:
-        ann = arg.annotation
-        while isinstance(ann, ast.Subscript) and dotted(ann.value) in {
-            f"pl.{w}" for w in _PL_TENSOR_WRAPPERS
-        }:
-            ann = ann.slice
-        if not (isinstance(ann, ast.Subscript) and dotted(ann.value) == "pl.Tensor"):
+        ann = tensor_annotation(arg.annotation)
+        if ann is None:
             return Param(arg.arg, arg.lineno, False)
+        if not isinstance(ann, ast.Subscript):  # a bare `pl.Tensor`: its callers say
+            return Param(arg.arg, arg.lineno, True, bare=True)
         parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         dims: tuple[ast.expr, ...] = ()
         dtype = None

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import replace
 from typing import Any
 
-from plancc.source.callers import caller_shapes, tensor_annotation
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
-from plancc.source.modules import Module, SourceError, load_module
+from plancc.source.modules import SourceError, load_module
+from plancc.source.params import read_params
 from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
@@ -55,7 +54,6 @@ from plancc.source.values import (
     WarmFnV,
     dotted,
     eval_local,
-    int_or_none,
     is_incore,
     is_jit,
     is_opaque,
@@ -98,7 +96,7 @@ class Reader:
         params: dict[str, Param] = {}
         shown = self.resolver.show(path)
         try:
-            params = self.params(mod, node)
+            params = read_params(self.resolver, mod, node)
             frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
             frame.layer = True
             for p in params.values():
@@ -126,44 +124,6 @@ class Reader:
             mod,
             self.scopes.inner_tasks(),
         )
-
-    def params(self, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
-        out: dict[str, Param] = {}
-        for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
-            out[arg.arg] = self.param(mod, arg)
-        bare = {p.name for p in out.values() if p.bare}
-        if bare:
-            for name, (caller, arg) in caller_shapes(mod, fn, bare).items():
-                shaped = self.param(caller, arg)
-                out[name] = replace(
-                    shaped,
-                    name=name,
-                    line=out[name].line,
-                    bare=True,
-                    module=caller,
-                    origin=f"{self.resolver.show(caller.path)}:{arg.lineno}",
-                )
-        return out
-
-    def param(self, mod: Module, arg: ast.arg) -> Param:
-        ann = tensor_annotation(arg.annotation)
-        if ann is None:
-            return Param(arg.arg, arg.lineno, False)
-        if not isinstance(ann, ast.Subscript):  # a bare `pl.Tensor`: its callers say
-            return Param(arg.arg, arg.lineno, True, bare=True)
-        parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        dims: tuple[ast.expr, ...] = ()
-        dtype = None
-        if parts and isinstance(parts[0], (ast.List, ast.Tuple)):
-            dims = tuple(parts[0].elts)
-        if len(parts) > 1:
-            d = dotted(parts[1])
-            if d.startswith("pl."):
-                dtype = d[3:].lower()
-        consts = [self.resolver.const(mod, d) for d in dims]
-        values = tuple(int_or_none(v) for v in consts)
-        dynamic = tuple(isinstance(v, Dynamic) for v in consts)
-        return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)
 
     # -- statements
 

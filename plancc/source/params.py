@@ -1,21 +1,26 @@
-"""Where a bare `pl.Tensor` parameter's shape is written: the callers' annotations.
+"""A layer function's parameters: `pl.Tensor[[dims], pl.DTYPE]` annotations (also inside
+`pl.Out[...]`, `pl.InOut[...]`), their dims evaluated from the module's constants.
 
-A layer function may take its weights as bare `pl.Tensor` (Qwen3-14B's `_decode_layer`):
-the shapes are annotated on an entry that calls it, directly or through other calls
-(the host entry `qwen3_decode_host` through `decode_fwd`). The callers are looked for
-in the modules of the layer's own directory, by name, and followed up through
-parameters passed on unchanged, up to ``MAX_HOPS`` calls; the first annotated parameter
-found gives the shape. Nothing is run; a module that does not name the function is not
-parsed.
+A bare `pl.Tensor` parameter's shape is written where its callers annotate it: a
+layer function may take its weights as bare `pl.Tensor` (Qwen3-14B's
+`_decode_layer`), the shapes annotated on an entry that calls it, directly or through
+other calls (the host entry `qwen3_decode_host` through `decode_fwd`). The callers are
+looked for in the modules of the layer's own directory, by name, and followed up
+through parameters passed on unchanged, up to ``MAX_HOPS`` calls; the first annotated
+parameter found gives the shape. Nothing is run; a module that does not name the
+function is not parsed.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+from dataclasses import replace
 
 from plancc.source.modules import Module, SourceError, load_module
-from plancc.source.values import dotted
+from plancc.source.reading import Param
+from plancc.source.resolver import Resolver
+from plancc.source.values import Dynamic, dotted, int_or_none
 
 MAX_HOPS = 4
 MAX_FILES = 64
@@ -140,3 +145,44 @@ def _passed(params: list[ast.arg], call: ast.Call) -> dict[str, str]:
         if kw.arg and isinstance(kw.value, ast.Name):
             out[kw.arg] = kw.value.id
     return out
+
+
+def read_params(resolver: Resolver, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
+    """``fn``'s parameters; a bare `pl.Tensor`'s shape from its callers where one has it."""
+    out: dict[str, Param] = {}
+    for arg in _args(fn):
+        out[arg.arg] = read_param(resolver, mod, arg)
+    bare = {p.name for p in out.values() if p.bare}
+    if bare:
+        for name, (caller, arg) in caller_shapes(mod, fn, bare).items():
+            shaped = read_param(resolver, caller, arg)
+            out[name] = replace(
+                shaped,
+                name=name,
+                line=out[name].line,
+                bare=True,
+                module=caller,
+                origin=f"{resolver.show(caller.path)}:{arg.lineno}",
+            )
+    return out
+
+
+def read_param(resolver: Resolver, mod: Module, arg: ast.arg) -> Param:
+    ann = tensor_annotation(arg.annotation)
+    if ann is None:
+        return Param(arg.arg, arg.lineno, False)
+    if not isinstance(ann, ast.Subscript):  # a bare `pl.Tensor`: its callers say
+        return Param(arg.arg, arg.lineno, True, bare=True)
+    parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+    dims: tuple[ast.expr, ...] = ()
+    dtype = None
+    if parts and isinstance(parts[0], (ast.List, ast.Tuple)):
+        dims = tuple(parts[0].elts)
+    if len(parts) > 1:
+        d = dotted(parts[1])
+        if d.startswith("pl."):
+            dtype = d[3:].lower()
+    consts = [resolver.const(mod, d) for d in dims]
+    values = tuple(int_or_none(v) for v in consts)
+    dynamic = tuple(isinstance(v, Dynamic) for v in consts)
+    return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)

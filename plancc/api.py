@@ -1,8 +1,7 @@
 """The library entry points the CLI calls: each runs the pipeline and returns a report.
 
 load -> validate -> resolve -> check (``diagnose_plan``, ``validate_paths``) -> render -> write
-(``build``).
-Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
+(``build``). Nothing here prints or exits; usage and I/O problems raise ``UsageError``.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -21,7 +20,9 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
+from plancc.measure.durations import timed
 from plancc.resolve import resolve
+from plancc.rules import Finding
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
@@ -42,6 +43,7 @@ class PlanResult:
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
     analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
+    findings: Mapping[Diagnostic, Finding] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ def diagnose_plan(
     *,
     source_root: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> PlanResult:
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
@@ -110,6 +113,8 @@ def diagnose_plan(
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
     _check_overrides(plan, overrides)
+    if trace is not None:  # the stages' durations measured (docs/suggest.md)
+        plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
     if extra is None:  # there is model code to read
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
@@ -129,6 +134,7 @@ def diagnose_plan(
         piped=source.piped,
         doc=doc,
         analysis=checked.analysis,
+        findings=checked.findings,
     )
 
 
@@ -181,10 +187,7 @@ def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, pass
                 d = a.diagnostic
                 more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
     found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
-    # A list's entries stale at every value are fewer: their fixes are worked out again.
-    unused = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
-    fixed = dict(zip(map(id, unused), silence_fixes(default, unused), strict=True))
-    return [fixed.get(id(d), d) for d in found], tuple(more)
+    return silence_fixes(default, found), tuple(more)  # fewer entries stale: their fixes
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:
@@ -221,13 +224,14 @@ def validate_paths(
     stdin_filename: str | None = None,
     source_root: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
+    trace: str | None = None,
 ) -> Validation:
-    """``source_root``: `--source-root`, where every plan's `source` paths start.
-    ``overrides``: `--set` (``parse_sets``), the params' values fixed."""
+    """``source_root``: `--source-root`, where `source` paths start; ``overrides``: `--set`
+    (``parse_sets``), the params' values fixed; ``trace``: `--trace`, stage durations."""
     try:
         found = inputs.collect(paths, stdin_filename)
         results = [
-            diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
+            diagnose_plan(source, raw, source_root=source_root, overrides=overrides, trace=trace)
             for source, raw in found.read()
         ]
     except inputs.InputError as exc:

@@ -81,6 +81,8 @@ Sets = Annotated[
     ),
 ]
 
+Trace = Annotated[str | None, Option("--trace", metavar="SWIMLANE", help="Stage durations.")]
+
 
 @command()
 def validate(
@@ -96,6 +98,7 @@ def validate(
     fix: FixOpt = False,
     unsafe_fixes: UnsafeFixes = False,
     diff: DiffOpt = False,
+    trace: Trace = None,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
@@ -103,6 +106,8 @@ def validate(
     if fix or diff:
         from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
 
+        if trace is not None:  # a fix is made from the plan as written
+            raise UsageError("--trace: not with --fix or --diff")
         overrides = parse_sets(sets)
         run = fix_paths(
             paths,
@@ -122,7 +127,7 @@ def validate(
     else:
         if unsafe_fixes:
             raise UsageError("--unsafe-fixes: only with --fix or --diff")
-        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets))
+        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
         say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
@@ -279,7 +284,7 @@ def rules() -> int:
     return 0
 
 
-class MeasureFormat(StrEnum):
+class ReportFormat(StrEnum):  # measure's and suggest's
     text = "text"
     json = "json"
     markdown = "markdown"
@@ -321,8 +326,8 @@ def measure(
         ),
     ] = (),
     fmt: Annotated[
-        MeasureFormat, Option("--format", "-f", help="Output format.")
-    ] = MeasureFormat.text,
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
     out: Annotated[
         str | None, Option("--out", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -341,6 +346,27 @@ def measure(
         raise UsageError(str(exc)) from None
     console.out(text)
     return code
+
+
+@command()
+def suggest(
+    plan: Annotated[str, Argument("PLAN", "A plan file.")],
+    *,
+    layer: Annotated[Sequence[str], Option("--layer", metavar="KIND", help="Only this kind.")] = (),
+    candidate: Annotated[
+        Sequence[str], Option("--candidate", metavar="KIND:ANCHOR:T1,T2", help="Also this warm.")
+    ] = (),
+    trace: Trace = None,
+    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per kind.")] = 10,
+    fmt: Annotated[
+        ReportFormat, Option("--format", "-f", help="Output format.")
+    ] = ReportFormat.text,
+    fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
+) -> int:
+    """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
+    from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
+
+    return Run(plan, [*layer], [*candidate], trace, top, fmt, fix)(console.out, console.err)
 
 
 @command()

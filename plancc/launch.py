@@ -11,8 +11,8 @@ goes to typer unread, so every message and exit code for it stays typer's.
 ``tests/test_launch.py`` holds both paths to the same output.
 
 The forms read here: global flags, then the command name; ``--name``,
-``--name=value``, ``--name value`` and ``-x value``; positional arguments
-(``-`` for stdin); ``--`` ends the options.
+``--name=value``, ``--name value`` and ``-x value`` (an int option's value in
+plain digits); positional arguments (``-`` for stdin); ``--`` ends the options.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ class _Unread(Exception):
 
 
 def _value(p: Param, value: str) -> Any:
+    if p.type is int:  # a plain decimal; anything else (and its message) is typer's
+        if not value.isascii() or not value.isdigit():
+            raise _Unread
+        return int(value)
     choices = p.choices
     if choices is None:
         return value

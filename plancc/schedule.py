@@ -62,6 +62,10 @@ class Schedule:
         """The step at which stage i has finished (one step after its start)."""
         return self.start[i] + 1
 
+    def before(self, b: int) -> int:
+        """The stages a `deps` path leads from to stage b, as a bit set."""
+        return (1 << b) - 1 if self.linear else self._ancestors[b]
+
     def runs_before(self, a: int, b: int) -> bool:
         """Whether a `deps` path leads from stage a to stage b."""
         if self.linear:

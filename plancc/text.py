@@ -6,6 +6,7 @@ output formats format numbers the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -21,6 +22,12 @@ def clip(text: str) -> str:
 def plural(n: int, word: str) -> str:
     """``1 warm``, ``3 warms``."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def fmt_percent(share: Fraction) -> str:
+    """A share as a percentage to one decimal, rounded down, so that a share just under a
+    quarter never prints as 25.0 % (PC107's estimate, and the editor's hover of it)."""
+    return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
 def fmt_share(share: Fraction, limits: Sequence[Fraction] = ()) -> str:

@@ -57,7 +57,7 @@ LAYERS: list[set[str]] = [
         "plancc.source",
     },
     {"plancc.api", "plancc.fmt", "plancc.measure", "plancc.fixes.apply"},
-    {"plancc.formats", "plancc.lsp", "plancc.report_html"},
+    {"plancc.formats", "plancc.lsp", "plancc.report_html", "plancc.suggest"},
     {"plancc.console"},
     {"plancc.options", "plancc.reporting", "plancc.commands", "plancc.cli"},
     {"plancc.launch", "plancc.__main__"},

@@ -274,6 +274,21 @@ async def test_hover_on_a_graph_plan_uses_its_schedule(client: LanguageClient) -
     )
 
 
+RULE_CASES = Path(__file__).parent / "cases" / "rules"
+
+
+async def test_hover_says_the_rules_landing_on_a_graph(client: LanguageClient) -> None:
+    """s1 and s2 run beside each other, 10 µs each: one step of 10 µs before s3, as PC107
+    says (16.9 %); a sum over the list order said 33.9 % in 20 µs."""
+    text = (RULE_CASES / "pc107_graph_window.yaml").read_text("utf-8")
+    got = await open_text(client, text)
+    assert [str(d.code) for d in got] == ["PC107"]
+    assert "an estimated 16.9 % of its 16.8 MB" in got[0].message
+    assert "estimated landing: 16.9 % of 16,777,216 B in the 10 µs before 's3' at 285 GB/s" in (
+        await _hover(client, text, "wm,", 0)
+    )
+
+
 # -- completion ----------------------------------------------------------------------------
 
 
@@ -515,8 +530,8 @@ async def test_code_actions(client: LanguageClient) -> None:
     assert "tensors: [wo_a, wo_b]" in fixed
     assert "PC102" not in codes_of(fixed)
     title, fixed = await _fixed(client, text, "PC103")
-    assert title == "add wo_s to the warm"
-    assert "tensors: [wo_b, wo_a, wo_s]" in fixed
+    assert title == "add wo_s to the warm, in consumer order"
+    assert "tensors: [wo_a, wo_b, wo_s]" in fixed  # appended, then the list in consumer order
     assert "PC103" not in codes_of(fixed)
     title, fixed = await _fixed(client, text, "PC104")
     assert title == "anchor at 'k_proj'"
@@ -536,13 +551,42 @@ async def test_code_actions(client: LanguageClient) -> None:
     bad = text.replace(
         "tensors: [wo_b", "allow: [PC030]\n        reason: r\n        tensors: [wo_b"
     )
-    assert await _fixes(client, bad, "PC004") == []  # a bad silence is never silenced
+    fixes = await _fixes(client, bad, "PC004")
+    assert [a.kind for a in fixes] == ["source.fixAll.plancc"]  # a bad silence is never silenced
+
+
+async def test_the_reorder_fix_on_a_graph_plan(client: LanguageClient) -> None:
+    """s3 (right after s0, beside s1) reads b, s2 (after s1) reads a: consumer order is
+    [b, a], as PC102 says; the editor offers that reorder, not only an `allow`."""
+    text = (RULE_CASES / "pc102_graph_consumer_order.yaml").read_text("utf-8")
+    actions = await _fixes(client, text, "PC102")
+    assert [a.title for a in actions][:2] == [
+        "issue in consumer order: [b, a]",
+        "allow PC102 on warm 'w' (fill in the reason)",
+    ]
+    assert actions[0].is_preferred
+    _title, fixed = await _fixed(client, text, "PC102")
+    assert "tensors: [b, a]" in fixed
+    assert codes_of(fixed) == []
+
+
+async def test_fix_all_applies_every_safe_fix(client: LanguageClient) -> None:
+    text = (RULE_CASES / "pc102_graph_consumer_order.yaml").read_text("utf-8")
+    text = text.replace("allow: [PC107]", "allow: [PC107, PC105]")
+    actions = await _fixes(client, text, "PC102")
+    whole = [a for a in actions if a.kind == "source.fixAll.plancc"]
+    assert [a.title for a in whole] == ["fix all: 2 safe fixes (plancc)"]
+    assert whole[0].edit is not None
+    assert whole[0].edit.changes is not None
+    fixed = apply(text, whole[0].edit.changes[DEMO.as_uri()])
+    assert "tensors: [b, a], allow: [PC107], reason: s3 reads b at once}" in fixed
+    assert codes_of(fixed) == []
 
 
 async def test_code_actions_on_block_lists(client: LanguageClient) -> None:
     text = demo().replace("tensors: [wo_b, wo_a]", "tensors:\n          - wo_b\n          - wo_a")
     _, fixed = await _fixed(client, text, "PC103")
-    assert fixed.endswith("          - wo_b\n          - wo_a\n          - wo_s\n")
+    assert fixed.endswith("          - wo_a\n          - wo_b\n          - wo_s\n")
     _, fixed = await _fixed(client, text, "PC102")
     assert fixed.endswith("          - wo_a\n          - wo_b\n")
     flow = demo().replace(

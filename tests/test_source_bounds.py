@@ -239,7 +239,8 @@ def test_many_kernels_of_one_name_hint(tmp_path: Path, depth: int) -> None:
 @pytest.mark.parametrize("count", [512, pytest.param(4096, marks=pytest.mark.slow)])
 def test_thousands_of_kernels_in_a_row(tmp_path: Path, count: int) -> None:
     """4,096 kernels, each after the one before: extract's `deps` reduction takes a step
-    per direct dep (it compared every pair of earlier stages: cubic)."""
+    per direct dep (it compared every pair of earlier stages: cubic); found by the fuzz
+    target, validating the skeleton took minutes."""
     body = "".join(KERNEL.format(hint=f"k{i}") for i in range(count))
     _layer(tmp_path / "m.py", [], body=body)
     out, notices = _extract(tmp_path)
@@ -250,6 +251,28 @@ def test_thousands_of_kernels_in_a_row(tmp_path: Path, count: int) -> None:
         stages[-1] == f"      - {{name: k{count - 1}, deps: [k{count - 2}], kernel: k{count - 1}}}"
     )
     assert notices == []
+    # Checked against its code, the skeleton reports nothing: PC204 compares each stage
+    # with all before it as bit sets (it compared every pair: 8 million at 4,096).
+    (tmp_path / "plan.yaml").write_text(out, encoding="utf-8")
+    report = api.validate_paths([str(tmp_path / "plan.yaml")])
+    assert [d.code for d in report.diagnostics] == []
+
+
+def test_a_parameter_no_suffix_mends(tmp_path: Path) -> None:
+    """A parameter name longer than a plan name may be, or not ASCII (Python allows
+    `é`): extract renamed it with `_t` for ever."""
+    long = "x" * 101
+    body = f"    with pl.at(level=pl.Level.CORE_GROUP, name_hint='k'):\n        {long}[0:1] = 1\n"
+    (tmp_path / "m.py").write_text(
+        f"import pypto.language as pl\n\n@pl.jit.inline\ndef f({long}: pl.Tensor[[4], pl.FP32], "
+        "é: pl.Tensor[[4], pl.FP32]):\n" + body,
+        encoding="utf-8",
+    )
+    out, notices = _extract(tmp_path)
+    assert f"  {'x' * 50}: {{shape: [4], dtype: fp32}}\n" in out
+    assert notices == ["notice PC208: m.py:4: parameter 'é': not ASCII"]
+    (tmp_path / "plan.yaml").write_text(out, encoding="utf-8")  # mapped by source_params
+    assert [d.code for d in api.validate_paths([str(tmp_path / "plan.yaml")]).diagnostics] == []
 
 
 def test_too_many_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

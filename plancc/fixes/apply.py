@@ -169,17 +169,18 @@ def _new(key: Node | None, value: Node) -> Entry:
 
 def _node(value: Value) -> Node:
     """``value`` as the layout's node, read from its YAML text."""
-    root = Layout(f"x: {_yaml(value)}\n").parse()
+    root = Layout(f"x: {yaml_text(value)}\n").parse()
     assert root is not None
     return root.entries[0].value
 
 
-def _yaml(value: Value) -> str:
-    """``value`` in YAML flow style: a name plain, any other string quoted."""
+def yaml_text(value: Value) -> str:
+    """``value`` in YAML flow style: a name plain, any other string quoted (as the
+    editor writes a fix, too)."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_yaml(k)}: {_yaml(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{yaml_text(k)}: {yaml_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_yaml(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_text(v) for v in value) + "]"
     if isinstance(value, str) and _PLAIN.fullmatch(value) and value.lower() not in _WORDS:
         return value
     return json.dumps(value, ensure_ascii=False)

@@ -6,9 +6,7 @@ or a move inside the compiler is carried over here once.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from pathlib import Path
 
 from plancc import ir
@@ -17,36 +15,52 @@ from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
 from plancc.dtypes import DTYPES
+from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
+from plancc.fixes import Path as FixPath
+from plancc.fixes.apply import chosen, yaml_text
 from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_capped
 from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
+from plancc.rules.analysis import Analysis, LayerFacts, WarmFacts
 from plancc.source.cache import deadline as reading_deadline
-from plancc.text import fmt_bytes
+from plancc.text import fmt_bytes, fmt_percent, fmt_size
 
 __all__ = [
     "COLUMN",
     "Allowed",
+    "Analysis",
+    "Append",
     "Code",
     "Diagnostic",
     "Document",
+    "Edit",
+    "Fix",
+    "FixPath",
+    "LayerFacts",
     "PathT",
     "PlanResult",
     "Pos",
+    "Remove",
+    "Reorder",
+    "Replace",
     "Severity",
+    "WarmFacts",
     "Where",
     "check_text",
+    "chosen",
     "code_doc",
-    "consumer_order",
     "dtype_names",
     "fmt_bytes",
+    "fmt_percent",
+    "fmt_size",
     "identifier_problem",
     "ir",
     "l2_bytes",
-    "landing",
     "platform_names",
     "silenceable",
     "where_of",
+    "yaml_text",
 ]
 
 
@@ -105,47 +119,3 @@ def l2_bytes(plan: ir.Plan) -> int | None:
 def platform_note(name: str) -> str | None:
     p = PLATFORM_TABLE.get(name)
     return p.note if p is not None else None
-
-
-def _consumers(layer: ir.Layer, warm: ir.Warm) -> dict[str, ir.Stage]:
-    """Each static warmed tensor's consumer: the first stage after the anchor reading it."""
-    out: dict[str, ir.Stage] = {}
-    if warm.anchor is None:
-        return out
-    for e in warm.entries:
-        if e.tensor.static:
-            for stage in layer.stages[warm.anchor + 1 :]:
-                if e.tensor.name in stage.reads:
-                    out[e.tensor.name] = stage
-                    break
-    return out
-
-
-def consumer_order(layer: ir.Layer, warm: ir.Warm) -> list[int]:
-    """The warm's entry indices in consumer order (PC102's fix): a stable sort by
-    consumer, entries without a consumer keep their place after those with one."""
-    at = {name: stage.index for name, stage in _consumers(layer, warm).items()}
-    far = len(layer.stages)
-    return sorted(range(len(warm.entries)), key=lambda i: at.get(warm.entries[i].tensor.name, far))
-
-
-def landing(plan: ir.Plan, layer: ir.Layer, warm: ir.Warm) -> str:
-    """The estimated landing of a warm, by PC107's arithmetic (docs/plan-format.md)."""
-    consumers = _consumers(layer, warm)
-    if warm.anchor is None or not consumers:
-        return "no consumer after the anchor"
-    first = min(consumers.values(), key=lambda s: s.index)
-    between = layer.stages[warm.anchor + 1 : first.index]
-    rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
-    if not between:
-        return f"first consumer '{first.name}' runs right after the anchor"
-    durations = [s.duration_us for s in between]
-    if rate is None or any(d is None for d in durations):
-        return f"first consumer '{first.name}'; add `duration_us` to the stages before it"
-    window = sum((Fraction(repr(d)) for d in durations if d is not None), Fraction(0))
-    landed = window * rate / 1_000_000
-    share = min(Fraction(1), landed / warm.bytes) if warm.bytes else Fraction(1)
-    return (
-        f"{math.floor(share * 1000) / 10:.1f} % of {warm.bytes:,} B in the {float(window):g} µs "
-        f"before '{first.name}' at {rate / 1e9:g} GB/s"
-    )

@@ -90,17 +90,35 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
     if found is None:
         return None
     layer, warm = found
-    sched = layer.schedule  # `live` is in steps: a stage's is its start, not its index
-    live = [layer.stages[i].name for i in sched.order() if warm.alive_at(sched.start[i])]
+    analysis = state.result.analysis
+    facts = analysis.layers.get(layer.name)
+    live = [s.name for s in facts.live_stages(warm)] if facts is not None else []
     lines = [
         f"warm `{warm.name}` in `{layer.name}`, after `{_anchor(layer, warm)}`",
         f"alive in: {', '.join(live) if live else 'no stage'}",
         f"bytes: {pc.fmt_bytes(warm.bytes, pc.l2_bytes(plan))}",
-        f"estimated landing: {pc.landing(plan, layer, warm)}",
+        f"estimated landing: {_landing(analysis.warm(layer.name, warm.name))}",
     ]
     on_it = _diagnostics_in(state, name)
     listed = "".join(f"\n- {d.severity.value} {d.code}: {d.message}" for d in on_it)
     return "\n\n".join(lines) + "\n\ndiagnostics:" + (listed or " none")
+
+
+def _landing(facts: pc.WarmFacts | None) -> str:
+    """The warm's landing as PC107 works it out (the check's analysis, not a second
+    reckoning: on a graph the window is the steps of the schedule)."""
+    if facts is None or facts.first is None or facts.landing is None:
+        return "no consumer after the anchor"
+    first = facts.first.name
+    window, share, rate = facts.window_us, facts.share, facts.rate
+    if window is None or share is None or rate is None:
+        if facts.landing.fires:
+            return f"first consumer '{first}' runs right after the anchor"
+        return f"first consumer '{first}'; add `duration_us` to the stages before it"
+    return (
+        f"{pc.fmt_percent(share)} of {facts.bytes:,} B in the {float(window):g} µs "
+        f"before '{first}' at {rate / 1e9:g} GB/s"
+    )
 
 
 def _anchor(layer: pc.ir.Layer, warm: pc.ir.Warm) -> str:

@@ -8,7 +8,6 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -18,7 +17,7 @@ from plancc.liveness import step_stage
 from plancc.rules import Finding, rule
 from plancc.rules.placed import Placed, anchor_fix, placed
 from plancc.rules.timeline import Timeline
-from plancc.text import fmt_share, fmt_size
+from plancc.text import fmt_percent, fmt_share, fmt_size
 
 
 def _names(items: list[str]) -> str:
@@ -67,12 +66,7 @@ def _last_read(p: Placed) -> int:
     """The stage that ends the warm's live interval: the last to start of those running
     after the anchor that read its tensors, else the layer kind's last."""
     line = p.line
-    read = [
-        r
-        for e in p.entries
-        for r in line.readers.get(e.tensor.name, ())
-        if line.runs_before(p.at, r)
-    ]
+    read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ()) if p.after(r)]
     return max(read, key=lambda r: line.rank[r], default=line.order[-1])
 
 
@@ -171,9 +165,10 @@ def _pushed(p: Placed, at: int, last: int) -> int:
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
     pushed += line.weighed_before[hi] - line.weighed_before[lo]
     for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
-        steps = [line.start[r] for r in line.readers.get(e.tensor.name, ())]
-        reads = bisect.bisect_left(steps, hi) - bisect.bisect_left(steps, lo)
-        pushed -= reads * (e.tensor.bytes or 0)
+        readers = line.readers.get(e.tensor.name, ())
+        steps = [line.start[r] for r in readers]
+        within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
+        pushed -= sum(line.stages[r].read_bytes(e.tensor) for r in within)  # each its share
     return pushed
 
 
@@ -195,11 +190,6 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
         last = p.last.index if p.last is not None else x
         return x if _pushed(p, x, last) + p.bytes <= l2 else None  # earlier ones push more
     return None
-
-
-def _percent(share: Fraction) -> str:
-    """Rounded down, so that a share just under a quarter never prints as 25.0 %."""
-    return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
 @rule("PC107", "cannot-land", Severity.WARNING)
@@ -244,7 +234,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
             share = min(Fraction(1), landing.landed / p.bytes)
             detail = (
                 f"in the {float(landing.window_us):g} µs before '{first.name}', {rate / 1e9:g} "
-                f"GB/s lands an estimated {_percent(share)} of its {fmt_size(p.bytes)}"
+                f"GB/s lands an estimated {fmt_percent(share)} of its {fmt_size(p.bytes)}"
             )
         else:
             detail = f"its consumer '{first.name}' runs right after anchor '{p.anchor.name}'"

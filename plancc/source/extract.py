@@ -23,7 +23,7 @@ from pathlib import Path
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
-from plancc.names import identifier_problem
+from plancc.names import MAX_NAME, identifier_problem
 from plancc.scalars import INT, STR, core_tag
 from plancc.source.extract_dims import Dims
 from plancc.source.modules import SourceError
@@ -120,6 +120,9 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             if p.dtype not in DTYPES:
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': dtype not read")
                 continue
+            if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
+                notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
+                continue
             shape = [dims.expr(p.module or reading.module, d) for d in p.dims]
             mine[p.name] = (shape, p.dtype)
             if p.name in seen and seen[p.name] != mine[p.name]:
@@ -177,11 +180,21 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
 def _tensor_name(name: str, taken: set[str], dims: Dims) -> str:
     """A plan tensor's name for parameter ``name``: itself, unless the plan's name rules
     or namespace refuse it (`x_flat`, `_x`, a dim's name); then `<name>_t` (mapped back
-    by `source_params`)."""
+    by `source_params`). A name no suffix can mend (longer than a name may be, or not
+    ASCII: Python allows `é`) is made of its ASCII letters, digits and '_' first."""
     out = name.lstrip("_") or "t"
-    while identifier_problem(out, reserved=True) is not None or out in dims.dims:
-        out = f"{out}_t"
-    return out if out == name or out not in taken else _tensor_name(f"{out}_t", taken, dims)
+    if identifier_problem(out, reserved=False) is not None:
+        kept = "".join(c for c in out if c.isascii() and (c.isalnum() or c == "_"))
+        out = kept.lstrip("_0123456789")[: MAX_NAME // 2] or "t"
+    base, n = out, 0
+    while (
+        identifier_problem(out, reserved=True) is not None
+        or out in dims.dims
+        or (out != name and out in taken)
+    ):
+        out = f"{out}_t" if len(out) + 2 <= MAX_NAME else f"{base[: MAX_NAME // 2]}_{n}"
+        n += 1
+    return out
 
 
 def _stage_names(kernels: list[Kernel]) -> list[str]:

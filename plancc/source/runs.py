@@ -26,6 +26,7 @@ class Runs:
     owner: dict[int, int]  # kernel index -> the stage whose run holds it
     unknown: set[int]  # stages whose run holds unresolved code (or nothing): not compared
     before: dict[int, int]  # stage index -> bit set of the stages whose runs run before it
+    after: dict[int, int]  # stage index -> bit set of the stages whose runs run after it
 
     def runs_before(self, a: int, b: int) -> bool:
         return bool(self.before[b] >> a & 1)
@@ -68,16 +69,28 @@ def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
             o = owner[d] if d < k.index else None
             if o is not None and o != s:
                 waits[s].add(o)
-    before: dict[int, int] = {}
-    for s in sorted(heads, key=lambda s: heads[s].index):  # an edge leads to a later head
-        bits = 0
-        for o in waits[s]:
-            bits |= before[o] | (1 << o)
-        before[s] = bits
+    order = sorted(heads, key=lambda s: heads[s].index)  # an edge leads to a later head
+    waiters: dict[int, set[int]] = {s: set() for s in heads}
+    for s, on in waits.items():
+        for o in on:
+            waiters[o].add(s)
+    before, after = _reach(order, waits), _reach(order[::-1], waiters)
     # A run that is empty: another stage names the same kernel, and took it.
     unknown = {s for s, run in kernels.items() if not run or any(k.opaque for k in run)}
     held = {i: s for i, s in enumerate(owner) if s is not None}
-    return Runs(kernels, held, unknown, before)
+    return Runs(kernels, held, unknown, before, after)
+
+
+def _reach(order: list[int], edges: dict[int, set[int]]) -> dict[int, int]:
+    """Each stage's bit set of the stages a path of ``edges`` leads to, ``order`` being an
+    order in which every edge leads to an earlier stage."""
+    out: dict[int, int] = {}
+    for s in order:
+        bits = 0
+        for o in edges[s]:
+            bits |= out[o] | (1 << o)
+        out[s] = bits
+    return out
 
 
 def run_names(run: list[Kernel]) -> str:

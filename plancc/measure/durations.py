@@ -1,0 +1,114 @@
+"""Stage durations from a swimlane trace: what `suggest --trace` and `validate --trace`
+time the schedule with (docs/suggest.md, "Durations from a trace").
+
+A stage is found by its `kernel`. Its span in one layer is its kernel's events in
+that layer instance, the first start to the last end (an SPMD task's cores and a
+stage's several tasks together); its duration is the median of its spans over the
+layers of its kind. The trace is read once, by ``trace.read``, for every kernel of the
+plan.
+
+Layer instances: a kernel runs once (or the same number of times) in every layer
+whose kind has a stage of it, so its task instances in start order, cut into as many
+equal runs as the forward (`forward`) has such layers, are those layers in order.
+Without a forward, each kind counts as one layer. A kernel whose count does not
+divide so, or that is absent, tells nothing: its stage keeps its `duration_us` (or
+counts in steps), and ``Durations.notes`` says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from plancc import ir
+from plancc.usage import UsageError
+
+if TYPE_CHECKING:
+    from plancc.measure.scopes import Instance
+
+
+@dataclass(frozen=True)
+class Durations:
+    by_stage: dict[tuple[str, str], float]  # (layer kind, stage) -> µs
+    notes: tuple[str, ...]  # kernels that gave no duration, and why
+
+
+def _layers(plan: ir.Plan, kinds: set[str]) -> list[str]:
+    """The kind of each layer instance that runs a kernel of ``kinds``, in order."""
+    if plan.forward is not None:
+        return [k for k in plan.forward.kinds if k in kinds]
+    return [k for k in plan.layers if k in kinds]
+
+
+def durations(path: str, plan: ir.Plan) -> Durations:
+    """Each stage's median span over its kind's layers, for the stages the trace shows.
+    Raises ``InputError`` for a file that is not a swimlane."""
+    stages: dict[str, list[tuple[str, str]]] = defaultdict(list)  # kernel -> (kind, stage)
+    for kind, layer in plan.layers.items():
+        for s in layer.stages:
+            if s.kernel is not None:
+                stages[s.kernel].append((kind, s.name))
+    if not stages:
+        return Durations({}, ())
+    from plancc.measure.scopes import instances  # noqa: PLC0415 (validate imports this module)
+    from plancc.measure.trace import name_pattern, read  # noqa: PLC0415 (the same)
+
+    found = instances(read(path, name_pattern(stages)))
+    spans: dict[tuple[str, str], list[float]] = defaultdict(list)
+    notes: list[str] = []
+    for kernel, owners in sorted(stages.items()):
+        got = [i for i in found.get(kernel, []) if i.problem is None]
+        layers = _layers(plan, {kind for kind, _ in owners})
+        if not got:
+            notes.append(f"no {kernel} event: its stage keeps its duration_us")
+        elif not layers or len(got) % len(layers):
+            notes.append(
+                f"{len(got)} {kernel} tasks over {len(layers)} layers that run it: not "
+                "placed by layer, its stage keeps its duration_us"
+            )
+        else:
+            for kind, span in _spans(got, layers):
+                spans.update({(kind, s): [*spans[(kind, s)], span] for k, s in owners if k == kind})
+    from statistics import median  # noqa: PLC0415 (the same)
+
+    return Durations({k: median(v) for k, v in spans.items()}, tuple(notes))
+
+
+def _spans(got: list[Instance], layers: list[str]) -> list[tuple[str, float]]:
+    """Each layer's kind and the span of its run of ``got`` (equal runs, in start order)."""
+    size = len(got) // len(layers)
+    runs = [got[j * size : (j + 1) * size] for j in range(len(layers))]
+    return [
+        (kind, max(i.end for i in run) - min(i.start for i in run))
+        for kind, run in zip(layers, runs, strict=True)
+    ]
+
+
+def apply(plan: ir.Plan, found: Durations) -> tuple[ir.Plan, frozenset[str]]:
+    """The plan with the trace's durations on its stages, and the kinds that got any."""
+    timed: set[str] = set()
+    layers: dict[str, ir.Layer] = {}
+    for kind, layer in plan.layers.items():
+        stages = tuple(
+            s
+            if (kind, s.name) not in found.by_stage
+            else replace(s, duration_us=found.by_stage[(kind, s.name)])
+            for s in layer.stages
+        )
+        changed = any(a is not b for a, b in zip(stages, layer.stages, strict=True))
+        if changed:
+            timed.add(kind)
+        layers[kind] = replace(layer, stages=stages) if changed else layer
+    return replace(plan, layers=MappingProxyType(layers)), frozenset(timed)
+
+
+def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str]]:
+    """``apply`` of the trace at ``path``; a file that is not a swimlane is a usage error."""
+    from plancc.measure.errors import InputError  # noqa: PLC0415 (validate imports this module)
+
+    try:
+        return apply(plan, durations(path, plan))
+    except InputError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,102 @@
+"""`plancc suggest`: the warms a layer kind should have, ranked by the rules (docs/suggest.md).
+
+``candidates`` lists what to try, ``evaluate`` runs the real check on each one alone
+in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from plancc import ir
+from plancc.api import validate_paths
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic
+from plancc.rules.timeline import timeline
+from plancc.suggest import candidates as cands
+from plancc.suggest.evaluate import evaluate
+from plancc.suggest.rank import Ranked, rank
+from plancc.usage import UsageError
+
+
+@dataclass(frozen=True)
+class LayerSuggestions:
+    kind: str
+    durations: str  # "steps", "plan" or "trace": where the stages' durations come from
+    ranked: list[Ranked]
+    infeasible: list[Ranked]
+
+    @property
+    def top_gain(self) -> Ranked | None:
+        first = self.ranked[0] if self.ranked else None
+        return first if first is not None and first.klass == "gain" else None
+
+
+@dataclass(frozen=True)
+class Suggestions:
+    file: str
+    plan: ir.Plan | None
+    errors: tuple[Diagnostic, ...]  # the plan's errors: nothing is suggested for it
+    layers: tuple[LayerSuggestions, ...]
+
+
+def suggest(
+    path: str,
+    kinds: Sequence[str] = (),
+    given: Sequence[str] = (),
+    *,
+    trace: str | None = None,
+) -> Suggestions:
+    report = validate_paths([path])  # its errors: durations change no error
+    result = report.results[0]
+    errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
+    plan = result.plan
+    if errors or plan is None:
+        return Suggestions(result.file, plan, errors, ())
+    timed: frozenset[str] = frozenset()
+    if trace is not None:
+        from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
+
+        plan, timed = with_trace(trace, plan)
+    for k in kinds:
+        if k not in plan.layers:
+            raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
+    extra = [cands.parse(spec, plan) for spec in given]
+    layers = suggest_plan(plan, kinds, extra, timed)
+    return Suggestions(result.file, plan, (), layers)
+
+
+def suggest_plan(
+    plan: ir.Plan,
+    kinds: Sequence[str] = (),
+    extra: Sequence[cands.Candidate] = (),
+    timed: frozenset[str] = frozenset(),
+) -> tuple[LayerSuggestions, ...]:
+    """The ranked candidates of each layer kind of a plan without errors (``kinds``: only
+    those); ``timed``: the kinds whose durations a trace gave."""
+    out = []
+    for kind, layer in plan.layers.items():
+        if kinds and kind not in kinds:
+            continue
+        durations = (
+            "trace"
+            if kind in timed
+            else "plan"
+            if any(s.duration_us is not None for s in layer.stages)
+            else "steps"
+        )
+        found = cands.unique(
+            plan,
+            iter(
+                [
+                    cands.Candidate(kind, (), cands.NONE),
+                    *(c for c in extra if c.kind == kind),
+                    *cands.declared(layer),
+                    *cands.enumerated(plan, layer, timeline(plan, layer)),
+                ]
+            ),
+        )
+        ranked, infeasible = rank([evaluate(plan, c) for c in found])
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible))
+    return tuple(out)

@@ -1,0 +1,235 @@
+"""`plancc suggest`: the seed's tables as it ranks them, its properties, its command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from plancc.cli import app
+from plancc.suggest import LayerSuggestions, suggest
+from plancc.suggest.rank import label
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAPH = str(ROOT / "tests/data/suggest/flash_csa_graph.yaml")
+FLASH = str(ROOT / "plans/deepseek_v4_flash.yaml")
+OPROJ = "wo_a,wo_b"
+ANCHORS = {  # the seed's "Choosing the anchor": the same warm at each anchor
+    "entry": f"csa:hc_pre:{OPROJ}",
+    "rms_norm": f"csa:rms_norm:{OPROJ}",
+    "kv": f"csa:kv_proj:{OPROJ}",
+    "q": f"csa:q_proj:{OPROJ}",
+    "sparse": f"csa:indexer_topk:{OPROJ}",
+}
+ALL_ATTENTION = (
+    "wq_a,wkv,cmp_wkv,cmp_wgate,idx_wq_b,weights_proj,inner_wkv,inner_wgate,wq_b,wq_b_scale"
+)
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), env={"NO_COLOR": "1"})
+
+
+def _layer(*given: str, plan: str = GRAPH, kind: str = "csa") -> LayerSuggestions:
+    found = suggest(plan, [kind], list(given))
+    assert not found.errors
+    (layer,) = found.layers
+    return layer
+
+
+def _places(layer: LayerSuggestions) -> dict[str, int]:
+    """Each ranked candidate's place, by its label; infeasible ones are not ranked."""
+    return {label(r.evaluation): r.rank or 0 for r in layer.ranked}
+
+
+def _at(anchor: str, tensors: str) -> str:
+    return f"{anchor}: {tensors.replace(',', ', ')}"
+
+
+def test_anchor_table() -> None:
+    layer = _layer(*ANCHORS.values())
+    at = _places(layer)
+    entry, rms, kv, q, sparse = (_at(a.split(":")[1], OPROJ) for a in ANCHORS.values())
+    none = at["no warm"]
+    assert at[q] == 1  # the q output ranks first...
+    assert at[sparse] == max(at[a] for a in (entry, rms, kv, q, sparse))  # ...its inputs last
+    assert at[q] < none < at[rms]
+    assert none < at[sparse]
+    assert at[q] < min(at[entry], at[rms], at[kv], at[sparse])
+    assert max(at[entry], at[kv]) < min(at[rms], at[sparse])
+    assert at[rms] < at[sparse]
+    reasons = {label(r.evaluation): r.reason for r in layer.ranked}
+    assert (
+        "76.2 MB (75 % of its 100.7 MB) of the layer's own weights stream while it is in flight"
+        in reasons[entry]
+    )
+    assert "(PC107)" in reasons[sparse]
+
+
+def test_warm_set_table() -> None:
+    sets = ["wo_b", "wo_b,wo_a", "wo_a", OPROJ]
+    layer = _layer(*(f"csa:q_proj:{s}" for s in sets), f"csa:rms_norm:{ALL_ATTENTION},{OPROJ}")
+    at = _places(layer)
+    b, ba, a, ab = (_at("q_proj", s) for s in sets)
+    everything = _at("rms_norm", f"{ALL_ATTENTION},{OPROJ}")
+    assert at[ab] == 1
+    assert at[everything] == len(layer.ranked)  # every attention weight at rms_norm: last
+    assert max(at[s] for s in (b, ba, a, ab)) < at["no warm"]
+    assert at[ab] < min(at[ba], at[b], at[everything])
+    assert at[a] < at[b]
+    assert at[ba] < at[b]
+
+
+def test_l2_table() -> None:
+    layer = _layer(f"csa:q_proj:{OPROJ},routed_w1,routed_w3")
+    over = _at("q_proj", f"{OPROJ},routed_w1,routed_w3")  # 268.4 MB, 1.33x L2
+    (row,) = [r for r in layer.infeasible if label(r.evaluation) == over]
+    assert "PC030" in row.evaluation.codes
+    assert over not in _places(layer)
+    # The MoE warm anchored before the dispatch: its window holds an sdma stage.
+    (moe,) = [r for r in layer.ranked if label(r.evaluation) == "moe_gate: routed_w1, routed_w3"]
+    assert moe.klass == "loss"
+    assert moe.reason.endswith("while SDMA stage(s) moe_dispatch run (PC105)")
+
+
+SPLIT = """\
+    warms:
+      - {name: prefetch_wo_a, after: q_proj, tensors: [wo_a]}
+      - {name: prefetch_wo_b, after: q_proj, tensors: [wo_b]}
+"""
+
+
+def test_one_scope_above_no_warm_and_the_split_below(tmp_path: Path) -> None:
+    text = Path(GRAPH).read_text("utf-8")
+    plan = tmp_path / "split.yaml"
+    plan.write_text(text[: text.index("    warms:")] + SPLIT, "utf-8")
+    layer = _layer(f"csa:q_proj:{OPROJ}", plan=str(plan))
+    at = _places(layer)
+    split = "q_proj: wo_a | q_proj: wo_b"
+    assert at[_at("q_proj", OPROJ)] < at["no warm"] < at[split]
+    (row,) = [r for r in layer.ranked if label(r.evaluation) == split]
+    assert row.klass == "loss"
+    assert "(PC101)" in row.reason
+
+
+@pytest.mark.parametrize("kind", ["swa", "csa", "hca"])
+def test_the_shipped_warm_tops_every_attention_kind(kind: str) -> None:
+    top = _layer(plan=FLASH, kind=kind).ranked[0]
+    assert (top.klass, label(top.evaluation)) == ("gain", "q_proj: wo_a, wo_b")
+
+
+def test_json_shape() -> None:
+    result = _run("suggest", GRAPH, "--format", "json", "--top", "50")
+    assert result.exit_code == 0, result.output
+    (layer,) = json.loads(result.output)["layers"]
+    assert layer["layer"] == "csa"
+    assert layer["durations"] == "plan"
+    first = layer["candidates"][0]
+    (none,) = [c for c in layer["candidates"] if c["class"] == "none"]
+    assert first == {
+        "rank": 1,
+        "anchor": ["q_proj"],
+        "tensors": ["wo_a", "wo_b"],
+        "class": "gain",
+        "bytes": 100663296,
+        "reason": "first: lands 25.6 MB with nothing streaming beside it",
+        "codes": [],
+    }
+    assert (none["anchor"], none["tensors"], none["class"]) == ([], [], "none")
+    assert all(c["rank"] is None and c["class"] == "infeasible" for c in layer["infeasible"])
+
+
+def test_text_says_hypotheses_and_the_recipe() -> None:
+    result = _run("suggest", FLASH, "--layer", "csa", "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert "PYPTO_BENCH_WARMUP=500" in result.output
+    assert "timing slots around 'proj_a'" in result.output
+    assert result.output.rstrip().endswith(
+        "Suggestions are hypotheses to measure: ranked by the rules' findings, not by "
+        "measured times (docs/suggest.md)."
+    )
+
+
+def test_markdown_tables() -> None:
+    result = _run("suggest", GRAPH, "--format", "markdown", "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("### csa (durations: the plan's duration_us)\n\n| rank |")
+    assert (
+        "| 1 | gain | q_proj | wo_a, wo_b | 100.7 MB | 0.50 | first: lands 25.6 MB" in result.output
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--candidate", "csa:q_proj"], "expected KIND:ANCHOR[+ANCHOR…]:T1,T2,…"),
+        (["--candidate", "cs:q_proj:wo_a"], "unknown layer kind 'cs'; did you mean 'csa'?"),
+        (["--candidate", "csa:q_prj:wo_a"], "unknown stage 'q_prj'; did you mean 'q_proj'?"),
+        (["--candidate", "csa:q_proj:wo_c"], "unknown tensor 'wo_c'"),
+        (["--candidate", "csa:q_proj:wo_a,wo_a"], "a tensor is listed twice"),
+        (["--layer", "moe"], "--layer 'moe': unknown layer kind 'moe'"),
+        (["--top", "0"], "--top 0: must be at least 1"),
+    ],
+)
+def test_usage_errors(args: list[str], message: str) -> None:
+    result = _run("suggest", GRAPH, *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_a_plan_with_errors_gets_no_suggestion(tmp_path: Path) -> None:
+    plan = tmp_path / "broken.yaml"
+    plan.write_text(Path(GRAPH).read_text("utf-8").replace("[wo_a, wo_b]}", "[wo_c]}"), "utf-8")
+    result = _run("suggest", str(plan))
+    assert result.exit_code == 1
+    assert "error PC010: unknown tensor 'wo_c'" in result.output
+    assert "has errors: nothing suggested" in result.output
+
+
+def test_fix_writes_the_top_gain_keeping_comments(tmp_path: Path) -> None:
+    plan = tmp_path / "early.yaml"
+    text = Path(GRAPH).read_text("utf-8")
+    early = "{name: prefetch_o_proj_w, after: rms_norm, tensors: [wo_b]}  # too early"
+    plan.write_text(
+        text.replace("{name: prefetch_o_proj_w, after: q_proj, tensors: [wo_a, wo_b]}", early),
+        "utf-8",
+    )
+    result = _run("suggest", str(plan), "--top", "1", "--fix")
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith("csa: wrote warm q_proj: wo_a, wo_b\n")
+    fixed = plan.read_text("utf-8")
+    assert "# per-rank experts giving the seed's 268.4 MB total" in fixed  # comments kept
+    assert fixed.endswith(
+        "    warms:\n      - name: prefetch_o_proj_w\n        after: q_proj\n"
+        "        tensors: [wo_a, wo_b]\n"
+    )
+    assert _run("validate", str(plan)).exit_code == 0
+    again = _run("suggest", str(plan), "--top", "1", "--fix")
+    assert again.output.endswith("csa: the top gain (q_proj: wo_a, wo_b) is its warm already\n")
+    assert plan.read_text("utf-8") == fixed
+
+
+NOTHING_LANDS = """\
+plancc: 1
+model: nothing_lands
+platform: a2a3
+tensors: {w: {shape: [1048576], dtype: bf16}}
+layers:
+  k:
+    stages:
+      - {name: a, task: a_tid}
+      - {name: b, reads: [w]}
+"""
+
+
+def test_fix_writes_nothing_when_nothing_beats_no_warm(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(NOTHING_LANDS, "utf-8")
+    result = _run("suggest", str(plan), "--fix")
+    assert result.exit_code == 0, result.output
+    assert "nothing beats no warm here: no warm to measure" in result.output
+    assert result.output.endswith("k: nothing beats no warm: nothing written\n")
+    assert plan.read_text("utf-8") == NOTHING_LANDS

@@ -96,6 +96,8 @@ def _path_match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 
 _FLOW_MAPS = (
     ("tensors", "*"),
+    ("tensors", "*", "stacked"),
+    ("layers", "*", "stages", "#", "reads", "#"),  # a read with a `share`
     ("layers", "*", "source_params"),
     ("layers", "*", "stages", "#"),
     ("layers", "*", "warms", "#", "tensors", "#"),
@@ -395,7 +397,9 @@ class Layout:
                     return None
                 self.check_alias(v.text)
                 value = v.text
-            elif v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries):
+            elif (v.kind == "map" and node.kind == "map") or (  # a tensor's `stacked`
+                v.kind == "seq" and all(c.value.kind == "scalar" for c in v.entries)
+            ):
                 inner = self.flow(v, (*path, _name(e)))
                 if inner is None:
                     return None

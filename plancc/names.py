@@ -50,6 +50,9 @@ def identifier_problem(name: str, *, reserved: bool, private: bool = False) -> s
             return f"'{name}' starts with '_'"
         if not bare:
             return f"'{name}' is only underscores"
+        if not _IDENT.fullmatch(bare):  # said whole: the nested wording passes 100 characters
+            rule = "leading '_', a letter, then letters, digits and '_'"
+            return f"'{name}' is not an identifier: {rule}"
         problem = identifier_problem(bare, reserved=reserved)
         return None if problem is None else f"'{name}' without its leading '_': {problem}"
     if not _IDENT.fullmatch(name):

@@ -36,17 +36,3 @@ def write_plan(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
-
-
-@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The corpus's alias bombs (tests/cases/core/pc001_alias_bomb_*) take seconds in each
-    sweep over the corpus, as long as the rest of the sweep: there they run with the slow
-    tests. The tests of the limits themselves (tests/test_load.py) stay in the fast suite."""
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and any(
-            isinstance(v, Path) and v.name.startswith("pc001_alias_bomb")
-            for v in callspec.params.values()
-        ):
-            item.add_marker(pytest.mark.slow)

@@ -183,9 +183,12 @@ def run(examples: int, round_seed: int | None = None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument(
+        "--first-round", type=int, default=0, help="seed of the first round: another run's inputs"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
-    rounds = 0
+    rounds = args.first_round
     failures = 0  # a round ends at its first failing input (shrunk); the run goes on
     while time.perf_counter() - start < args.seconds:
         try:

@@ -351,6 +351,7 @@ def _brute_force_peak(
     return peak
 
 
+@pytest.mark.slow
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -344,7 +344,6 @@ def test_debug_shows_the_traceback(plans: Path, monkeypatch: pytest.MonkeyPatch)
 # -- no input gives a traceback --------------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("plan", CASES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "cases")))
 def test_no_case_gives_a_traceback(plan: Path) -> None:
     for fmt in ("text", "json", "github", "sarif"):
@@ -505,6 +504,7 @@ def test_help_names_values_by_metavar_not_python_type(command: str) -> None:
         assert p.flag or (shown is not None and shown in text), p.name
 
 
+@pytest.mark.slow
 def test_help_version_and_completion_still_work(plans: Path) -> None:
     for args, usage in (
         (["--help"], "Usage: plancc [OPTIONS] COMMAND"),

@@ -83,7 +83,6 @@ def test_over_4_mib_through_the_cli(tmp_path: Path) -> None:
     assert [(d["code"], d["line"], d["col"]) for d in data["diagnostics"]] == [("PC001", 1, 1)]
 
 
-@pytest.mark.slow
 def test_every_pc001_file_is_nothing_else(tmp_path: Path) -> None:
     # A file that does not load is reported once, with PC001 only.
     for plan in sorted(CORE.glob("pc001_*.yaml")):

@@ -132,7 +132,6 @@ def test_the_shipped_plans_are_canonical(path: Path) -> None:
     assert format_plan(str(path), path.read_bytes()) == path.read_bytes()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", PLANS + CASES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fmt_is_idempotent_and_keeps_every_value(path: Path) -> None:
     raw = path.read_bytes()
@@ -454,6 +453,7 @@ def refusals(plans: list[bytes]) -> tuple[int, int, list[bytes]]:
     return loadable, len(refused), refused
 
 
+@pytest.mark.slow
 def test_fmt_refuses_few_plans_with_odd_scalars() -> None:
     # Of 3,000 such plans (`python -m tests.test_fmt 3000`), 1,147 load: fmt refused
     # 97 of them (8.5 %) before it quoted, re-indented and folded scalars, none since

@@ -103,7 +103,6 @@ def _followed(path: Path, tmp: Path) -> list[tuple[str, str, str]]:  # noqa: C90
     return circles
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("plan", CASES, ids=[p.name for p in CASES])
 def test_following_a_hint_of_the_corpus_leads_on(plan: Path, tmp_path: Path) -> None:
     assert _followed(plan, tmp_path) == []

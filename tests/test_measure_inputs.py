@@ -300,6 +300,7 @@ def test_no_message_is_longer_than_a_line(tmp_path: Path) -> None:
     assert len(err) < 300
 
 
+@pytest.mark.slow
 def test_a_trace_cut_anywhere_is_refused_in_one_line(tmp_path: Path) -> None:
     from plancc.measure.errors import InputError
 

@@ -30,7 +30,6 @@ INTERNALS = (
 QUOTED = re.compile(r"'[^']*'")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "plan", CASES, ids=[str(p.relative_to(CASES[0].parents[1])) for p in CASES]
 )

@@ -146,3 +146,71 @@ def test_a_plan_without_params_runs_the_checks_once(
     assert calls == ["default"]
     api.validate_paths([str(plan)])
     assert calls == ["default", "default", "lo", "hi"]
+
+
+# -- fmt: the new keys in their declared order, small mappings on one line -----------------
+
+
+def test_fmt_writes_the_new_keys_in_order_and_flow_style() -> None:
+    from plancc.fmt import format_plan
+
+    messy = """\
+plancc: 1
+model: m
+platform: a2a3
+tensors:
+  w:
+    dtype: bf16
+    stacked:
+      index: layer_idx
+      layers: 40
+    shape: [4, 4]
+params:
+  CTX:
+    range: [1, 4096]
+    default: 2048
+dims: {D: 4}
+layers:
+  k:
+    stages:
+      - name: s0
+        reads:
+          - share: 6/17
+            tensor: w
+      - {name: s1, task: t1}
+    warms:
+      - {tensors: [w], after: [s0, s1], name: w1}
+"""
+    out = format_plan("p.yaml", messy.encode())
+    assert isinstance(out, bytes)
+    assert (
+        out.decode()
+        == """\
+plancc: 1
+model: m
+platform: a2a3
+
+dims:
+  D: 4
+
+params:
+  CTX:
+    default: 2048
+    range: [1, 4096]
+
+tensors:
+  w: {shape: [4, 4], dtype: bf16, stacked: {layers: 40, index: layer_idx}}
+
+layers:
+  k:
+    stages:
+      - name: s0
+        reads:
+          - {tensor: w, share: 6/17}
+      - {name: s1, task: t1}
+    warms:
+      - name: w1
+        after: [s0, s1]
+        tensors: [w]
+"""
+    )

@@ -82,7 +82,6 @@ CORPUS = sorted((regen.ROOT / "tests" / "cases").rglob("*.yaml")) + sorted(
 )
 
 
-@pytest.mark.slow
 def test_the_generated_builder_reads_the_corpus_as_pydantic_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

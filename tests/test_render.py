@@ -609,6 +609,7 @@ def _expression_split(lines: list[str]) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_line_fitting_is_what_ruff_keeps() -> None:
     """ruff format leaves fit_lines' output as it is (ruff is the oracle): at its default
     line length always, and at longer ones whenever no expression had to be broken."""

@@ -610,7 +610,6 @@ def test_measure_reads_the_plancc_measure_format() -> None:
 RECOVERY = sorted((ROOT / "tests" / "cases" / "recovery").glob("*.yaml"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", RECOVERY, ids=[p.stem for p in RECOVERY])
 def test_every_broken_case_gets_a_page_listing_each_diagnostic(case: Path) -> None:
     """The case corpus's schema-recovery plans: what resolved is drawn, all is listed."""
@@ -710,6 +709,7 @@ def test_long_names_turned_labels_are_distinct_and_fit(tmp_path: Path) -> None:
     assert f"<code>{PREFIX}kv_cache_write</code>" in html
 
 
+@pytest.mark.slow
 def test_a_2000_stage_layer_labels_only_the_stages_it_has_room_for(tmp_path: Path) -> None:
     r = stress_result(tmp_path)
     html = render(r)

@@ -47,8 +47,7 @@ def _deep(frames: int, call: Callable[[], object]) -> object:
     return _deep(frames - 1, call) if frames else call()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("n", [160, 3000])
+@pytest.mark.parametrize("n", [160, pytest.param(3000, marks=pytest.mark.slow)])
 def test_dims_resolve_alike_whatever_the_callers_stack_depth(write_plan: Write, n: int) -> None:
     chain = "".join(f"  C{i}: C{i + 1} + 1\n" for i in range(n)) + f"  C{n}: 1\n"
     cycle = "".join(f"  D{i}: D{(i + 1) % n}\n" for i in range(n))

@@ -132,6 +132,7 @@ def _findings(text: str) -> list[tuple[str, str, str | None]]:
     return sorted((d.code, d.message, d.hint) for d in report.diagnostics)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_graph_plans())
 def test_every_valid_listing_order_gives_the_same_findings(plans: tuple[str, str]) -> None:

@@ -25,7 +25,6 @@ def _data(plan: Path) -> Any:
     return doc.data if isinstance(doc, Document) else None
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("plan", CORPUS, ids=[p.name for p in CORPUS])
 def test_a_plan_passes_the_gate_only_if_the_reference_finds_nothing(plan: Path) -> None:
     data = _data(plan)

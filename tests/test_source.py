@@ -448,6 +448,7 @@ def test_source_params_name_what_exists(attn: Path) -> None:
     assert ds[0].hint == "did you mean 'wq_b'?"
 
 
+@pytest.mark.slow
 def test_no_edit_of_the_code_gives_a_traceback(tmp_path: Path) -> None:
     """Every other line of every fixture module deleted, and each module cut short every
     fifth line: the reader returns or raises SourceError (PC200), never anything else."""

@@ -1,0 +1,114 @@
+"""Issue 35: Qwen3-14B, the second family: stacked weights, a join anchor, run-time
+parameters and partial reads, in the shipped plan and its generated module."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from plancc import render
+from plancc.api import validate_paths
+
+ROOT = Path(__file__).parent.parent
+PLAN = ROOT / "plans" / "qwen3_14b.yaml"
+GOLDEN = ROOT / "tests" / "golden"
+PYPTO_LIB = os.environ.get("PLANCC_PYPTO_LIB")
+
+
+def _report(**sets: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(code, message) of the findings shown, and of those its `allow` silenced."""
+    report = validate_paths([str(PLAN)], overrides=sets)
+    shown = [(d.code, d.message) for d in report.diagnostics]
+    allowed = [(a.diagnostic.code, a.diagnostic.message) for a in report.allowed]
+    return shown, allowed
+
+
+def test_the_plan_validates_and_its_one_warning_is_the_context_trade_off() -> None:
+    shown, allowed = _report()
+    # Its source is not checked here (no pypto-lib beside this checkout): PC200 only.
+    assert [c for c, _ in shown] == ["PC200"]
+    assert allowed == [
+        (
+            "PC106",
+            "warm 'prefetch_wo' (52.4 MB) is evicted before 'out_proj': 'fa_fused' streams "
+            "268.4 MB, 1.59× L2 in all at CTX=4096",
+        )
+    ]
+
+
+@pytest.mark.parametrize(("ctx", "evicted"), [(512, False), (2272, False), (2273, True)])
+def test_the_warm_survives_the_kv_stream_up_to_2272_tokens(ctx: int, evicted: bool) -> None:
+    _, allowed = _report(CTX=ctx)
+    assert [c for c, _ in allowed] == (["PC106"] if evicted else [])
+
+
+def test_bytes_count_one_layer_slab_and_the_forward_forty_layers() -> None:
+    plan = validate_paths([str(PLAN)]).results[0].plan
+    assert plan is not None
+    (warm,) = plan.warms
+    assert warm.bytes == 5120 * 5120 * 2
+    assert plan.forward is not None
+    assert len(plan.forward.kinds) == 40
+    layer = plan.layers["decode_layer"]
+    assert [layer.stages[a].name for a in warm.anchors] == ["q_proj", "k_proj", "v_proj"]
+    # gate_proj and gate_proj_0 read 6/17 and 11/17 of w_gate: one w_gate between them.
+    w_gate = plan.tensors["w_gate"]
+    gates = [s for s in layer.stages if s.name in ("gate_proj", "gate_proj_0")]
+    assert sum(s.read_bytes(w_gate) for s in gates) == w_gate.bytes == 5120 * 17408 * 2
+
+
+def test_the_module_takes_the_stack_the_index_and_every_anchor() -> None:
+    module = (GOLDEN / "qwen3_14b_warms.py").read_text("utf-8")
+    (fn,) = [n for n in ast.parse(module).body if isinstance(n, ast.FunctionDef)]
+    annotations = [(a.arg, ast.unparse(a.annotation or ast.Constant(None))) for a in fn.args.args]
+    assert annotations == [
+        ("wo", "pl.Tensor[[NUM_LAYERS * HIDDEN, HIDDEN], pl.BF16]"),
+        ("layer_idx", "pl.Scalar[pl.INT32]"),
+        ("q_proj_tid", "pl.Scalar[pl.TASK_ID]"),
+        ("k_proj_tid", "pl.Scalar[pl.TASK_ID]"),
+        ("v_proj_tid", "pl.Scalar[pl.TASK_ID]"),
+    ]
+    body = [ast.unparse(s) for s in fn.body[1:]]  # after the docstring
+    assert body[:2] == [
+        "wo_slab: pl.Tensor[[HIDDEN, HIDDEN], pl.BF16] = "
+        "pl.slice(wo, [HIDDEN, HIDDEN], [layer_idx * HIDDEN, 0])",
+        "wo_flat = pl.reshape(wo_slab, [HIDDEN * HIDDEN])",
+    ]
+    scope = fn.body[3]
+    assert isinstance(scope, ast.With)
+    deps = [k for k in scope.items[0].context_expr.keywords if k.arg == "deps"]  # type: ignore[attr-defined]
+    assert ast.unparse(deps[0].value) == "[q_proj_tid, k_proj_tid, v_proj_tid]"
+    assert "prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)" in module
+
+
+def test_the_manifest_records_the_stack_the_index_and_the_anchors() -> None:
+    manifest = json.loads((GOLDEN / "qwen3_14b_warms.manifest.json").read_text("utf-8"))
+    (warm,) = manifest["warms"]
+    assert warm["after"] == ["q_proj", "k_proj", "v_proj"]
+    assert warm["task"] == ["q_proj_tid", "k_proj_tid", "v_proj_tid"]
+    (tensor,) = warm["tensors"]
+    assert tensor["shape"] == [5120, 5120]
+    assert tensor["stacked"] == {"layers": 40, "index": "layer_idx", "index_type": "int32"}
+    assert manifest["forward"]["warm_bytes"] == 40 * 52_428_800
+
+
+def test_the_golden_is_this_plans_build() -> None:
+    plan = validate_paths([str(PLAN)]).results[0].plan
+    assert plan is not None
+    assert render.render_module(plan, "../../plans/qwen3_14b.yaml") == (
+        GOLDEN / "qwen3_14b_warms.py"
+    ).read_text("utf-8")
+
+
+@pytest.mark.skipif(not PYPTO_LIB, reason="PLANCC_PYPTO_LIB is not set")
+def test_against_pypto_lib_main_only_the_warm_is_missing() -> None:
+    """The plan is the graph the code runs: the one finding is the warm it proposes, which
+    pypto-lib does not call yet (PC206, docs/models.md)."""
+    report = validate_paths([str(PLAN)], source_root=PYPTO_LIB)
+    lines = PLAN.read_text("utf-8").splitlines()
+    warm = lines.index("      - name: prefetch_wo") + 1
+    assert [(d.code, d.line) for d in report.diagnostics] == [("PC206", warm)]

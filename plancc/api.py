@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from plancc.inputs import PlanInput
 from plancc.load import Document, FileReader, load, read_config_file
 from plancc.measure.durations import timed
 from plancc.resolve import resolve
+from plancc.rules import Finding
 from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
@@ -42,6 +43,7 @@ class PlanResult:
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
     analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
+    findings: Mapping[Diagnostic, Finding] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,7 @@ def diagnose_plan(
         piped=source.piped,
         doc=doc,
         analysis=checked.analysis,
+        findings=checked.findings,
     )
 
 
@@ -184,10 +187,7 @@ def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, pass
                 d = a.diagnostic
                 more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
     found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
-    # A list's entries stale at every value are fewer: their fixes are worked out again.
-    unused = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
-    fixed = dict(zip(map(id, unused), silence_fixes(default, unused), strict=True))
-    return [fixed.get(id(d), d) for d in found], tuple(more)
+    return silence_fixes(default, found), tuple(more)  # fewer entries stale: their fixes
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:

@@ -10,14 +10,15 @@ diagnostics are kept apart, with their reasons, for ``--show-allowed``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
+from types import MappingProxyType
 
 from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
-from plancc.rules import discover
+from plancc.rules import Finding, discover
 from plancc.rules.analysis import EMPTY, Analysis, analyse
 
 
@@ -49,6 +50,11 @@ class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
     analysis: Analysis = EMPTY  # what the rules judged by (plancc.rules.analysis)
+    # Each rule's diagnostic with the finding it was made of (its warm, the stages it
+    # names: where `plancc report` marks it), shown or silenced.
+    findings: Mapping[Diagnostic, Finding] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False
+    )
 
 
 # A diagnostic and the warms whose `allow` may silence it.
@@ -67,9 +73,11 @@ def check(
     (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
     silenced as the rules' are."""
     found: list[_Found] = list(extra)
+    findings: dict[Diagnostic, Finding] = {}
     for r in discover():
         for f in r.check(plan):
             d = f.diagnostic(plan.file, r)
+            findings.setdefault(d, f)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
     shown: list[Diagnostic] = list(_bad_silences(plan))  # never silenced themselves
     allowed: list[Allowed] = []
@@ -87,7 +95,7 @@ def check(
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
-    return Checked(tuple(shown), tuple(allowed), analyse(plan))
+    return Checked(tuple(shown), tuple(allowed), analyse(plan), MappingProxyType(findings))
 
 
 def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
@@ -132,10 +140,11 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
     yield from ((d, by) for d, (_, by) in zip(fixed, stale, strict=True))
 
 
-def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic]:
-    """The PC006 diagnostics ``stale`` (all of one plan's) with their fixes: each removes
-    its entry; removing every entry of a list removes the list (a warm's `reason` with its
-    `allow`: one is required with the other; `lint` with its `ignore`)."""
+def silence_fixes(plan: ir.Plan, found: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """``found`` (a plan's diagnostics) with the fixes of its PC006 worked out from all of
+    them: each removes its entry; removing every entry of a list removes the list (a warm's
+    `reason` with its `allow`: one is required with the other; `lint` with its `ignore`)."""
+    stale = [d for d in found if d.code == codes.UNUSED_SILENCE.id]
     at = {(pos.line, pos.col): s for s in plan.silences for pos in (s[1],)}
     lists: dict[tuple[str | int, ...], int] = {}
     for _, _, _, path in plan.silences:
@@ -143,7 +152,7 @@ def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic
     entries = [at[d.line, d.col] for d in stale]
     for _, _, _, path in entries:
         lists[path[:-1]] -= 1
-    out = []
+    out: dict[int, Diagnostic] = {}
     for d, (rid, _, scope, path) in zip(stale, entries, strict=True):
         where, index = path[:-1], path[-1]
         title = f"remove {rid} from {_list(scope)}"
@@ -153,8 +162,8 @@ def silence_fixes(plan: ir.Plan, stale: Sequence[Diagnostic]) -> list[Diagnostic
             fix = fixes.remove(where[:-1], ("allow", "reason"), title)
         else:  # `lint` holds only `ignore`
             fix = fixes.remove((), ("lint",), title)
-        out.append(replace(d, fix=fix))
-    return out
+        out[id(d)] = replace(d, fix=fix)
+    return [out.get(id(d), d) for d in found]
 
 
 def _list(where: str) -> str:

@@ -112,3 +112,66 @@ def test_against_pypto_lib_main_only_the_warm_is_missing() -> None:
     lines = PLAN.read_text("utf-8").splitlines()
     warm = lines.index("      - name: prefetch_wo") + 1
     assert [(d.code, d.line) for d in report.diagnostics] == [("PC206", warm)]
+    hint = report.diagnostics[0].hint or ""
+    assert hint.startswith("call prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)")
+
+
+# -- PC207 on a stacked tensor: the source parameter is the whole stack -------------------
+
+_STACKED_LAYER = """\
+import pypto.language as pl
+
+LAYERS = 4
+ROWS = 256
+COLS = 512
+
+
+@pl.jit.inline
+def layer(
+    x: pl.Tensor[[16, ROWS], pl.BF16],
+    w: pl.Tensor[[LAYERS * ROWS, COLS], pl.BF16],
+    y: pl.Tensor[[16, COLS], pl.FP32],
+    layer_idx: pl.Scalar[pl.INT32],
+):
+    base = layer_idx * ROWS
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj") as proj_tid:
+        y = pl.matmul(x, w[base : base + ROWS, 0:COLS], out_dtype=pl.FP32)
+    return y
+"""
+
+_STACKED_PLAN = """\
+plancc: 1
+model: stacked_source
+platform: a2a3
+source_root: .
+tensors:
+  x: {{shape: [16, 256], dtype: bf16}}
+  w: {{shape: [256, 512], dtype: bf16, stacked: {{layers: {layers}, index: layer_idx}}}}
+  y: {{shape: [16, 512], dtype: fp32}}
+layers:
+  k:
+    source: layer.py:layer
+    stages:
+      - {{name: proj, task: proj_tid, reads: [x, w], kernel: proj}}
+"""
+
+
+@pytest.mark.parametrize("layers", [4, 5])
+def test_a_stacked_tensor_is_compared_with_the_stacks_annotation(
+    tmp_path: Path, layers: int
+) -> None:
+    (tmp_path / "layer.py").write_text(_STACKED_LAYER, "utf-8")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(_STACKED_PLAN.format(layers=layers), "utf-8")
+    found = [(d.code, d.line, d.message) for d in validate_paths([str(plan)]).diagnostics]
+    if layers == 4:
+        assert found == []
+    else:
+        assert found == [
+            (
+                "PC207",
+                7,
+                "tensor 'w' stacks to [1280, 512]; its source parameter w (layer.py:11, "
+                "layer) has [1024, 512]",
+            )
+        ]

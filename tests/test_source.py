@@ -331,6 +331,12 @@ def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     result = CliRunner().invoke(app, ["validate", str(work / "plan.yaml")])
     assert "notice PC208: layer.py:18: helper 'mix' is chosen at import time" in result.stdout
     assert result.stdout.endswith("0 errors, 0 warnings, 1 notice in 1 plan\n")
+    # The report counts it as a notice too, not as a warning.
+    page = work / "page.html"
+    result = CliRunner().invoke(app, ["report", str(work / "plan.yaml"), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    assert ": 0 errors, 0 warnings, 1 notice -> written: " in result.stdout
+    assert "no errors</span> · 0 warnings · 1 notice · 0 allowed warnings" in page.read_text()
 
 
 def test_plan_without_source_is_unchanged(tmp_path: Path) -> None:

@@ -187,3 +187,49 @@ def test_a_plan_with_errors_gets_no_suggestion(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "error PC010: unknown tensor 'wo_c'" in result.output
     assert "has errors: nothing suggested" in result.output
+
+
+def test_fix_writes_the_top_gain_keeping_comments(tmp_path: Path) -> None:
+    plan = tmp_path / "early.yaml"
+    text = Path(GRAPH).read_text("utf-8")
+    early = "{name: prefetch_o_proj_w, after: rms_norm, tensors: [wo_b]}  # too early"
+    plan.write_text(
+        text.replace("{name: prefetch_o_proj_w, after: q_proj, tensors: [wo_a, wo_b]}", early),
+        "utf-8",
+    )
+    result = _run("suggest", str(plan), "--top", "1", "--fix")
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith("csa: wrote warm q_proj: wo_a, wo_b\n")
+    fixed = plan.read_text("utf-8")
+    assert "# per-rank experts giving the seed's 268.4 MB total" in fixed  # comments kept
+    assert fixed.endswith(
+        "    warms:\n      - name: prefetch_o_proj_w\n        after: q_proj\n"
+        "        tensors: [wo_a, wo_b]\n"
+    )
+    assert _run("validate", str(plan)).exit_code == 0
+    again = _run("suggest", str(plan), "--top", "1", "--fix")
+    assert again.output.endswith("csa: the top gain (q_proj: wo_a, wo_b) is its warm already\n")
+    assert plan.read_text("utf-8") == fixed
+
+
+NOTHING_LANDS = """\
+plancc: 1
+model: nothing_lands
+platform: a2a3
+tensors: {w: {shape: [1048576], dtype: bf16}}
+layers:
+  k:
+    stages:
+      - {name: a, task: a_tid}
+      - {name: b, reads: [w]}
+"""
+
+
+def test_fix_writes_nothing_when_nothing_beats_no_warm(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(NOTHING_LANDS, "utf-8")
+    result = _run("suggest", str(plan), "--fix")
+    assert result.exit_code == 0, result.output
+    assert "nothing beats no warm here: no warm to measure" in result.output
+    assert result.output.endswith("k: nothing beats no warm: nothing written\n")
+    assert plan.read_text("utf-8") == NOTHING_LANDS

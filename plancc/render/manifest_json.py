@@ -11,6 +11,7 @@ from plancc import ir
 from plancc.metrics import forward_numbers, l2_numbers, measure_numbers
 from plancc.outputs import MANIFEST_FORMAT, module_file
 from plancc.render.module_view import anchor_of, render_module
+from plancc.rules.analysis import Analysis, analyse
 
 
 def manifest(
@@ -30,6 +31,7 @@ def manifest(
     # A pipe's name (`<(generate-plan)`: /dev/fd/63, the one absolute name build passes)
     # is no path relative to the manifest: `-`, as a command line names standard input.
     plan_name = "-" if plan_path.startswith("/") else plan_path
+    analysis = analyse(plan)  # the check's, from what its rules worked out on this plan
     source: dict[str, Any] = {"plan": plan_name, "sha256": plan.sha256}
     if config is not None:
         source["config"] = {"path": config[0], "sha256": config[1]}
@@ -51,7 +53,7 @@ def manifest(
                 "name_hint": w.name_hint,
                 **_anchors(plan, w),
                 "bytes": w.bytes,
-                "consumers": _consumers(plan, w),
+                "consumers": _consumers(analysis, w),
                 "tensors": [_tensor(e) for e in w.entries],
             }
             for w in plan.warms
@@ -94,19 +96,14 @@ def _tensor(entry: ir.WarmEntry) -> dict[str, Any]:
     return out
 
 
-def _consumers(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, str | None]]:
-    """The stages that run after the anchor (after every anchor of a join: a `deps` path)
-    and read a warmed tensor, in schedule order (start step, then list order), with their
-    swimlane kernel (null when the plan names none): `plancc measure` checks that the warm
-    landed before the first one started, so the first must be the one that starts
-    earliest."""
-    held = {e.tensor.name for e in warm.entries}
-    layer = plan.layers[warm.layer]
-    sched = layer.schedule
-    stages = [
-        layer.stages[i] for i in sched.order() if all(sched.runs_before(a, i) for a in warm.anchors)
-    ]
-    return [{"stage": s.name, "kernel": s.kernel} for s in stages if held & set(s.reads)]
+def _consumers(analysis: Analysis, warm: ir.Warm) -> list[dict[str, str | None]]:
+    """The warm's consumers as the rules judged them (``plancc.rules.analysis``: each
+    tensor's first reader after the anchor), each stage once, in schedule order (start
+    step, then name), with their swimlane kernel (null when the plan names none): `plancc
+    measure` checks that the warm landed before the first one started."""
+    facts = analysis.warm(warm.layer, warm.name)
+    stages = dict.fromkeys(facts.consumers.values()) if facts is not None else {}
+    return [{"stage": s.name, "kernel": s.kernel} for s in stages]
 
 
 def render_manifest(

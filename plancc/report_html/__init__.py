@@ -12,6 +12,7 @@ diagnostic is listed. See docs/report.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +45,14 @@ class Written:
     status: str  # "written" or "unchanged"
     errors: int
     warnings: int
+    notices: int = 0  # what plancc could not judge (PC208): never a warning
 
     @property
     def line(self) -> str:
         counts = f"{self.errors} error{'s' if self.errors != 1 else ''}, "
         counts += f"{self.warnings} warning{'s' if self.warnings != 1 else ''}"
+        if self.notices:
+            counts += f", {self.notices} notice{'s' if self.notices != 1 else ''}"
         return f"{self.result.file}: {counts} -> {self.status}: {self.path.as_posix()}\n"
 
     @property
@@ -98,8 +102,15 @@ def report(
         done = write.write(target.parent, {target.name: page.encode("utf-8")})
     except (write.WriteError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    errors = sum(d.severity is Severity.ERROR for d in result.diagnostics)
-    return Written(result, target, done[0].status.value, errors, len(result.diagnostics) - errors)
+    count = Counter(d.severity for d in result.diagnostics)
+    return Written(
+        result,
+        target,
+        done[0].status.value,
+        count[Severity.ERROR],
+        count[Severity.WARNING],
+        count[Severity.NOTICE],
+    )
 
 
 def _same_file(a: Path, b: Path) -> bool:

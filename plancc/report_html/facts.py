@@ -2,14 +2,14 @@
 held at each stage, and where each diagnostic belongs.
 
 Every number comes from plancc's own stages: liveness from the resolved plan
-(``ir.Warm.live``), the peak from ``liveness.layer_peak``, the landing
-arithmetic from PC107's own (``rules.timeline``), and a diagnostic's warm and stages from the
-rule ``Finding`` that raised it. Nothing here re-derives a rule.
+(``ir.Warm.live``), each warm's consumers and landing and each layer kind's L2 peak from
+the check's analysis (``rules.analysis``: PC107's arithmetic on the schedule), and a
+diagnostic's warm and stages from the rule ``Finding`` that raised it, as the check hands
+them on. Nothing here re-derives a rule, or runs one again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -18,8 +18,9 @@ from plancc.api import PlanResult
 from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.liveness import Peak, layer_peak
-from plancc.rules import Finding, anchored, discover
-from plancc.rules.timeline import Landing, timeline
+from plancc.rules import Finding
+from plancc.rules.analysis import Analysis
+from plancc.rules.timeline import Landing
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
 OCCUPANCY_CODES = frozenset({"PC030", "PC032"})
@@ -78,27 +79,17 @@ class WarmLanding:
         return None if self.rate is None else Fraction(nbytes * 1_000_000, self.rate)
 
 
-def _landings(plan: ir.Plan) -> dict[int, WarmLanding]:
+def _landings(analysis: Analysis) -> dict[int, WarmLanding]:
     """By ``id`` of each warm PC107 judges (anchored, in a complete layer kind, with a
-    static tensor read after its anchor), its landing."""
-    rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
+    static tensor read after its anchor), its landing, as the check's analysis has it."""
     out = {}
-    for layer, warm, at in anchored(plan):
-        line = timeline(plan, layer)
-        static = [e for e in warm.entries if e.tensor.static]
-        consumers = {}
-        for e in static:
-            c = line.consumer(e.tensor.name, at)
-            if c is not None:
-                consumers[e.tensor.name] = layer.stages[c]
-        nbytes = sum(e.tensor.bytes or 0 for e in static)
-        if consumers and nbytes:
-            start = layer.schedule.start
-            first = min((s.index for s in consumers.values()), key=lambda i: (start[i], i))
-            pc107 = line.landing(at, first, nbytes)
-            out[id(warm)] = WarmLanding(
-                pc107, layer.stages[at], consumers, layer.stages[first], nbytes, rate
-            )
+    for layer in analysis.layers.values():
+        for w in layer.warms.values():
+            if w.landing is not None and w.first is not None and w.bytes:
+                consumers = dict(w.consumers)
+                out[id(w.warm)] = WarmLanding(
+                    w.landing, w.anchor, consumers, w.first, w.bytes, w.rate
+                )
     return out
 
 
@@ -153,6 +144,10 @@ class PlanFacts:
         return sum(e.status == "warning" for e in self.entries)
 
     @property
+    def notices(self) -> int:
+        return sum(e.status == "notice" for e in self.entries)
+
+    @property
     def allowed(self) -> int:
         return sum(e.status == "allowed" for e in self.entries)
 
@@ -162,13 +157,15 @@ def facts(result: PlanResult) -> PlanFacts:
     entries = _entries(result)
     if plan is None:
         return PlanFacts(result, (), tuple(entries))
-    est = _landings(plan)
+    est = _landings(result.analysis)
     layers = []
     for layer in plan.layers.values():
         warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))
         timed = bool(layer.stages) and all(s.duration_us is not None for s in layer.stages)
         mine = tuple(e for e in entries if e.layer == layer.name)
-        layers.append(LayerFacts(layer, warms, _held(layer), layer_peak(layer), timed, mine))
+        judged = result.analysis.layers.get(layer.name)
+        peak = judged.peak if judged is not None else layer_peak(layer)  # not judged: drawn
+        layers.append(LayerFacts(layer, warms, _held(layer), peak, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))
 
 
@@ -196,7 +193,7 @@ def _entries(result: PlanResult) -> list[Entry]:
     listed: list[tuple[Diagnostic, str | None]] = [(d, None) for d in result.diagnostics]
     listed += [(a.diagnostic, a.reason) for a in result.allowed]
     listed.sort(key=lambda pair: pair[0].sort_key)
-    found = dict(_findings(result.plan)) if result.plan is not None else {}
+    found = result.findings
     out = []
     for number, (d, reason) in enumerate(listed, start=1):
         code = lookup(d.code)
@@ -206,14 +203,6 @@ def _entries(result: PlanResult) -> list[Entry]:
             entry = _place(entry, result.plan, found.get(d))
         out.append(entry)
     return out
-
-
-def _findings(plan: ir.Plan) -> Iterator[tuple[Diagnostic, Finding]]:
-    """Each rule's findings with the diagnostic ``check`` made of it (the same value),
-    for the warm and the stages a finding names."""
-    for r in discover():
-        for f in r.check(plan):
-            yield f.diagnostic(plan.file, r), f
 
 
 def _place(entry: Entry, plan: ir.Plan, finding: Finding | None) -> Entry:

@@ -254,9 +254,12 @@ def resolve_warm(
     ctx.name_check_at(w.name, partial(locate, "name"), "warm", reserved=True)
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
-    anchors = _anchors(ctx, kind, w, by_name, locate)
-    # A join's anchor is the stage that finishes last: the warm waits for it.
-    anchor = max(anchors, key=timed.finish, default=None)
+    gates = _anchors(ctx, kind, w, by_name, locate)
+    anchors = tuple(s.index for s in gates)
+    # A join's anchor is the stage that finishes last, of one step the slowest (by its
+    # `duration_us`), then the first listed: the warm waits for it.
+    gate = max(gates, key=lambda s: (timed.finish(s.index), s.duration_us or 0), default=None)
+    anchor = None if gate is None else gate.index
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}
     for j, item in enumerate(w.tensors):
@@ -315,12 +318,12 @@ def _listed(ctx: Context, path: tuple[str | int, ...]) -> int:
 
 def _anchors(
     ctx: Context, kind: str, w: model.Warm, by_name: dict[str, ir.Stage], locate: ir.Locate
-) -> tuple[int, ...]:
-    """The indices of the warm's anchor stages, in `after`'s order; empty when one names
-    no stage (PC010, unless its stage was dropped) or a join names one twice (PC011)."""
+) -> list[ir.Stage]:
+    """The warm's anchor stages, in `after`'s order; none when one names no stage
+    (PC010, unless its stage was dropped) or a join names one twice (PC011)."""
     join = not isinstance(w.after, str)
     names: list[str] = [w.after] if isinstance(w.after, str) else list(w.after)
-    out: list[int] = []
+    out: list[ir.Stage] = []
     ok = True
     for j, name in enumerate(names):
         where = ("after", j) if join else ("after",)
@@ -330,7 +333,7 @@ def _anchors(
             if (kind, name) not in ctx.v.broken.stages:
                 message = f"unknown stage '{clip(name)}' in layer kind '{kind}'"
                 ctx.unknown(locate(*where), message, name, by_name)
-        elif stage.index in out:
+        elif stage in out:
             ok = False
             first = locate("after", names.index(name))
             ctx.report(
@@ -340,5 +343,5 @@ def _anchors(
                 f"(first at {first.line}:{first.col})",
             )
         else:
-            out.append(stage.index)
-    return tuple(out) if ok else ()
+            out.append(stage)
+    return out if ok else []

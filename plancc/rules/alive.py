@@ -66,12 +66,7 @@ def _last_read(p: Placed) -> int:
     """The stage that ends the warm's live interval: the last to start of those running
     after the anchor that read its tensors, else the layer kind's last."""
     line = p.line
-    read = [
-        r
-        for e in p.entries
-        for r in line.readers.get(e.tensor.name, ())
-        if line.runs_before(p.at, r)
-    ]
+    read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ()) if p.after(r)]
     return max(read, key=lambda r: line.rank[r], default=line.order[-1])
 
 
@@ -170,9 +165,10 @@ def _pushed(p: Placed, at: int, last: int) -> int:
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
     pushed += line.weighed_before[hi] - line.weighed_before[lo]
     for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
-        steps = [line.start[r] for r in line.readers.get(e.tensor.name, ())]
-        reads = bisect.bisect_left(steps, hi) - bisect.bisect_left(steps, lo)
-        pushed -= reads * (e.tensor.bytes or 0)
+        readers = line.readers.get(e.tensor.name, ())
+        steps = [line.start[r] for r in readers]
+        within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
+        pushed -= sum(line.stages[r].read_bytes(e.tensor) for r in within)  # each its share
     return pushed
 
 

@@ -15,26 +15,28 @@ from plancc.rules.timeline import timeline
 def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     """A warmed tensor is read by a stage that does not run after the anchor stage.
 
-    A warm is issued when its anchor finishes. A stage at or before the anchor
-    has read the weights by then; a stage that runs beside the anchor (no
-    `deps` path between them) may have: the warm may start after its consumer,
-    pure overhead that competes with the layer's own streams. Reported at the
-    tensor's entry, naming the first such reader.
+    A warm is issued when its anchor finishes (a join's: when every anchor
+    stage has). A stage at or before an anchor has read the weights by then; a
+    stage that runs beside one (no `deps` path between them) may have: the warm
+    may start after its consumer, pure overhead that competes with the layer's
+    own streams. Reported at the tensor's entry, naming the first such reader
+    and the anchor it does not run after.
 
     Fix: anchor the warm on a stage that runs before every reader of the
     tensor, or drop the tensor from the warm.
     """
     for p in placed(plan):  # each anchored warm's static entries, shared with PC101-PC107
-        layer, at, line = p.layer, p.at, p.line
-        anchor = layer.stages[at].name
+        layer, line = p.layer, p.line
         for entry in p.entries:
             early = next(
-                (r for r in line.readers.get(entry.tensor.name, ()) if not line.runs_before(at, r)),
-                None,
+                (r for r in line.readers.get(entry.tensor.name, ()) if not p.after(r)), None
             )
             if early is None:
                 continue
-            reader = layer.stages[early].name
+            # The anchor it does not run after: one it runs at or before, else one beside it.
+            missed = [a for a in p.anchors if not line.runs_before(a, early)]
+            at = next((a for a in missed if not line.schedule.beside(a, early)), missed[0])
+            anchor, reader = layer.stages[at].name, layer.stages[early].name
             if line.schedule.beside(at, early):
                 where, what = f"which runs beside anchor '{anchor}'", "may start"
             else:
@@ -91,14 +93,17 @@ def anchor_without_task(plan: ir.Plan) -> Iterator[Finding]:
 
     The generated warm takes the anchor's TaskId as its `after` parameter
     (`deps=[after]`), so the plan must name the variable that holds it in the
-    model code (for example `q_rope_tid`).
+    model code (for example `q_rope_tid`). A join passes every anchor's TaskId
+    (`deps=[q_tid, k_tid, v_tid]`): each anchor stage without a `task` is
+    reported, at its item of `after`.
     """
-    for layer, warm, at in anchored(plan):
-        stage = layer.stages[at]
-        if stage.task is None:
-            yield Finding(
-                warm.after_pos,
-                f"anchor stage '{stage.name}' of warm '{warm.name}' has no `task`: the generated "
-                "call needs its TaskId",
-                f"add `task: <TaskId variable>` to stage '{stage.name}'",
-            )
+    for layer, warm, _ in anchored(plan):
+        for j, at in enumerate(warm.anchors):
+            stage = layer.stages[at]
+            if stage.task is None:
+                yield Finding(
+                    warm.locate("after", j) if warm.join else warm.after_pos,
+                    f"anchor stage '{stage.name}' of warm '{warm.name}' has no `task`: the "
+                    "generated call needs its TaskId",
+                    f"add `task: <TaskId variable>` to stage '{stage.name}'",
+                )

@@ -24,7 +24,7 @@ class Placed:
 
     layer: ir.Layer
     warm: ir.Warm
-    at: int  # the anchor's index
+    at: int  # the anchor's index: of a join's, the one that finishes last
     line: Timeline  # its layer kind's, shared by every rule of the check
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
@@ -32,6 +32,15 @@ class Placed:
     @property
     def anchor(self) -> ir.Stage:
         return self.layer.stages[self.at]
+
+    @property
+    def anchors(self) -> tuple[int, ...]:
+        """Every anchor stage: the one, or a join's."""
+        return self.warm.anchors
+
+    def after(self, stage: int) -> bool:
+        """Whether ``stage`` runs after the anchor: after every anchor stage of a join."""
+        return all(self.line.runs_before(a, stage) for a in self.warm.anchors)
 
     @cached_property
     def first(self) -> ir.Stage | None:
@@ -64,7 +73,7 @@ def consumer_order(p: Placed, added: Sequence[ir.Tensor] = ()) -> tuple[int, ...
     step = {name: line.start[s.index] for name, s in p.consumers.items()}
     keyed = [(step[e.tensor.name], e.index) for e in p.entries if e.tensor.name in step]
     for k, t in enumerate(added):
-        c = line.consumer(t.name, p.at)
+        c = line.consumer(t.name, p.anchors)
         if c is not None:
             keyed.append((line.start[c], p.warm.listed + k))
     keyed.sort(key=lambda pair: pair[0])  # stable: one step keeps the listing order
@@ -95,7 +104,7 @@ def _each_placed(plan: ir.Plan) -> Iterator[Placed]:
             line = timeline(plan, layer)
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
-            c = line.consumer(e.tensor.name, at)
+            c = line.consumer(e.tensor.name, warm.anchors)
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
         yield Placed(layer, warm, at, line, entries, consumers)

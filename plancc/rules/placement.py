@@ -56,8 +56,9 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     """Two warms in one layer kind share an anchor stage.
 
     Fires on each warm after the first (in plan order) whose `after` names a
-    stage another warm of the same layer kind already anchors on; reported at
-    its `after`. A warm whose tensors all have a dynamic dim counts for none.
+    stage another warm of the same layer kind already anchors on (for a join,
+    the same set of stages, in any order); reported at its `after`. A warm
+    whose tensors all have a dynamic dim counts for none.
 
     Why: one warm is one `pl.at(CORE_GROUP)` scope with one
     `make_context()`. Two warms issued together land on two AIVs and run
@@ -69,17 +70,21 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
-    first: dict[tuple[str, int], ir.Warm] = {}
+    first: dict[tuple[str, frozenset[int]], ir.Warm] = {}
     for p in placed(plan):
         if not p.entries:
             continue  # only dynamic tensors: nothing is issued (PC020)
         warm = p.warm
-        other = first.setdefault((p.layer.name, p.at), warm)
+        other = first.setdefault((p.layer.name, frozenset(p.anchors)), warm)
         if other is not warm:
-            anchor = p.anchor.name
+            if warm.join:
+                names = ", ".join(p.layer.stages[a].name for a in p.anchors)
+                shared = f"its anchors {names}"
+            else:
+                shared = f"anchor '{p.anchor.name}'"
             yield Finding(
                 warm.after_pos,
-                f"warm '{warm.name}' shares anchor '{anchor}' with warm '{other.name}': two "
+                f"warm '{warm.name}' shares {shared} with warm '{other.name}': two "
                 "scopes split the SDMA bandwidth",
                 f"merge it into warm '{other.name}': one scope, tensors in consumer order",
                 warm=warm,
@@ -161,7 +166,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
         # Each layer kind's groups are listed once, not rescanned per warm.
         groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(line))
         for group in dict.fromkeys(s.consumer_group for s in by_first):
-            stages = [s for s in groups[group] if line.runs_before(p.at, s.index)]
+            stages = [s for s in groups[group] if p.after(s.index)]
             needed = {t.name: t for s in stages for t in line.weights[s.index]}
             read.update(needed)
             missing = [t for t in needed if t not in warmed]
@@ -217,7 +222,7 @@ def _complete(
         return hint, fix
     line = p.line
     extra = tuple(ir.WarmEntry(t, t.flat, partial(p.warm.locate, "tensors")) for t in missing)
-    reads = [line.consumer(t.name, p.at) for t in missing]
+    reads = [line.consumer(t.name, p.anchors) for t in missing]
     end = max([p.warm.live[1], *(line.start[r] for r in reads if r is not None)])
     grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
     layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
@@ -229,7 +234,7 @@ def _complete(
 def _lands(p: Placed, added: list[ir.Tensor]) -> bool:
     """Whether the warm, with ``added``, still lands before its first consumer (PC107)."""
     line = p.line
-    reads = [line.consumer(t.name, p.at) for t in added]
+    reads = [line.consumer(t.name, p.anchors) for t in added]
     firsts = [r for r in reads if r is not None]
     if p.first is not None:
         firsts.append(p.first.index)

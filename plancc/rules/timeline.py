@@ -166,10 +166,11 @@ class Timeline:
                 shown.append(i)
         return total, count, shown
 
-    def consumer(self, tensor: str, anchor: int) -> int | None:
-        """The first stage running after ``anchor`` that reads ``tensor``."""
+    def consumer(self, tensor: str, anchors: Sequence[int]) -> int | None:
+        """The first stage running after every one of ``anchors`` (one, or a join's) that
+        reads ``tensor``."""
         for r in self.readers.get(tensor, ()):
-            if self.runs_before(anchor, r):
+            if all(self.runs_before(a, r) for a in anchors):
                 return r
         return None
 

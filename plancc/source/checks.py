@@ -141,11 +141,16 @@ def _shapes(findings: Findings, it: LayerReading) -> None:
                 f"tensor '{tensor}' is {t.dtype.name}; its source parameter {where} is {p.dtype}",
                 f"write dtype: {p.dtype}, or correct the annotation at {it.reading.file}:{p.line}",
             )
-        if not _same_shape(t.shape, p.values, p.dynamic):
+        # A stacked tensor's parameter is the stack: [layers * rows, ...] of its slab.
+        shape = t.shape
+        if t.stacked is not None and shape[0] is not None:
+            shape = (t.stacked.layers * shape[0], *shape[1:])
+        if not _same_shape(shape, p.values, p.dynamic):
+            what = "stacks to" if t.stacked is not None else "has shape"
             findings.report(
                 findings.at("tensors", tensor, "shape"),
                 codes.SOURCE_SHAPE,
-                f"tensor '{tensor}' has shape {_shape(t.shape)}; its source parameter "
+                f"tensor '{tensor}' {what} {_shape(shape)}; its source parameter "
                 f"{where} has {_shape(p.values, p.dynamic)}",
                 f"write the shape the annotation gives, or correct it at "
                 f"{it.reading.file}:{p.line}",

@@ -63,24 +63,29 @@ def _find_warm(
     """None when the warm is found in the source; else where and why not."""
     reading = it.reading
     anchor = it.layer.stages[w.anchor] if w.anchor is not None else None
-    task = reading.task(anchor.task) if anchor and anchor.task else None
+    anchors = [it.layer.stages[a] for a in w.anchors]
+    found = [reading.task(s.task) if s.task else None for s in anchors]
+    # The task the call waits for; a join's: every anchor's, the last bound named.
+    task = None if not anchors or None in found else max(found, key=lambda t: t.line)  # type: ignore[union-attr]
+    needs = frozenset().union(*(t.kernels for t in found if t is not None))
+    tids = ", ".join(s.task or "tid" for s in anchors) or "tid"
     tensors = tuple(it.param_of.get(e.tensor.name, e.tensor.name) for e in w.entries)
     for i, c in enumerate(reading.calls):
         if c.function == w.name and i not in used_calls:
             used_calls.add(i)
-            if task is not None and anchor is not None and c.deps != task.kernels:
+            if task is not None and anchor is not None and c.deps != needs:
                 return (
                     w.after_pos,
                     f"warm '{w.name}' is called at {c.file}:{c.line} after "
-                    f"'{c.task}', not after its anchor's task '{anchor.task}'",
-                    f"call it with {anchor.task}, or anchor it where the code does",
+                    f"'{c.task}', not after its anchor's task '{tids}'",
+                    f"call it with {tids}, or anchor it where the code does",
                 )
             return None
     near = None
     for i, sw in enumerate(reading.warms):
         if sw.name_hint != w.name_hint or i in used_warms:
             continue
-        if sw.tensors == tensors and (task is None or sw.deps == task.kernels):
+        if sw.tensors == tensors and (task is None or sw.deps == needs):
             used_warms.add(i)
             return None
         near = near if near is not None else i
@@ -99,15 +104,14 @@ def _find_warm(
             w.after_pos,
             f"warm '{w.name}': the scope '{sw.name_hint}' at {sw.file}:{sw.line} waits for "
             f"{', '.join(sw.dep_names) or 'nothing'}, not the anchor's task "
-            f"'{anchor.task if anchor else '?'}'",
+            f"'{tids if anchor else '?'}'",
             "anchor it at the stage whose task the scope waits for",
         )
     return (
         w.name_pos,
         f"warm '{w.name}' has no call site in {reading.function}() ({reading.file}): "
         f"neither a call of {w.name}() nor a scope named '{w.name_hint}'",
-        f"call {w.name}({', '.join(e.tensor.name for e in w.entries)}, "
-        f"{anchor.task if anchor and anchor.task else 'tid'}) "
+        f"call {w.name}({', '.join(_arguments(w))}, {tids}) "
         + (
             f"after {task.file}:{task.line}, where its task is bound"
             if task
@@ -115,6 +119,13 @@ def _find_warm(
         )
         + ", or remove the warm",
     )
+
+
+def _arguments(w: ir.Warm) -> list[str]:
+    """The model's variables a call of the warm passes before its TaskIds: its tensors
+    (a stacked one's stack), then each stack's index once."""
+    indices = [e.tensor.stacked.index for e in w.entries if e.tensor.stacked is not None]
+    return [*(e.tensor.name for e in w.entries), *dict.fromkeys(indices)]
 
 
 def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str:

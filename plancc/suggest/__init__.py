@@ -61,8 +61,20 @@ def suggest(
         plan, timed = with_trace(trace, plan)
     for k in kinds:
         if k not in plan.layers:
-            raise UsageError(f"--layer '{k}': {cands._unknown('layer kind', k, plan.layers)}")
+            raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
+    layers = suggest_plan(plan, kinds, extra, timed)
+    return Suggestions(result.file, plan, (), layers)
+
+
+def suggest_plan(
+    plan: ir.Plan,
+    kinds: Sequence[str] = (),
+    extra: Sequence[cands.Candidate] = (),
+    timed: frozenset[str] = frozenset(),
+) -> tuple[LayerSuggestions, ...]:
+    """The ranked candidates of each layer kind of a plan without errors (``kinds``: only
+    those); ``timed``: the kinds whose durations a trace gave."""
     out = []
     for kind, layer in plan.layers.items():
         if kinds and kind not in kinds:
@@ -74,7 +86,6 @@ def suggest(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        line = timeline(plan, layer)
         found = cands.unique(
             plan,
             iter(
@@ -82,10 +93,10 @@ def suggest(
                     cands.Candidate(kind, (), cands.NONE),
                     *(c for c in extra if c.kind == kind),
                     *cands.declared(layer),
-                    *cands.enumerated(plan, layer, line),
+                    *cands.enumerated(plan, layer, timeline(plan, layer)),
                 ]
             ),
         )
         ranked, infeasible = rank([evaluate(plan, c) for c in found])
         out.append(LayerSuggestions(kind, durations, ranked, infeasible))
-    return Suggestions(result.file, plan, (), tuple(out))
+    return tuple(out)

@@ -68,24 +68,24 @@ def parse(spec: str, plan: ir.Plan) -> Candidate:
     kind, anchors, tensors = parts
     layer = plan.layers.get(kind)
     if layer is None:
-        raise UsageError(f"--candidate '{clip(spec)}': {_unknown('layer kind', kind, plan.layers)}")
+        raise UsageError(f"--candidate '{clip(spec)}': {unknown('layer kind', kind, plan.layers)}")
     stages = {s.name for s in layer.stages}
     anchor = tuple(anchors.split("+"))
     for a in anchor:
         if a not in stages:
-            raise UsageError(f"--candidate '{clip(spec)}': {_unknown('stage', a, stages)}")
+            raise UsageError(f"--candidate '{clip(spec)}': {unknown('stage', a, stages)}")
     if len(set(anchor)) != len(anchor):
         raise UsageError(f"--candidate '{clip(spec)}': a stage is listed twice in its anchors")
     names = tuple(tensors.split(","))
     for t in names:
         if t not in plan.tensors:
-            raise UsageError(f"--candidate '{clip(spec)}': {_unknown('tensor', t, plan.tensors)}")
+            raise UsageError(f"--candidate '{clip(spec)}': {unknown('tensor', t, plan.tensors)}")
     if len(set(names)) != len(names):
         raise UsageError(f"--candidate '{clip(spec)}': a tensor is listed twice")
     return one(kind, anchor, names, "given")
 
 
-def _unknown(what: str, name: str, known: Iterable[str]) -> str:
+def unknown(what: str, name: str, known: Iterable[str]) -> str:
     hint = did_you_mean(name, known)
     return f"unknown {what} '{clip(name)}'" + (f"; {hint}" if hint else "")
 
@@ -94,9 +94,9 @@ def declared(layer: ir.Layer) -> Iterator[Candidate]:
     """Each declared warm alone; and, when there are several, all of them as declared
     (two scopes at one anchor are a split only together)."""
     parts = [
-        ((layer.stages[w.anchor].name,), tuple(e.tensor.name for e in w.entries))
+        (tuple(layer.stages[a].name for a in w.anchors), tuple(e.tensor.name for e in w.entries))
         for w in layer.warms
-        if w.anchor is not None
+        if w.anchors
     ]
     for part in parts:
         yield Candidate(layer.name, (part,), "declared")

@@ -102,9 +102,9 @@ def _recipe(s: Suggestions, layer: LayerSuggestions) -> str:
     e = top.evaluation
     slots = f" around '{e.first}' (its first consumer) and the stage before it" if e.first else ""
     return (
-        f"to measure the top gain ({label(e)}): write it as the {layer.kind} warm, `plancc "
-        f"build`, run the benchmark with and without it at PYPTO_BENCH_WARMUP=500 with timing "
-        f"slots{slots}, then `plancc measure "
+        f"to measure the top gain ({label(e)}): write it as the {layer.kind} warm (--fix), "
+        "`plancc build`, run the benchmark with and without it at PYPTO_BENCH_WARMUP=500 "
+        f"with timing slots{slots}, then `plancc measure "
         f"--manifest build/{manifest_file(s.plan.model)}` with both logs and the slots"
     )
 
@@ -149,8 +149,6 @@ class Run:
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
         """Print its output (``out``) and any error lines (``err``); the exit code."""
-        if self.fix:  # plancc.fixes writes plans: until its edits land here, nothing is
-            raise UsageError("--fix: not available yet; write the top gain by hand")
         if self.top < 1:
             raise UsageError(f"--top {self.top}: must be at least 1")
         found = suggest(self.plan, self.kinds, self.given, trace=self.trace)
@@ -161,4 +159,10 @@ class Run:
             return 1
         write = {"json": as_json, "markdown": markdown}.get(self.fmt, text)
         out(write(found, self.top))
+        if self.fix:
+            from plancc.suggest.fix import fix  # noqa: PLC0415 (only with --fix)
+
+            said = fix(found)
+            for line in said:  # JSON stays the one value on stdout
+                err(line) if self.fmt == "json" else out(line + "\n")
         return 0

@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_14b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_14b.yaml
-Plan sha256: 8ab481e9fa14285ae9f4d6a1d3c2c0ec485039ec3c17dc90f649756c851b56f3
+Plan sha256: c552dc3f1343f6783b05400463c04d3a9952209eb9d6613189de9b93fc671e08
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_14b.yaml --out .

@@ -201,3 +201,17 @@ def test_a_regular_file_is_read_up_to_its_cap_and_not_past_it(tmp_path: Path) ->
     assert read_regular(path, 100) == b"x" * 100
     with pytest.raises(OSError, match="larger than 99 bytes"), open_regular(path, 99) as f:
         f.read()
+
+
+# -- plancc report --measure ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_report_reads_no_fifo_and_no_device_as_its_measurement(
+    special: str, fifo: Path, tmp_path: Path
+) -> None:
+    bad = str(fifo) if special == "fifo" else special
+    plan = str(ROOT / "plans" / "deepseek_v4_flash.yaml")
+    code, err = _invoke("report", plan, "--measure", bad, "-o", str(tmp_path / "r.html"))
+    assert (code, err) == (2, f"plancc: {bad}: cannot read: not a regular file\n")
+    assert not (tmp_path / "r.html").exists()

@@ -17,11 +17,11 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from plancc.api import PlanResult, UsageError
 from plancc.diagnostics import printable
+from plancc.reading import read_regular
 from plancc.text import clip
 
 MAX_BYTES = 16 * 2**20
@@ -53,13 +53,10 @@ class Measure:
 
 
 def read(path: str) -> Measure:
-    try:
-        with Path(path).open("rb") as f:
-            raw = f.read(MAX_BYTES + 1)
+    try:  # a regular file, opened without blocking, read no further than MAX_BYTES
+        raw = read_regular(path, MAX_BYTES)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise UsageError(f"{path}: larger than 16 MiB, not a measurement")
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

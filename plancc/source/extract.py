@@ -111,18 +111,29 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         for p in reading.params.values():
             if not p.tensor:
                 continue
+            if p.unknown_shape:
+                notices.append(
+                    f"{reading.file}:{p.line}: parameter '{p.name}' is a bare pl.Tensor whose "
+                    "shape no caller annotates: left out"
+                )
+                continue
             if p.dtype not in DTYPES:
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': dtype not read")
                 continue
             if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
-            shape = [dims.expr(reading.module, d) for d in p.dims]
+            shape = [dims.expr(p.module or reading.module, d) for d in p.dims]
             mine[p.name] = (shape, p.dtype)
             if p.name in seen and seen[p.name] != mine[p.name]:
                 clash.add(p.name)
             seen.setdefault(p.name, mine[p.name])
         per_kind[kind] = mine
+    if not any(per_kind.values()):
+        raise Refused(
+            f"{', '.join(sources)}: no tensor parameter has a shape that is known (a bare "
+            "pl.Tensor no caller annotates, say): there is no plan skeleton to write"
+        )
     lines = [
         f"# Extracted by plancc extract from {', '.join(sources)}.",
         "plancc: 1",

@@ -14,7 +14,6 @@ could not resolve is left out and named (PC208), never guessed.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 from collections.abc import Sequence
@@ -26,8 +25,8 @@ from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
 from plancc.names import MAX_NAME, identifier_problem
 from plancc.scalars import INT, STR, core_tag
-from plancc.source.extract_dims import Dims
-from plancc.source.modules import Module, SourceError
+from plancc.source.extract_dims import Dims, stacked
+from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Kernel, Reading
 from plancc.source.resolver import Resolver
@@ -125,7 +124,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
             mod = p.module or reading.module
-            stack = _stacked(reading, mod, p.dims, dims)
+            stack = stacked(reading, mod, p.dims, dims)
             shape = [dims.expr(mod, d) for d in p.dims[1 if stack else 0 :]]
             if stack:  # its slab; the stack goes with the dtype: `bf16, stacked: {…}`
                 shape.insert(0, stack[1])
@@ -180,51 +179,6 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     text = "\n".join(lines) + "\n"
     out = Layout(text).run()
     return Extracted(out if out is not None else text, notices)
-
-
-_INDEX_TYPES = {"pl.INT32": "int32", "pl.INT64": "int64", "pl.INDEX": "index"}
-
-
-def _stacked(
-    reading: Reading, mod: Module, shape: tuple[ast.expr, ...], dims: Dims
-) -> tuple[str, str] | None:
-    """A stacked weight: its first dim is `LAYERS * ROWS` and the layer function scales a
-    scalar parameter by the same ROWS (`layer_idx * HIDDEN`: its slab's offset). Its
-    `, stacked: {…}` and the slab's rows; None for any other parameter."""
-    first = shape[0] if shape else None
-    if not (isinstance(first, ast.BinOp) and isinstance(first.op, ast.Mult)):
-        return None
-    fn = next(
-        (
-            n
-            for n in ast.walk(reading.module.tree)
-            if isinstance(n, ast.FunctionDef) and n.name == reading.function
-        ),
-        None,
-    )
-    if fn is None:
-        return None
-    scalars = {
-        a.arg: ast.unparse(a.annotation.slice)
-        for a in fn.args.args
-        if isinstance(a.annotation, ast.Subscript)
-        and ast.unparse(a.annotation.value) == "pl.Scalar"
-    }
-    rows = ast.unparse(first.right)
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.BinOp)
-            and isinstance(node.op, ast.Mult)
-            and isinstance(node.left, ast.Name)
-            and node.left.id in scalars
-            and ast.unparse(node.right) == rows
-        ):
-            kind = _INDEX_TYPES.get(scalars[node.left.id], "int32")
-            typed = "" if kind == "int32" else f", index_type: {kind}"
-            layers = dims.expr(mod, first.left)
-            stack = f", stacked: {{layers: {layers}, index: {node.left.id}{typed}}}"
-            return stack, dims.expr(mod, first.right)
-    return None
 
 
 def _tensor_name(name: str, taken: set[str], dims: Dims) -> str:

@@ -13,7 +13,6 @@ from plancc.check import catalog
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.fixes import Fix, data_json, fix_json
-from plancc.fixes.apply import replacements
 from plancc.formats.base import Options, OutputFormat, stale_message
 from plancc.load import Document
 
@@ -77,6 +76,8 @@ def _result(
 def _fix(d: Diagnostic, fix: Fix, doc: Document) -> dict[str, Any] | None:
     """A SARIF fix: its title, the nodes it changes written again (``replacements``), and
     plancc's own edits on plan paths and its safety in the property bag."""
+    from plancc.fixes.apply import replacements  # noqa: PLC0415 (cold start: only for a fix)
+
     found = replacements(doc, fix)
     if not found:
         return None

@@ -19,9 +19,10 @@ and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
 name ends at the first character that is not a letter, digit, `_` or `-`
 (`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
 `:` that no blank follows; a top-level block scalar's text is indented; an
-escaped surrogate (`"\\ud800"`), `!!` without a suffix and a directive other than
-`%YAML` and `%TAG` are errors; a tag's handle is `!`, `!!` or `!name!`, the rest
-its suffix up to a blank (`!!!int` is `!!`, `!int`; `[!, b]` is the tag `!,`).
+escaped surrogate (`"\\ud800"`), `!!` without a suffix, a directive other than
+`%YAML` and `%TAG` and a `%YAML` other than 1.1 and 1.2 are errors; a tag's
+handle is `!`, `!!` or `!name!`, the rest its suffix up to a blank (`!!!int` is
+`!!`, `!int`; `[!, b]` is the tag `!,`).
 An explicit key left empty in a flow sequence (`[? ]`), which libyaml misreads,
 is an error here, and the loader reads such a text with this parser alone.
 
@@ -185,6 +186,25 @@ class _Scanner(Scanner):
         start = reader.get_mark()
         reader.forward(length)
         raise ScannerError("while scanning a directive", start, problem, reader.get_mark())
+
+    def scan_yaml_directive_value(self, start_mark: Any) -> Any:
+        # libyaml takes `%YAML 1.1` and `%YAML 1.2` only; the version is read here as
+        # written (``yaml_version`` above is 1.1 whatever it says).
+        self._version: list[int] = []
+        super().scan_yaml_directive_value(start_mark)
+        if tuple(self._version) not in ((1, 1), (1, 2)):
+            raise ScannerError(
+                None,
+                None,
+                "found incompatible YAML document (version 1.1 or 1.2 is required)",
+                start_mark,
+            )
+        return self.yaml_version
+
+    def scan_yaml_directive_number(self, start_mark: Any) -> Any:
+        number = super().scan_yaml_directive_number(start_mark)
+        self._version.append(number)
+        return number
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         # A block scalar's header: a chomping and an indentation indicator, in either

@@ -97,6 +97,10 @@ TEXTS = [
     b"%YAML 1.1\n---\na: 1\n",
     b"%YAML 1.3\n---\na: 1\n",  # libyaml takes 1.1 and 1.2 only (found after make fuzz)
     b"%YAML 2.0\n---\na: 1\n",
+    b"%YAML 1\n---\na: 1\n",
+    b"%YAML\t1.2\t# tabs part a directive's words, as anywhere on a line\n---\na: 1\n",
+    b"%TAG\t!x!\t!y\n---\na: !x!b c\n",
+    b"a: 1\n...\n%YAML 1.2\n---\na: 1\n",  # a second document starts at its directive
 ]
 
 

@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/measure.py
 	$(BIN)/python bench/lsp.py
 	$(BIN)/python bench/source.py
+	$(BIN)/python bench/suggest.py
 
 # docs/report-flash.png: the top of the Flash report at 1280 px, in headless Chromium.
 .PHONY: screenshot

@@ -31,6 +31,7 @@ def test_the_tour_has_its_blocks() -> None:
         "validate",
         "validate",
         "explain",
+        "suggest",
         "build",
         "measure",
         "report",

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from plancc import api
 from plancc.cli import app
-from plancc.source import limits, modules, scopes
+from plancc.source import limits, modules, resolver, scopes
 from plancc.source.modules import SourceError, load_module
 from plancc.source.reader import read_layer
 
@@ -384,3 +384,32 @@ def test_a_link_out_of_the_root_is_not_followed(tmp_path: Path) -> None:
         f"m.py:2: import 'lib.dims' resolves outside the source root ({root}/lib/dims.py): "
         "not resolved statically; its names are not read",
     )
+
+
+def test_an_import_that_cannot_be_read_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An imported module that does not parse, is a FIFO, or is one too many: named, not
+    silently unknown."""
+    names = {"ok": "G", "consts": "D", "dims": "E", "ok2": "H", "more": "F"}
+    _layer(
+        tmp_path / "m.py",
+        [f"from {m} import {n}" for m, n in names.items()],
+        "+".join(names.values()),
+    )
+    for m, n in names.items():
+        (tmp_path / f"{m}.py").write_text(f"{n} = 4\n", encoding="utf-8")
+    (tmp_path / "consts.py").write_text("D = (\n", encoding="utf-8")
+    (tmp_path / "dims.py").unlink()
+    os.mkfifo(tmp_path / "dims.py")
+    monkeypatch.setattr(resolver, "MAX_MODULES", 3)  # the layer's own module, ok and ok2
+    effect = "not resolved statically; its names are not read"
+    assert _check(tmp_path) == [
+        _unresolved_dim(9),
+        (
+            "PC208",
+            f"m.py:3: import 'consts': consts.py:1: does not parse: '(' was never closed: {effect}",
+        ),
+        ("PC208", f"m.py:4: import 'dims': dims.py is not a regular file: {effect}"),
+        ("PC208", f"m.py:6: import 'more': more than 3 modules would be read: {effect}"),
+    ]

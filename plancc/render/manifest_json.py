@@ -97,12 +97,13 @@ def _tensor(entry: ir.WarmEntry) -> dict[str, Any]:
 
 
 def _consumers(analysis: Analysis, warm: ir.Warm) -> list[dict[str, str | None]]:
-    """The warm's consumers as the rules judged them (``plancc.rules.analysis``: each
-    tensor's first reader after the anchor), each stage once, in schedule order (start
-    step, then name), with their swimlane kernel (null when the plan names none): `plancc
-    measure` checks that the warm landed before the first one started."""
+    """The stages that run after the anchor (after every anchor of a join) and read a
+    warmed tensor, as the check's analysis has them (``WarmFacts.readers``), in schedule
+    order (start step, then name), with their swimlane kernel (null when the plan names
+    none): `plancc measure` checks that the warm landed before the first one started,
+    the earliest to start, the rules' first consumer."""
     facts = analysis.warm(warm.layer, warm.name)
-    stages = dict.fromkeys(facts.consumers.values()) if facts is not None else {}
+    stages = facts.readers if facts is not None else ()
     return [{"stage": s.name, "kernel": s.kernel} for s in stages]
 
 

@@ -8,6 +8,7 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -146,7 +147,7 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     own = {r for t in held for r in line.readers.get(t, ()) if lo <= line.start[r] < hi}
     count -= sum(not pushes(r) for r in own)  # they read only the warm's tensors
     shown: list[int] = []
-    for i in line.pushing[first:]:
+    for i in itertools.islice(line.pushing, first, None):  # no copy of the tail
         if len(shown) == 3 or line.start[i] >= hi:
             break
         if pushes(i):

@@ -33,6 +33,9 @@ class WarmFacts:
     landing: Landing | None  # PC107's arithmetic to the first consumer; None without one
     bytes: int  # the static entries' bytes
     rate: int | None  # the platform's single-stream SDMA rate, B/s
+    # Every stage running after the anchor (all of a join's) that reads one of its static
+    # tensors, in step order: the consumers, and the stages that read a tensor again.
+    readers: tuple[ir.Stage, ...] = ()
 
     @property
     def live(self) -> tuple[int, int]:
@@ -110,8 +113,16 @@ def analyse(plan: ir.Plan) -> Analysis:
 
 
 def _warm_facts(p: Placed, rate: int | None) -> WarmFacts:
-    rank = p.line.rank
+    line = p.line
+    rank = line.rank
     ordered = sorted(p.consumers.items(), key=lambda item: rank[item[1].index])
+    anchors = p.warm.anchors or (p.at,)
+    read = {
+        r
+        for e in p.entries
+        for r in line.readers.get(e.tensor.name, ())
+        if all(line.runs_before(a, r) for a in anchors)
+    }
     return WarmFacts(
         p.warm,
         p.anchor,
@@ -121,4 +132,5 @@ def _warm_facts(p: Placed, rate: int | None) -> WarmFacts:
         p.landing,
         p.bytes,
         rate,
+        tuple(p.layer.stages[r] for r in sorted(read, key=lambda r: rank[r])),
     )

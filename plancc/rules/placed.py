@@ -84,8 +84,11 @@ def warm_path(p: Placed, *under: str | int) -> fixes.Path:
     return (*p.warm.path, *under)
 
 
-def anchor_fix(p: Placed, stage: ir.Stage) -> fixes.Fix:
-    """Anchor the warm at ``stage``: unsafe, as every anchor move (it moves the warm in time)."""
+def anchor_fix(p: Placed, stage: ir.Stage) -> fixes.Fix | None:
+    """Anchor the warm at ``stage``: unsafe, as every anchor move (it moves the warm in
+    time). None for a join: which of its anchors to keep is the author's choice."""
+    if p.warm.join:
+        return None
     title = f"anchor at '{stage.name}'"
     return fixes.replace(warm_path(p, "after"), stage.name, title, fixes.Safety.UNSAFE)
 

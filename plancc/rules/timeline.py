@@ -15,6 +15,7 @@ depends on which valid order the stages are listed in.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -159,7 +160,7 @@ class Timeline:
             total -= self.group_bytes[g][k] - self.group_bytes[g][j]
             count -= k - j
         shown: list[int] = []
-        for i in self.streaming[first:]:
+        for i in itertools.islice(self.streaming, first, None):  # no copy of the tail
             if len(shown) == 3 or self.start[i] >= hi:
                 break
             if self.stages[i].consumer_group not in groups:

@@ -92,18 +92,6 @@ class Resolver:
             )
         return mod
 
-    def module(self, path: str) -> Module | None:
-        path = os.path.normpath(path)
-        if path in self.modules:
-            return self.modules[path]
-        if len(self.modules) >= MAX_MODULES:
-            return None
-        try:
-            mod = load_module(path)
-        except SourceError:
-            return None
-        return self.adopt(path, mod)
-
     def sibling(self, mod: Module, name: str, level: int, line: int = 0) -> Module | None:
         """The module ``from <level dots><name> import`` names in ``mod`` (an absolute
         import, level 0, is looked for beside it), never one outside the root."""
@@ -115,17 +103,28 @@ class Resolver:
             os.path.join(base, *parts) + ".py",
             os.path.join(base, *parts, "__init__.py"),
         ):
-            if not (parts and os.path.isfile(candidate)):
-                continue
-            if not self.inside(candidate):
-                self.note(
-                    mod,
-                    line,
-                    f"import '{'.' * level}{name}' resolves outside the source root ({candidate})",
-                    "its names are not read",
-                )
-                return None
-            return self.module(candidate)
+            if not parts or not os.path.exists(candidate) or os.path.isdir(candidate):
+                continue  # a FIFO is there, and is refused when read: a note, not nothing
+            return self.module(candidate, mod, line, f"import '{'.' * level}{name}'")
+        return None
+
+    def module(self, path: str, importer: Module, line: int, what: str) -> Module | None:
+        """The module at ``path`` that ``importer`` imports at ``line``: read once, or
+        None with a note when it is outside the root, past MAX_MODULES or unreadable."""
+        path = os.path.normpath(path)
+        if path in self.modules:
+            return self.modules[path]
+        problem = None
+        if not self.inside(path):
+            problem = f"{what} resolves outside the source root ({path})"
+        elif len(self.modules) >= MAX_MODULES:
+            problem = f"{what}: more than {MAX_MODULES} modules would be read"
+        else:
+            try:
+                return self.adopt(path, load_module(path))
+            except SourceError as exc:
+                problem = f"{what}: {str(exc).replace(path, self.show(path))}"
+        self.note(importer, line, problem, "its names are not read")
         return None
 
     def inside(self, path: str) -> bool:

@@ -6,7 +6,8 @@ Three sources, and "no warm", which every candidate is classed against:
   that run beside each other, times tensor sets built from
   the static tensors read only by stages that run after the anchor, grouped by
   their consumer's group and ordered by consumer start: each suffix of those
-  groups and each single group;
+  groups and each single group, unless it holds under 1 % of the bytes of them all
+  (a scale vector alone is no warm);
 - the layer kind's declared warms;
 - the `--candidate`s, exactly as given (any anchor, any order).
 
@@ -115,9 +116,14 @@ def enumerated(plan: ir.Plan, layer: ir.Layer, line: Timeline) -> Iterator[Candi
         groups = _later_groups(plan, layer, line, anchors)
         sets = [g for i in range(len(groups)) for g in (_flat(groups[i:]), _flat([groups[i]]))]
         names = tuple(layer.stages[a].name for a in anchors)
-        for tensors in sets:
-            if tensors:
+        every = _bytes(plan, _flat(groups))
+        for tensors in sets:  # a set under 1 % of them all only rides along with the rest
+            if tensors and 100 * _bytes(plan, tensors) >= every:
                 yield one(layer.name, names, tensors, "enumerated")
+
+
+def _bytes(plan: ir.Plan, tensors: Sequence[str]) -> int:
+    return sum(plan.tensors[t].bytes or 0 for t in tensors)
 
 
 def _flat(groups: Sequence[Sequence[str]]) -> tuple[str, ...]:

@@ -204,8 +204,11 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     the platform's single-stream SDMA rate (285 GB/s on a2a3) is less than a
     quarter of the warm's bytes, and the message gives the estimated fraction
     landed. When any of those stages lacks `duration_us`, it fires only when
-    no stage lies between the anchor and the first consumer. Reported at
-    `after`.
+    no stage lies between the anchor and the first consumer. When every
+    stage of the layer kind has a duration (`duration_us`, or `--trace`), the
+    schedule is timed: a stage starts when its slowest dep finishes, and the
+    window is the first consumer's start minus the anchor's finish. Reported
+    at `after`.
 
     Why: a warm only helps the bytes it lands before their consumer reads
     them; the rest competes with the layer's own HBM streams. The seed's

@@ -42,7 +42,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     is PC107's finding, not this one.
 
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
-    not a verdict.
+    not a verdict: its fix is unsafe, as every anchor move.
     """
     for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
         if p.first is None:

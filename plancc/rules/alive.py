@@ -92,7 +92,10 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
     `w_gate` and `w_up` (178.3 MB) before `down_proj` reads it.
 
     Fix: anchor the warm after the streaming stage, so that it is issued
-    once the stream has passed; or warm less.
+    once the stream has passed; or warm less. Its fix (unsafe) anchors it at
+    the latest later stage with a `task` from which it lands and is no longer
+    evicted, that every reader of its tensors runs after and no other warm
+    anchors on, when there is one.
     """
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
@@ -221,7 +224,9 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     lands, when there is one after every read of its tensors and every
     streaming or SDMA stage before the anchor; else warm only weights
     consumed late in the layer (the o-projection pair after q). Add
-    `duration_us` to the stages in between for an estimate.
+    `duration_us` to the stages in between for an estimate. Its fix (unsafe)
+    anchors the warm at the hinted stage, when no other warm anchors there
+    and it is not evicted from there (PC106).
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     l2 = plan.platform.l2_bytes if plan.platform is not None else None

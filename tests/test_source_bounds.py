@@ -101,6 +101,17 @@ def test_a_constant_is_evaluated_once(tmp_path: Path) -> None:
     assert notices == []
 
 
+def test_a_config_property_is_evaluated_once(tmp_path: Path) -> None:
+    """A config object's properties, each naming the one before twice: one evaluation
+    each, as module constants."""
+    head = ["class Config:", "    @property", "    def p0(self):", "        return self.base"]
+    for i in range(1, 41):
+        head += ["    @property", f"    def p{i}(self):"]
+        head += [f"        return self.p{i - 1} + self.p{i - 1}"]
+    _layer(tmp_path / "m.py", [*head, "", "M = Config(base=1)"], "M.p40 // M.p38")
+    assert _check(tmp_path) == []
+
+
 def test_a_chain_of_constants_does_not_nest(tmp_path: Path) -> None:
     """A thousand constants each naming the one before: evaluated deepest first, never a
     thousand calls deep."""

@@ -286,6 +286,33 @@ def test_a_parameter_no_suffix_mends(tmp_path: Path) -> None:
     assert [d.code for d in api.validate_paths([str(tmp_path / "plan.yaml")]).diagnostics] == []
 
 
+def test_tasks_gathered_in_an_array_are_paid_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of 2**10 kernels waits on an array of all the tasks before it: n**2 / 2 deps,
+    paid from the budget (here made small), not a free quadratic."""
+    monkeypatch.setattr(limits, "MAX_WORK", 50_000)
+    kernel = '    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k", deps=[arr]) as t:\n'
+    helpers = [
+        "",
+        "@pl.jit.inline",
+        "def h0(a, arr):",
+        kernel + "        a[0:1] = 1\n    arr[0] = t\n",
+    ]
+    for i in range(1, 11):
+        helpers += ["@pl.jit.inline", f"def h{i}(a, arr):", f"    h{i - 1}(a, arr)"]
+        helpers += [f"    h{i - 1}(a, arr)", ""]
+    body = "    arr = pl.array.create(4, pl.TASK_ID)\n    h10(a, arr)\n"
+    _layer(tmp_path / "m.py", helpers, body=body)
+    assert _check(tmp_path) == [
+        (
+            "PC208",
+            "m.py:61: f() needs more than 50,000 steps of work: not resolved statically; "
+            "the rest of it is not read",
+        )
+    ]
+
+
 def test_too_many_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scopes, "MAX_KERNELS", 100)
     body = "".join(KERNEL.format(hint=f"k{i}") for i in range(101))

@@ -124,6 +124,7 @@ class Scopes:
                 if isinstance(n, ast.Name) and n.id in frame.env:
                     v = frame.env[n.id]
                     if isinstance(v, (TaskV, ArrayV)):
+                        self.budget.spend(len(v.kernels))  # as large as the code
                         deps |= set(v.kernels)
                         dep_names.append(n.id)
         file = self.resolver.show(frame.module.path)

@@ -238,6 +238,7 @@ def _open(server: Server, path: Path) -> str:
     return uri
 
 
+@pytest.mark.slow  # CHECK_SECONDS of the costly plan's check
 def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) -> None:
     """One plan whose model code takes seconds to read (its check stops the reading at
     CHECK_SECONDS): another plan's diagnostics, and a hover on it, come while that check

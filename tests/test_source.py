@@ -425,6 +425,23 @@ def test_pro_against_the_fork() -> None:
     assert _by_kind(PRO, PYPTO_FORK) == _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"])
 
 
+@needs_main
+def test_every_decorated_function_of_pypto_lib_keeps_the_promise() -> None:
+    """Issue 34's sweep (tests/source_sweep.py): every `@pl.jit…` function and `@pl.program`
+    class of every model file: no internal error; the skeleton validates without error and
+    reports no PC200-PC207/PC209 against its code, or extract refuses it in one line."""
+    from tests.source_sweep import sweep
+
+    results = sweep(Path(PYPTO_LIB or "."))
+    broken = [
+        f"{r.status} {r.source}: {r.findings[:2]}"
+        for r in results
+        if r.status in {"failing", "crash"}
+    ]
+    assert len(results) >= 400
+    assert broken == []
+
+
 def test_a_module_is_parsed_again_only_when_it_changes(tmp_path: Path) -> None:
     from plancc.source.modules import load_module
 
@@ -541,15 +558,28 @@ def test_extract_kinds_are_checked(
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
 
 
-def test_extract_refuses_a_function_without_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        (
+            "layer.py:_no_kernels",
+            "_no_kernels() has no kernel (no pl.at or pl.spmd scope with a name_hint)",
+        ),
+        (
+            "layer.py:_unshaped",
+            "no tensor parameter has a shape that is known (a bare pl.Tensor no caller "
+            "annotates, say)",
+        ),
+    ],
+)
+def test_extract_refuses_what_gives_no_skeleton(
+    source: str, why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Never an empty skeleton (PC002 when validated): one line, exit 1."""
     monkeypatch.chdir(DATA / "private")
-    result = CliRunner().invoke(app, ["extract", "layer.py:_no_kernels"])
+    result = CliRunner().invoke(app, ["extract", source])
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == (
-        "plancc: layer.py:_no_kernels: _no_kernels() has no kernel (no pl.at or pl.spmd "
-        "scope with a name_hint): there is no plan skeleton to write\n"
-    )
+    assert result.stderr == f"plancc: {source}: {why}: there is no plan skeleton to write\n"
 
 
 @pytest.mark.parametrize(
@@ -779,3 +809,49 @@ def test_a_task_bound_once_per_tile(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "pl.TASK_ID)`) in the loop, then `out_tid = pl.system.task_dummy(deps=[tids])` after "
         "it (block.py:72)"
     )
+
+
+def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`exchange` (@pl.jit.incore) reads `part`, writes `full` (InOut): proj_b waits on it,
+    as the runtime orders them; never `deps: []` for what follows an unread call."""
+    plan, notices = _skeleton(tmp_path, monkeypatch, "comm.py:tp_layer")
+    stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
+    assert stages == (
+        "      - {name: proj_a, task: a_tid, deps: [], reads: [x, w_a], kernel: proj_a}\n"
+        "      - {name: exchange, deps: [proj_a], kernel: exchange}\n"
+        "      - {name: proj_b, deps: [exchange], reads: [w_b, y], kernel: proj_b}\n"
+        "      - {name: proj_c, deps: [], reads: [x, w_c], kernel: proj_c}\n"
+    )
+    assert notices == (
+        "notice PC208: comm.py:43: 'log_rows' is not a @pl.jit.inline helper the reader can "
+        "follow\n"
+    )
+    assert [d.code for d in _validate(plan)] == ["PC208"]
+    r = read_layer(str(plan.parent / "comm.py"), "tp_layer")
+    unread = r.kernels[3]
+    assert (unread.opaque, unread.after) == (True, {0, 1, 2})  # it waits for all before it
+
+
+def test_bare_tensor_parameters_take_their_callers_shapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`w_proj` is annotated on the host entry, two calls up; `scratch` nowhere: a notice,
+    never a silent drop. The shape found is compared as any annotation is (PC207)."""
+    plan, notices = _skeleton(tmp_path, monkeypatch, "host.py:_layer")
+    text = plan.read_text(encoding="utf-8")
+    assert "  w_proj: {shape: [D, D], dtype: bf16}\n  y: {shape: [T, D], dtype: bf16}\n" in text
+    assert notices == (
+        "notice PC208: host.py:14: parameter 'scratch' is a bare pl.Tensor whose shape no "
+        "caller annotates: left out\n"
+    )
+    assert _validate(plan) == []
+    plan.write_text(text.replace("w_proj: {shape: [D, D]", "w_proj: {shape: [D, T]"), "utf-8")
+    assert [(d.code, d.message) for d in _validate(plan)] == [
+        (
+            "PC207",
+            "tensor 'w_proj' has shape [64, 8]; its source parameter w_proj (host.py:13, "
+            "_layer), annotated at host.py:31, has [64, 64]",
+        )
+    ]

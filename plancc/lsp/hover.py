@@ -41,6 +41,9 @@ def _describe(state: PlanState, occ: Occurrence) -> str | None:  # noqa: C901 (o
         return _tensor(plan, occ.name)
     if occ.kind == "dim":
         dim = next((d for d in plan.dims if d.name == occ.name), None)
+        param = next((p for p in plan.params if p.name == occ.name), None)
+        if dim is None and param is not None:
+            return f"param `{param.name}` = {param.default:,}, range {param.lo:,} … {param.hi:,}"
         if dim is None:
             return None
         return f"dim `{dim.name}` = {'dynamic' if dim.value is None else f'{dim.value:,}'}"

@@ -49,7 +49,7 @@ from plancc.lsp.settings import SETTING, Settings, configured
 from plancc.lsp.state import PlanState, analyse, path_of
 
 CHECKERS = 4  # documents checked at once
-CHECK_SECONDS = 2.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
+CHECK_SECONDS = 5.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
 PAUSE_SECONDS = 0.5  # a request waits at most this long for a running check (10³ warms: 0.2)
 _PLAN_SUFFIXES = (".yaml", ".yml")
 Reply = Any  # what pygls sends as the result: JSON's values

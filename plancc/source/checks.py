@@ -131,7 +131,11 @@ def _shapes(findings: Findings, it: LayerReading) -> None:
     for tensor, param in it.param_of.items():
         t = findings.plan.tensors[tensor]
         p = it.reading.params[param]
+        if p.unknown_shape:
+            continue  # a bare `pl.Tensor` no caller annotates: nothing to compare
         where = f"{param} ({it.reading.file}:{p.line}, {it.reading.function})"
+        if p.origin:  # a bare `pl.Tensor`: the shape is a caller's
+            where += f", annotated at {p.origin},"
         if any(v is None and not d for v, d in zip(p.values, p.dynamic, strict=True)):
             unknown.append(f"{param} ({it.reading.file}:{p.line})")
         if p.dtype is not None and p.dtype != t.dtype.name:

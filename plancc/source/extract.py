@@ -111,18 +111,29 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         for p in reading.params.values():
             if not p.tensor:
                 continue
+            if p.unknown_shape:
+                notices.append(
+                    f"{reading.file}:{p.line}: parameter '{p.name}' is a bare pl.Tensor whose "
+                    "shape no caller annotates: left out"
+                )
+                continue
             if p.dtype not in DTYPES:
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': dtype not read")
                 continue
             if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
-            shape = [dims.expr(reading.module, d) for d in p.dims]
+            shape = [dims.expr(p.module or reading.module, d) for d in p.dims]
             mine[p.name] = (shape, p.dtype)
             if p.name in seen and seen[p.name] != mine[p.name]:
                 clash.add(p.name)
             seen.setdefault(p.name, mine[p.name])
         per_kind[kind] = mine
+    if not any(per_kind.values()):
+        raise Refused(
+            f"{', '.join(sources)}: no tensor parameter has a shape that is known (a bare "
+            "pl.Tensor no caller annotates, say): there is no plan skeleton to write"
+        )
     lines = [
         f"# Extracted by plancc extract from {', '.join(sources)}.",
         "plancc: 1",
@@ -303,7 +314,7 @@ def _warms(
     for t, a in anchors.items():
         anchor_of.setdefault(_kernels(reading, t), a)
     for w in reading.warms:
-        anchor = anchor_of.get(w.deps) if w.deps else None
+        anchor = (anchor_of.get(w.deps) or _join(anchor_of, w.deps)) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None
         if w.part:
@@ -319,7 +330,7 @@ def _warms(
         warm_lines += [
             f"      - name: {_scalar(name)}",
             f"        name_hint: {_scalar(w.name_hint)}",
-            f"        after: {_scalar(anchor)}",
+            f"        after: {anchor if anchor.startswith('[') else _scalar(anchor)}",
             f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
         ]
     for c in reading.calls:
@@ -335,6 +346,15 @@ def _warms(
             f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
         ]
     return warm_lines
+
+
+def _join(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:
+    """A scope waiting for several stages' tasks: the join `[a, b, ...]` of the stages whose
+    tasks' kernels, together, are exactly its `deps=`; None when no such set exists."""
+    parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
+    if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
+        return None
+    return "[" + ", ".join(_scalar(a) for _, a in parts) + "]"
 
 
 def _kernels(reading: Reading, task: str) -> frozenset[int]:

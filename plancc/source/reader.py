@@ -35,8 +35,9 @@ import os
 from typing import Any
 
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
-from plancc.source.modules import Module, SourceError, load_module
-from plancc.source.reading import Loop, Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.modules import SourceError, load_module
+from plancc.source.params import read_params
+from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
@@ -53,7 +54,7 @@ from plancc.source.values import (
     WarmFnV,
     dotted,
     eval_local,
-    int_or_none,
+    is_incore,
     is_jit,
     is_opaque,
     is_warm_module,
@@ -63,7 +64,6 @@ from plancc.source.values import (
     walk,
 )
 
-_PL_TENSOR_WRAPPERS = {"Out", "InOut", "In"}
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
 _REST = "the rest of it is not read"
@@ -96,7 +96,7 @@ class Reader:
         params: dict[str, Param] = {}
         shown = self.resolver.show(path)
         try:
-            params = self.params(mod, node)
+            params = read_params(self.resolver, mod, node)
             frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
             frame.layer = True
             for p in params.values():
@@ -124,34 +124,6 @@ class Reader:
             mod,
             self.scopes.inner_tasks(),
         )
-
-    def params(self, mod: Module, fn: ast.FunctionDef) -> dict[str, Param]:
-        out: dict[str, Param] = {}
-        for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
-            out[arg.arg] = self.param(mod, arg)
-        return out
-
-    def param(self, mod: Module, arg: ast.arg) -> Param:
-        ann = arg.annotation
-        while isinstance(ann, ast.Subscript) and dotted(ann.value) in {
-            f"pl.{w}" for w in _PL_TENSOR_WRAPPERS
-        }:
-            ann = ann.slice
-        if not (isinstance(ann, ast.Subscript) and dotted(ann.value) == "pl.Tensor"):
-            return Param(arg.arg, arg.lineno, False)
-        parts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        dims: tuple[ast.expr, ...] = ()
-        dtype = None
-        if parts and isinstance(parts[0], (ast.List, ast.Tuple)):
-            dims = tuple(parts[0].elts)
-        if len(parts) > 1:
-            d = dotted(parts[1])
-            if d.startswith("pl."):
-                dtype = d[3:].lower()
-        consts = [self.resolver.const(mod, d) for d in dims]
-        values = tuple(int_or_none(v) for v in consts)
-        dynamic = tuple(isinstance(v, Dynamic) for v in consts)
-        return Param(arg.arg, arg.lineno, True, dims, values, dtype, dynamic)
 
     # -- statements
 
@@ -338,6 +310,8 @@ class Reader:
                 callee.names,
             )
             return TaskV(frozenset(), opaque=True)
+        if isinstance(callee, FuncV) and is_incore(callee.node):
+            return self.incore(frame, callee, args, kwargs)
         if isinstance(callee, FuncV) and is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
@@ -376,6 +350,32 @@ class Reader:
         )
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
+
+    def incore(self, frame: Frame, callee: FuncV, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A call of a `@pl.jit.incore` function: one kernel, named after the function,
+        that reads the tensors it is given and writes those its `pl.Out`/`pl.InOut`
+        parameters take; its order is what those say. It returns what its `return` names
+        of its parameters."""
+        fn = callee.node
+        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        bound = {a.arg: v for a, v in zip(params, args, strict=False)} | kwargs
+        file = self.resolver.show(callee.module.path)
+        k = Kernel(
+            len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
+        )
+        for a in params:
+            given = roots(bound.get(a.arg))
+            ann = a.annotation
+            wrapper = dotted(ann.value) if isinstance(ann, ast.Subscript) else ""
+            if wrapper in ("pl.Out", "pl.InOut"):
+                k.writes |= given
+            if wrapper != "pl.Out":
+                k.reads |= given
+        self.scopes.add(k)
+        ret = next((s for s in reversed(fn.body) if isinstance(s, ast.Return)), None)
+        items = ret.value.elts if ret and isinstance(ret.value, ast.Tuple) else [ret and ret.value]
+        out = [bound.get(e.id, UNKNOWN) if isinstance(e, ast.Name) else UNKNOWN for e in items]
+        return TupleV(tuple(out)) if len(out) > 1 else out[0]
 
     def warm_call(self, frame: Frame, node: ast.Call, fn: WarmFnV) -> None:
         tensors: list[str | None] = []

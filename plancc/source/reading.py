@@ -22,6 +22,15 @@ class Param:
     values: tuple[int | None, ...] = ()  # their values; None: dynamic or unknown
     dtype: str | None = None  # the plan's name of the dtype (`bf16`), None when unknown
     dynamic: tuple[bool, ...] = ()  # which dims are `pl.dynamic(...)`
+    # A bare `pl.Tensor`: its annotation is a caller's (``module``, where its dims are
+    # written, and ``origin``, "file:line"), or none was found (``dims`` empty).
+    bare: bool = False
+    module: Module | None = None
+    origin: str = ""
+
+    @property
+    def unknown_shape(self) -> bool:
+        return self.bare and self.module is None
 
 
 @dataclass

@@ -89,6 +89,9 @@ class Scopes:
         k = Kernel(len(self.kernels), "", "", file, line, opaque=True, names=names)
         k.reads = set(given)
         k.writes = set(given)
+        # What it waits on is not known: it waits for everything before it, so nothing
+        # after it is taken to run beside what came first (never `deps: []` by default).
+        k.after = set(range(len(self.kernels)))
         self.add(k)
 
     def values_in(self, frame: Frame, node: ast.AST) -> list[Any]:
@@ -158,12 +161,11 @@ class Scopes:
 
     def inner_tasks(self) -> dict[str, Task]:
         """The helpers' tasks, each named as a repeated kernel is, apart from the layer's."""
+        names = FreeNames()
+        names.taken |= self.tasks.keys()
         out: dict[str, Task] = {}
         for t in self.inner:
-            name, n = t.name, 0
-            while name in out or name in self.tasks:
-                name = f"{t.name}_{n}"
-                n += 1
+            name = names.take(t.name)
             out[name] = replace(t, name=name)
         return out
 

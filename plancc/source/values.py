@@ -152,6 +152,14 @@ def is_jit(fn: ast.FunctionDef) -> bool:
     return False
 
 
+def is_incore(fn: ast.FunctionDef) -> bool:
+    """A kernel of its own (`@pl.jit.incore`, `@pl.jit.extern`): called, not inlined."""
+    for d in fn.decorator_list:
+        if dotted(d.func if isinstance(d, ast.Call) else d) in ("pl.jit.incore", "pl.jit.extern"):
+            return True
+    return False
+
+
 def choice_reason(mod: Module, budget: Budget) -> str:
     """`, on environment variable X` when the module reads one."""
     for node in walk(mod.tree, budget):

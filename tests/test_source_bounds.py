@@ -451,3 +451,25 @@ def test_an_import_that_cannot_be_read_is_named(
         ("PC208", f"m.py:4: import 'dims': dims.py is not a regular file: {effect}"),
         ("PC208", f"m.py:6: import 'more': more than 3 modules would be read: {effect}"),
     ]
+
+
+def test_callers_are_looked_for_within_the_bounds(tmp_path: Path) -> None:
+    """A bare `pl.Tensor` parameter's shape is looked for in its directory's modules: a
+    FIFO there is not waited on, and a link to an entry outside the root is not read
+    (it would say [8]: PC207)."""
+    root = tmp_path / "root"
+    _layer(root / "m.py", [])
+    text = (root / "m.py").read_text(encoding="utf-8")
+    (root / "m.py").write_text(text.replace("a: pl.Tensor[[4], pl.FP32]", "a: pl.Tensor"))
+    os.mkfifo(root / "fifo.py")
+    (tmp_path / "entry.py").write_text(
+        "import pypto.language as pl\nfrom m import f\n\n"
+        "def entry(a: pl.Tensor[[8], pl.FP32]):\n    f(a)\n",
+        encoding="utf-8",
+    )
+    (root / "entry.py").symlink_to(tmp_path / "entry.py")
+    found: list[list[tuple[str, str]]] = []
+    checker = threading.Thread(target=lambda: found.append(_check(root)), daemon=True)
+    checker.start()
+    checker.join(timeout=20)
+    assert found == [[]]

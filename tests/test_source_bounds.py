@@ -473,3 +473,26 @@ def test_callers_are_looked_for_within_the_bounds(tmp_path: Path) -> None:
     checker.start()
     checker.join(timeout=20)
     assert found == [[]]
+
+
+def test_opaque_code_repeated_is_paid_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2**12 `while` blocks from a helper tree: each is a kernel waiting for all before it
+    (n**2 / 2 edges, some gigabytes at 2**14), paid from the budget (here made small)."""
+    monkeypatch.setattr(limits, "MAX_WORK", 200_000)
+    helpers = ["", "@pl.jit.inline", "def h0(a):", "    while a:\n        pass\n"]
+    for i in range(1, 13):
+        helpers += ["@pl.jit.inline", f"def h{i}(a):", f"    h{i - 1}(a)", f"    h{i - 1}(a)", ""]
+    _layer(tmp_path / "m.py", helpers, body="    h12(a)\n")
+    assert _check(tmp_path) == [
+        (
+            "PC208",
+            "m.py:5: a loop or try block outside a kernel: not resolved statically; the "
+            "checks of what it runs are skipped",
+        ),
+        (
+            "PC208",
+            "m.py:70: f() needs more than 200,000 steps of work: not resolved statically; "
+            "the rest of it is not read",
+        ),
+        ("PC202", "stage 's': kernel 'k' is no kernel of f() (m.py)"),
+    ]

@@ -91,6 +91,7 @@ class Scopes:
         k.writes = set(given)
         # What it waits on is not known: it waits for everything before it, so nothing
         # after it is taken to run beside what came first (never `deps: []` by default).
+        self.budget.spend(len(self.kernels))  # n opaque kernels: n**2 / 2 edges, paid for
         k.after = set(range(len(self.kernels)))
         self.add(k)
 

@@ -507,6 +507,20 @@ async def test_the_source_root_is_an_initialization_option(tmp_path: Path, given
 
 
 @pytest.mark.asyncio
+@pytest.mark.skipif(
+    not os.environ.get("PLANCC_PYPTO_LIB_FORK"), reason="PLANCC_PYPTO_LIB_FORK is not set"
+)
+async def test_the_flash_plan_with_its_checkout_elsewhere() -> None:
+    """The shipped plan's `source_root` is not where pypto-lib is checked out here: with
+    `sourceRoot`, its three layers are read (their notices: `hc_pre`, chosen at import
+    time), no PC200."""
+    wire = Wire(initializationOptions={"sourceRoot": os.environ["PLANCC_PYPTO_LIB_FORK"]})
+    uri = FLASH.as_uri()
+    await wire.open(uri, FLASH.read_text("utf-8"))
+    assert _codes(wire, uri) == ["PC208", "PC208", "PC208"]
+
+
+@pytest.mark.asyncio
 async def test_the_source_root_setting_checks_the_open_plans_again(tmp_path: Path) -> None:
     """`plancc.sourceRoot` in the workspace settings (`workspace/didChangeConfiguration`):
     each open plan is checked again from it; unset, from the plan's own `source_root`."""

@@ -238,3 +238,23 @@ def test_extract_writes_a_warm_waiting_for_two_tasks_as_a_join(
     plan.write_text(done.text, "utf-8")
     found = [(d.code, d.message) for d in validate_paths([str(plan)]).diagnostics]
     assert [c for c, _ in found if c.startswith("PC2")] == [], found
+
+
+def test_extract_writes_a_stacked_weight_from_its_annotation_and_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`w: [LAYERS * ROWS, COLS]`, read from `layer_idx * ROWS`: one layer's slab of a
+    stack; `x` (16 rows, no offset scaled by ROWS) is not."""
+    from plancc.source.extract import extract
+
+    (tmp_path / "layer.py").write_text(_STACKED_LAYER, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = extract(["layer.py:layer"], [], None)
+    assert "  x: {shape: [16, ROWS], dtype: bf16}\n" in done.text, done.text
+    assert (
+        "  w: {shape: [ROWS, COLS], dtype: bf16, stacked: {layers: LAYERS, index: layer_idx}}\n"
+        in done.text
+    ), done.text
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(done.text, "utf-8")
+    assert validate_paths([str(plan)]).diagnostics == []

@@ -25,7 +25,7 @@ from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
 from plancc.names import MAX_NAME, identifier_problem
 from plancc.scalars import INT, STR, core_tag
-from plancc.source.extract_dims import Dims
+from plancc.source.extract_dims import Dims, stacked
 from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Kernel, Reading
@@ -123,8 +123,12 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
-            shape = [dims.expr(p.module or reading.module, d) for d in p.dims]
-            mine[p.name] = (shape, p.dtype)
+            mod = p.module or reading.module
+            stack = stacked(reading, mod, p.dims, dims)
+            shape = [dims.expr(mod, d) for d in p.dims[1 if stack else 0 :]]
+            if stack:  # its slab; the stack goes with the dtype: `bf16, stacked: {…}`
+                shape.insert(0, stack[1])
+            mine[p.name] = (shape, p.dtype + (stack[0] if stack else ""))
             if p.name in seen and seen[p.name] != mine[p.name]:
                 clash.add(p.name)
             seen.setdefault(p.name, mine[p.name])

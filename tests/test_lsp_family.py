@@ -91,3 +91,16 @@ def test_completion_in_the_new_places(tmp_path: Path) -> None:
     assert _labels(text, "streams: KV_BYTES + ", state) == names
     text = PLAN.replace("range: [1, MAX_CTX]}", "range: [1, ")
     assert _labels(text, "range: [1, ", state) == names
+
+
+def test_a_stacked_tensor_hovers_as_one_layers_slab(tmp_path: Path) -> None:
+    text = PLAN.replace("layers: NL", "layers: 40")
+    state = _state(text, tmp_path)
+    got = hover(state, _at(text, "wo: {", 1))
+    assert got is not None
+    assert isinstance(got.contents, lsp.MarkupContent)
+    assert got.contents.value.split("\n\n")[:3] == [
+        "tensor `wo`: [64, 64] bf16",
+        "stacked: one of 40 layers, picked by `layer_idx`",
+        "bytes: 8,192 B = 0.00× L2",
+    ]

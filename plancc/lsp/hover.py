@@ -73,6 +73,9 @@ def _tensor(plan: pc.ir.Plan, name: str) -> str | None:
         return None
     shape = ", ".join("dynamic" if d is None else str(d) for d in t.shape)
     lines = [f"tensor `{t.name}`: [{shape}] {t.dtype.name}"]
+    if t.stacked is not None:  # the shape is one layer's slab of the stack
+        s = t.stacked
+        lines.append(f"stacked: one of {s.layers:,} layers, picked by `{s.index}`")
     n = t.bytes
     lines.append("bytes: dynamic" if n is None else f"bytes: {pc.fmt_bytes(n, pc.l2_bytes(plan))}")
     readers = [

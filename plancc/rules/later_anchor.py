@@ -59,7 +59,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         stage = layer.stages[later]
         yield Finding(
             warm.after_pos,
-            f"anchor '{p.anchor.name}' is early: {names} stream{'s' if count == 1 else ''} "
+            f"{_anchor(p)} is early: {names} stream{'s' if count == 1 else ''} "
             f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
@@ -92,3 +92,10 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
         ):
             return i
     return None
+
+
+def _anchor(p: Placed) -> str:
+    """``anchor 'q_proj'``, or a join's ``join [q_proj, k_proj]``."""
+    if not p.warm.join:
+        return f"anchor '{p.anchor.name}'"
+    return f"join [{', '.join(p.layer.stages[a].name for a in p.anchors)}]"

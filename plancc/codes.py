@@ -2,7 +2,7 @@
 
 A leaf module (it imports only the dtype table), so every stage can name its codes
 as typed constants (``codes.UNKNOWN_NAME``, not ``"PC010"``) and mypy checks
-them. The check rules PC020-PC107 declare their codes with ``@rule`` in
+them. The check rules PC020-PC108 declare their codes with ``@rule`` in
 ``plancc.rules``; the complete catalog is ``plancc.check.catalog()``.
 """
 
@@ -112,7 +112,8 @@ finding an entry is there for), and not for the entries of a warm whose
 anchor names no stage or whose layer kind lost a stage to a schema error.
 An `allow` or `lint.ignore` of PC006 silences it like any warning.
 
-Fix: remove the entry.
+Fix: remove the entry; its fix (safe) does, and removes the whole `allow` (with
+its `reason`) or `lint` when every entry is stale.
 """,
 )
 CONFIG_FILE: Final = Code(
@@ -135,6 +136,9 @@ UNKNOWN_NAME: Final = Code(
 A name refers to nothing: a dim or config key in an expression, a tensor in
 `reads` or a warm, a stage in `after` or `deps`, a layer kind in `forward`. The message
 suggests the closest defined name.
+
+Fix: its fix (unsafe: a guess) replaces the name by the closest one, where the
+node is the name itself and its list does not hold that name already.
 """,
 )
 DUPLICATE_NAME: Final = Code(
@@ -236,7 +240,9 @@ the model build would fail.
 
 Fix: name a task the layer function binds (the hint lists them), or bind it
 in the code: `with ... as tid:` on the stage's kernel, `return tid` from its
-helper and `tid = helper(...)` at the call.
+helper and `tid = helper(...)` at the call. When the function binds exactly one
+task on a kernel of the stage's run that no other stage names, outside a loop,
+its fix (unsafe) names that one.
 """,
 )
 SOURCE_KERNEL: Final = Code(
@@ -299,7 +305,9 @@ or a call of a generated warm function, that matches no warm of the layer
 kind (by `name_hint`, tensors and anchor task, or by the function's name).
 Two warms would share L2 and SDMA, and the plan's budget would not count one.
 
-Fix: declare the warm in the plan, or remove it from the code.
+Fix: declare the warm in the plan, or remove it from the code. For a scope
+whose anchor and tensors the plan names, its fix (unsafe: plancc then
+generates and judges the warm) adds the declaration the hint prints.
 """,
 )
 SOURCE_CALL: Final = Code(

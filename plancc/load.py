@@ -189,7 +189,7 @@ class ConfigFile:
     sha256: str  # of its bytes, for the manifest's source.config
 
 
-FileReader = Callable[[Path], bytes]  # a file's bytes, capped as read_capped caps; OSError
+FileReader = Callable[[Path], bytes]  # a file's bytes, capped (read_config_file); OSError
 
 
 def read_config_file(path: Path) -> bytes:

@@ -19,9 +19,10 @@ and to refuse, or read otherwise, what libyaml does: an anchor's or alias's
 name ends at the first character that is not a letter, digit, `_` or `-`
 (`&a:1` anchors `:1` as `a`); a plain scalar in a flow collection cannot hold a
 `:` that no blank follows; a top-level block scalar's text is indented; an
-escaped surrogate (`"\\ud800"`), `!!` without a suffix and a directive other than
-`%YAML` and `%TAG` are errors; a tag's handle is `!`, `!!` or `!name!`, the rest
-its suffix up to a blank (`!!!int` is `!!`, `!int`; `[!, b]` is the tag `!,`).
+escaped surrogate (`"\\ud800"`), `!!` without a suffix, a directive other than
+`%YAML` and `%TAG` and a `%YAML` other than 1.1 and 1.2 are errors; a tag's
+handle is `!`, `!!` or `!name!`, the rest its suffix up to a blank (`!!!int` is
+`!!`, `!int`; `[!, b]` is the tag `!,`).
 An explicit key left empty in a flow sequence (`[? ]`), which libyaml misreads,
 is an error here, and the loader reads such a text with this parser alone.
 
@@ -39,6 +40,7 @@ from ruamel.yaml.error import StreamMark as Mark
 from ruamel.yaml.parser import Parser, ParserError, RoundTripParser
 from ruamel.yaml.scanner import RoundTripScanner, Scanner, ScannerError
 from ruamel.yaml.tokens import (
+    DirectiveToken,
     DocumentEndToken,
     FlowEntryToken,
     FlowSequenceEndToken,
@@ -169,22 +171,80 @@ class _Scanner(Scanner):
         return TagToken(value, start, reader.get_mark())
 
     def scan_directive(self) -> Any:
-        # libyaml's directive name is letters, digits, `-` and `_`, then a blank, and
-        # it knows `%YAML` and `%TAG` only: any other is an error (YAML 1.2 would
-        # ignore it with a warning).
+        # A directive as libyaml reads it: a name of letters, digits, `-` and `_`, which
+        # must be `YAML` (of version 1.1 or 1.2) or `TAG` (YAML 1.2 would ignore another,
+        # with a warning), then its parts and a comment, parted by blanks or tabs. The
+        # version is read here as written (``yaml_version`` above is 1.1 whatever it says).
         reader = self.reader
+        start = reader.get_mark()
         length = 1
         while (ch := reader.peek(length)).isascii() and (ch.isalnum() or ch in "-_"):
             length += 1
-        if length > 1 and ch not in "\0 \t\r\n":
-            problem = f"expected alphabetic or numeric character, but found {ch!r}"
-        elif length > 1 and reader.prefix(length) not in ("%YAML", "%TAG"):
-            problem = "found unknown directive name"
-        else:
-            return super().scan_directive()
-        start = reader.get_mark()
+        if length == 1:
+            return super().scan_directive()  # no name: ruamel's error
+        name = reader.prefix(length)[1:]
         reader.forward(length)
-        raise ScannerError("while scanning a directive", start, problem, reader.get_mark())
+        self._part_ends(start, "alphabetic or numeric character")
+        if name not in ("YAML", "TAG"):
+            raise ScannerError(
+                "while scanning a directive",
+                start,
+                "found unknown directive name",
+                reader.get_mark(),
+            )
+        self._skip_blanks()
+        value: Any
+        if name == "YAML":
+            major = self.scan_yaml_directive_number(start)
+            if reader.peek() != ".":
+                self._part_ends(start, "a digit or '.'", always=True)
+            reader.forward()
+            minor = self.scan_yaml_directive_number(start)
+            self._part_ends(start, "a digit or '.'")
+            if (major, minor) not in ((1, 1), (1, 2)):
+                raise ScannerError(
+                    None,
+                    None,
+                    "found incompatible YAML document (version 1.1 or 1.2 is required)",
+                    start,
+                )
+            value = self.yaml_version
+        else:
+            handle = self.scan_tag_handle("directive", start)
+            self._part_ends(start, "' '")
+            self._skip_blanks()
+            value = (handle, self.scan_tag_uri("directive", start))
+            self._part_ends(start, "' '")
+        end = reader.get_mark()
+        self._skip_blanks()
+        if reader.peek() == "#":
+            while reader.peek() not in "\0\r\n":
+                reader.forward()
+        if reader.peek() not in "\0\r\n":
+            raise ScannerError(
+                "while scanning a directive",
+                start,
+                f"expected a comment or a line break, but found {reader.peek()!r}",
+                reader.get_mark(),
+            )
+        self.scan_line_break()
+        return DirectiveToken(name, value, start, end)
+
+    def _skip_blanks(self) -> None:
+        while self.reader.peek() in " \t":
+            self.reader.forward()
+
+    def _part_ends(self, start: Any, expected: str, *, always: bool = False) -> None:
+        """A directive's name, version, handle or prefix ends at a blank, a tab or the
+        line's end (``always``: it cannot end here)."""
+        ch = self.reader.peek()
+        if always or ch not in "\0 \t\r\n":
+            raise ScannerError(
+                "while scanning a directive",
+                start,
+                f"expected {expected}, but found {ch!r}",
+                self.reader.get_mark(),
+            )
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         # A block scalar's header: a chomping and an indentation indicator, in either
@@ -286,6 +346,17 @@ class _Parser(Parser):
             raise ParserError(None, None, "found an empty explicit key", key.start_mark)
         self.states.append(self.parse_flow_sequence_entry_mapping_value)
         return self.parse_flow_node()
+
+    def parse_document_start(self) -> Any:
+        # A document starts at its first directive, as libyaml marks it (the second
+        # document of a plan is PC001 there).
+        while self.scanner.check_token(DocumentEndToken):
+            self.scanner.get_token()
+        first = self.scanner.peek_token()
+        event = super().parse_document_start()
+        if isinstance(first, DirectiveToken):
+            event.start_mark = first.start_mark
+        return event
 
     def parse_document_end(self) -> Any:
         event = super().parse_document_end()

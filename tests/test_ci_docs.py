@@ -46,10 +46,11 @@ def _hook_command(hook: dict[str, object], files: list[str]) -> list[str]:
     return [*entry, *args, *([] if hook.get("pass_filenames") is False else files)]
 
 
-def test_the_four_hooks() -> None:
+def test_the_five_hooks() -> None:
     hooks = _hooks()
     assert list(hooks) == [
         "plancc-validate",
+        "plancc-validate-fix",
         "plancc-fmt",
         "plancc-build-check",
         "plancc-check-source",
@@ -75,6 +76,12 @@ def test_the_hooks_pass_on_good_plans_and_fail_on_bad_ones(repo: Path) -> None:
     assert "platform: a2a3\nconfig:" in flash.read_text()  # … back to the canonical layout
     flash.write_text(flash.read_text().replace("platform: a2a3", "platform: a9"))
     assert _plancc(_hook_command(hooks["plancc-validate"], plans)) == 1
+    flash.write_text(flash.read_text().replace("platform: a9", "platform: a2a3"))
+    twice = flash.read_text().replace("tensors: [wo_a, wo_b]", "tensors: [wo_b, wo_a]", 1)
+    assert twice != flash.read_text()
+    flash.write_text(twice)
+    assert _plancc(_hook_command(hooks["plancc-validate-fix"], plans)) == 0  # fixed in place
+    assert "tensors: [wo_a, wo_b]" in flash.read_text()
 
 
 def _workflow() -> dict[str, object]:

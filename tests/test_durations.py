@@ -128,3 +128,46 @@ def test_validate_trace_times_pc107_and_exits_2_on_a_bad_trace(tmp_path: Path) -
     done = runner.invoke(app, ["validate", plan, "--trace", str(bad)])
     assert done.exit_code == 2
     assert 'bad.json: not a Chrome Trace Event file: no "traceEvents" list' in done.output
+
+
+CHAIN = """\
+plancc: 1
+model: chain
+platform: a2a3
+tensors:
+  wq_a: {shape: [4096, 1024], dtype: bf16}    # 8.4 MB
+  wq_b: {shape: [1024, 32768], dtype: int8}   # 33.6 MB
+  wkv: {shape: [4096, 512], dtype: bf16}      # 4.2 MB
+  wo: {shape: [8192, 4096], dtype: bf16}      # 67.1 MB
+layers:
+  attn:
+    stages:
+      - {name: rms_norm, task: rms_tid, deps: [], kernel: rms}
+      - {name: qr_proj, deps: [rms_norm], reads: [wq_a], kernel: qr}
+      - {name: q_proj, task: q_tid, deps: [qr_proj], reads: [wq_b], kernel: q}
+      - {name: kv_proj, task: kv_tid, deps: [rms_norm], reads: [wkv], kernel: kv}
+      - {name: attention, deps: [q_proj, kv_proj], kernel: attn}
+      - {name: proj, deps: [attention], reads: [wo], kernel: proj}
+"""
+
+
+def test_a_timed_schedule_overlaps_stages_by_time_not_by_step(tmp_path: Path) -> None:
+    # The q chain (qr_proj, q_proj: 60 µs) runs three times as long as kv_proj (20 µs)
+    # beside it. By steps, a warm after kv_proj has q_proj alone between it and its
+    # consumer; timed, qr_proj is still running when kv_proj finishes: its weights
+    # stream while the warm is in flight too.
+    plan = tmp_path / "chain.yaml"
+    plan.write_text(CHAIN, "utf-8")
+    us = {"rms": 5.0, "qr": 30.0, "q": 30.0, "kv": 20.0, "attn": 400.0, "proj": 50.0}
+    at = {"rms": 100.0, "qr": 105.0, "q": 135.0, "kv": 105.0, "attn": 165.0, "proj": 565.0}
+    tasks = [_task(k, i, at[k], us[k]) for i, k in enumerate(us, start=1)]
+    trace = _trace(tmp_path, tasks)
+    given = ["--candidate", "attn:kv_proj:wo", "--candidate", "attn:q_proj:wo"]
+    runner = CliRunner(env={"NO_COLOR": "1"})
+    steps = runner.invoke(app, ["suggest", str(plan), *given])
+    timed = runner.invoke(app, ["suggest", str(plan), "--trace", trace, *given])
+    assert steps.exit_code == 0, steps.output
+    assert timed.exit_code == 0, timed.output
+    assert "attn (durations: the swimlane trace)" in timed.output
+    assert "33.6 MB (50 % of its 67.1 MB) of the layer's own weights stream" in steps.output
+    assert "41.9 MB (62 % of its 67.1 MB) of the layer's own weights stream" in timed.output

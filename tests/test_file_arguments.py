@@ -215,3 +215,18 @@ def test_report_reads_no_fifo_and_no_device_as_its_measurement(
     code, err = _invoke("report", plan, "--measure", bad, "-o", str(tmp_path / "r.html"))
     assert (code, err) == (2, f"plancc: {bad}: cannot read: not a regular file\n")
     assert not (tmp_path / "r.html").exists()
+
+
+# -- the runtime's manifest ------------------------------------------------------------------
+
+
+def test_the_runtime_reads_no_fifo_as_a_manifest_or_its_module(fifo: Path, tmp_path: Path) -> None:
+    from plancc.runtime import MalformedManifestError, ModuleMismatchError, load_manifest
+
+    with pytest.raises(MalformedManifestError, match="cannot read manifest: not a regular file"):
+        load_manifest(fifo)
+    copy = tmp_path / FLASH.name
+    shutil.copy(FLASH, copy)
+    os.mkfifo(tmp_path / "deepseek_v4_flash_warms.py")  # where its module should be
+    with pytest.raises(ModuleMismatchError, match=r"cannot read its module .*: not a regular file"):
+        load_manifest(copy)

@@ -10,6 +10,7 @@ no fix leads back to a finding.
 from __future__ import annotations
 
 import collections
+import json
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,35 @@ def test_fix_exits_as_the_findings_left_say(
     code, out, _ = _validate("--fix", "--strict", "p.yaml")
     assert code == 1  # PC107 is left, and has no fix
     assert "warning PC107" in out
+
+
+def test_json_and_sarif_print_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_formats import sarif_validator
+
+    monkeypatch.chdir(tmp_path)
+    Path("p.yaml").write_text(GRAPH)
+    data = json.loads(_validate("-f", "json", "p.yaml")[1])
+    assert data["diagnostics"][0]["fix"] == {
+        "title": "issue in consumer order: [b, a]",
+        "safety": "safe",
+        "edits": [
+            {"op": "reorder", "path": ["layers", "k", "warms", 0, "tensors"], "order": [1, 0]}
+        ],
+    }
+    assert data["diagnostics"][0]["data"] == {"order": ["b", "a"]}
+    log = json.loads(_validate("-f", "sarif", "p.yaml")[1])
+    assert [e.message for e in sarif_validator().iter_errors(log)] == []
+    (result,) = log["runs"][0]["results"]
+    (fix,) = result["fixes"]
+    assert fix["description"] == {"text": "issue in consumer order: [b, a]"}
+    assert fix["properties"] == data["diagnostics"][0]["fix"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "p.yaml"}
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 18, "startColumn": 39, "endLine": 18, "endColumn": 45},
+            "insertedContent": {"text": "[b, a]"},
+        }
+    ]
+    line = GRAPH.splitlines()[17]
+    assert line[38:44] == "[a, b]"

@@ -238,6 +238,7 @@ def _open(server: Server, path: Path) -> str:
     return uri
 
 
+@pytest.mark.slow  # CHECK_SECONDS of the costly plan's check
 def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) -> None:
     """One plan whose model code takes seconds to read (its check stops the reading at
     CHECK_SECONDS): another plan's diagnostics, and a hover on it, come while that check
@@ -503,6 +504,20 @@ async def test_the_source_root_is_an_initialization_option(tmp_path: Path, given
     uri = plan.as_uri()
     await wire.open(uri, plan.read_text("utf-8"))
     assert _codes(wire, uri) == ["PC107"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(
+    not os.environ.get("PLANCC_PYPTO_LIB_FORK"), reason="PLANCC_PYPTO_LIB_FORK is not set"
+)
+async def test_the_flash_plan_with_its_checkout_elsewhere() -> None:
+    """The shipped plan's `source_root` is not where pypto-lib is checked out here: with
+    `sourceRoot`, its three layers are read (their notices: `hc_pre`, chosen at import
+    time), no PC200."""
+    wire = Wire(initializationOptions={"sourceRoot": os.environ["PLANCC_PYPTO_LIB_FORK"]})
+    uri = FLASH.as_uri()
+    await wire.open(uri, FLASH.read_text("utf-8"))
+    assert _codes(wire, uri) == ["PC208", "PC208", "PC208"]
 
 
 @pytest.mark.asyncio

@@ -256,15 +256,16 @@ def test_a_scope_missing_in_some_layers_is_flagged_in_its_layer(tmp_path: Path) 
     assert "unattributed" not in out
 
 
-def test_scopes_without_a_layer_number_are_unattributed_not_credited_to_each_warm(
+def test_scopes_without_a_layer_number_or_an_anchor_are_unattributed_not_credited_to_each_warm(
     tmp_path: Path,
 ) -> None:
-    # Names without _<N> are placed by order only when the counts agree.
+    # Names without _<N> and scopes without an anchor edge are placed by order only when
+    # the counts agree.
     _, data = measure_json(
         "--manifest",
         str(FLASH),
         *logs(tmp_path, *EP2),
-        *flash_trace(tmp_path, missing=[5, 6], suffix=False),
+        *flash_trace(tmp_path, missing=[5, 6], suffix=False, anchor=False),
     )
     assert [(s["instances"], s["expected"], s["kernel_us"]) for s in data["scopes"]] == [
         (0, 2, None),
@@ -282,7 +283,7 @@ def test_scopes_without_a_layer_number_are_unattributed_not_credited_to_each_war
         "--manifest",
         str(FLASH),
         *logs(tmp_path, *EP2),
-        *flash_trace(tmp_path, missing=[5, 6], suffix=False),
+        *flash_trace(tmp_path, missing=[5, 6], suffix=False, anchor=False),
     )
     assert (
         "  unattributed: 41 prefetch_o_proj_w scopes in "
@@ -290,6 +291,23 @@ def test_scopes_without_a_layer_number_are_unattributed_not_credited_to_each_war
         "credited to none of prefetch_o_proj_w_swa, prefetch_o_proj_w_csa, "
         "prefetch_o_proj_w_hca: 41 scopes named"
     ) in out
+
+
+def test_scopes_are_placed_by_the_anchor_task_they_waited_on(tmp_path: Path) -> None:
+    # One scope of 43 missing, the names without _<N>: each of the 42 is placed at the
+    # layer of its anchor (the q projection's k-th instance is the k-th layer), and the
+    # missing layer is flagged at its index, not the last one.
+    _, data = measure_json(
+        "--manifest",
+        str(FLASH),
+        *logs(tmp_path, *EP2),
+        *flash_trace(tmp_path, missing=[5], suffix=False),
+    )
+    assert KINDS[5] == "hca"
+    assert [(s["instances"], s["expected"]) for s in data["scopes"]] == [(2, 2), (21, 21), (19, 20)]
+    assert data["unattributed"] == []
+    (flag,) = [f for s in data["scopes"] for f in s["flags"] if f["flag"] == "missing"]
+    assert "no prefetch_o_proj_w event for layer 5 (hca)" in flag["message"]
 
 
 def test_without_suffixes_a_complete_trace_is_placed_by_order(tmp_path: Path) -> None:
@@ -540,3 +558,18 @@ def test_the_exact_median_bootstrap_gives_the_classical_interval(n: int) -> None
     lo, hi = deltas[math.floor(0.025 * 4000)], deltas[math.ceil(0.975 * 4000) - 1]
     assert abs(fast.lo - lo) <= fast.precision + 0.1
     assert abs(fast.hi - hi) <= fast.precision + 0.1
+
+
+def test_a_lone_scope_whose_warms_share_their_bytes_gets_its_figures(tmp_path: Path) -> None:
+    # A single-layer test's trace: one scope, no _<N>, its layer unknown; the three Flash
+    # warms sharing its hint all move 100.7 MB, so its bandwidth is the same whichever.
+    trace = tmp_path / "dfx" / "merged_swimlane_20261203_101500.json"
+    fx.write_trace(trace, fx.forward_tasks(["csa"], warm_us=35.0, suffix=False))
+    _, data = measure_json("--manifest", str(FLASH), "--trace", str(trace))
+    [u] = data["unattributed"]
+    assert (u["scopes"], u["bytes"]) == (1, 100663296)
+    assert u["gbps"] == pytest.approx(100663296 / 35.0 / 1000)
+    assert [f["flag"] for f in u["flags"]] == ["implausible"]
+    _, out, _ = run("--manifest", str(FLASH), "--trace", str(trace))
+    assert "kernel p50 35.0 µs -> 2.9 TB/s, credited to none of" in out
+    assert "    flag: implausible bandwidth: 1 of 1 scopes faster than twice" in out

@@ -94,6 +94,13 @@ TEXTS = [
     b"%FOO bar\n---\na: 1\n",
     b"%YAML.x 1.2\n---\na: 1\n",
     b"%YAML 1.2\n---\na: 1\n",
+    b"%YAML 1.1\n---\na: 1\n",
+    b"%YAML 1.3\n---\na: 1\n",  # libyaml takes 1.1 and 1.2 only (found after make fuzz)
+    b"%YAML 2.0\n---\na: 1\n",
+    b"%YAML 1\n---\na: 1\n",
+    b"%YAML\t1.2\t# tabs part a directive's words, as anywhere on a line\n---\na: 1\n",
+    b"%TAG\t!x!\t!y\n---\na: !x!b c\n",
+    b"a: 1\n...\n%YAML 1.2\n---\na: 1\n",  # a second document starts at its directive
 ]
 
 
@@ -217,6 +224,14 @@ def test_an_alias_bomb_cut_short_is_never_expanded(
         (b"a: [?]]\n", (1, 5, "invalid YAML: found an empty explicit key")),
         (b"a: [!, b]\n", (1, 5, "tag !, is not supported: a plan is plain data")),
         (b"%FOO\n---\na: 1\n", (1, 5, "invalid YAML: found unknown directive name")),
+        (
+            b"%YAML 2.0\n---\na: 1\n",
+            (
+                1,
+                1,
+                "invalid YAML: found incompatible YAML document (version 1.1 or 1.2 is required)",
+            ),
+        ),
     ],
 )
 def test_texts_the_parsers_read_apart_are_pc001_on_both_paths(

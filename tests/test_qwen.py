@@ -175,3 +175,86 @@ def test_a_stacked_tensor_is_compared_with_the_stacks_annotation(
                 "layer) has [1024, 512]",
             )
         ]
+
+
+def test_the_report_draws_the_join(tmp_path: Path) -> None:
+    """The warm's lane names every anchor of the join, and each anchor's column is marked
+    as one (stages 4, 7 and 8: q_proj, k_proj, v_proj)."""
+    from plancc.report_html import report
+
+    page = tmp_path / "q.html"
+    report(str(PLAN), str(page), None)
+    html = page.read_text("utf-8")
+    assert "after q_proj + k_proj + v_proj · 1 tensor, 52.4 MB" in html
+    assert {n for n in ("4 anchor", "7 anchor", "8 anchor") if n in html} == {
+        "4 anchor",
+        "7 anchor",
+        "8 anchor",
+    }
+
+
+# -- extract: a warm scope that waits for several stages' tasks is a join ------------------
+
+_JOIN_LAYER = """\
+import pypto.language as pl
+
+D = 256
+
+
+@pl.jit.inline
+def layer(
+    x: pl.Tensor[[16, D], pl.BF16],
+    wq: pl.Tensor[[D, D], pl.BF16],
+    wk: pl.Tensor[[D, D], pl.BF16],
+    wo: pl.Tensor[[D, D], pl.BF16],
+    q: pl.Tensor[[16, D], pl.FP32],
+    k: pl.Tensor[[16, D], pl.FP32],
+    y: pl.Tensor[[16, D], pl.FP32],
+):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="q_proj") as q_tid:
+        q = pl.matmul(x, wq, out_dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_proj") as k_tid:
+        k = pl.matmul(x, wk, out_dtype=pl.FP32)
+    wo_flat = pl.reshape(wo, [D * D])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_wo", deps=[q_tid, k_tid]):
+        warm_ctx = pl.prefetch.make_context()
+        pl.prefetch.async_prefetch(wo_flat, warm_ctx)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="o_proj", deps=[q_tid, k_tid]) as o_tid:
+        y = pl.matmul(pl.cast(q, target_type=pl.BF16), wo, out_dtype=pl.FP32)
+    return y
+"""
+
+
+def test_extract_writes_a_warm_waiting_for_two_tasks_as_a_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plancc.source.extract import extract
+
+    (tmp_path / "layer.py").write_text(_JOIN_LAYER, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = extract(["layer.py:layer"], [], None)
+    assert "        after: [q_proj, k_proj]\n" in done.text, done.text
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(done.text, "utf-8")
+    found = [(d.code, d.message) for d in validate_paths([str(plan)]).diagnostics]
+    assert [c for c, _ in found if c.startswith("PC2")] == [], found
+
+
+def test_extract_writes_a_stacked_weight_from_its_annotation_and_offset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`w: [LAYERS * ROWS, COLS]`, read from `layer_idx * ROWS`: one layer's slab of a
+    stack; `x` (16 rows, no offset scaled by ROWS) is not."""
+    from plancc.source.extract import extract
+
+    (tmp_path / "layer.py").write_text(_STACKED_LAYER, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = extract(["layer.py:layer"], [], None)
+    assert "  x: {shape: [16, ROWS], dtype: bf16}\n" in done.text, done.text
+    assert (
+        "  w: {shape: [ROWS, COLS], dtype: bf16, stacked: {layers: LAYERS, index: layer_idx}}\n"
+        in done.text
+    ), done.text
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(done.text, "utf-8")
+    assert validate_paths([str(plan)]).diagnostics == []

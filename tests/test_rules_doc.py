@@ -39,6 +39,12 @@ def render_rules_doc() -> str:
         "`lint.ignore`; errors cannot be silenced (PC004). The contract is",
         "[plan-format.md](plan-format.md).",
         "",
+        'A rule that knows the answer says it as a fix ("its fix" below): edits on',
+        "plan paths that `plancc validate --fix` applies and the editor offers. A *safe*",
+        "fix changes order, or removes what does nothing; an *unsafe* one moves a warm",
+        "in time, changes what it lands or guesses a name, and is applied only with",
+        '`--unsafe-fixes` ([cli.md](cli.md), "Fixes").',
+        "",
         "| id | severity | name | fires when |",
         "| --- | --- | --- | --- |",
     ]

@@ -931,3 +931,39 @@ def test_bare_tensor_parameters_take_their_callers_shapes(
             "_layer), annotated at host.py:31, has [64, 64]",
         )
     ]
+
+
+def _fix(plan: Path) -> list[Diagnostic]:
+    """``plan`` through `validate --fix --unsafe-fixes`: the diagnostics left."""
+    result = CliRunner().invoke(app, ["validate", "--fix", "--unsafe-fixes", str(plan)])
+    assert result.exit_code in (0, 1), result.output
+    return _validate(plan)
+
+
+def test_pc201_fix_names_the_one_task_the_run_binds(attn: Path) -> None:
+    _edit(attn / "plan.yaml", "task: q_tid", "task: q_tidd")
+    (d,) = [d for d in _validate(attn / "plan.yaml") if d.code == "PC201"]
+    assert d.fix is not None
+    assert (d.fix.title, d.fix.safety.value) == ("name task 'q_tid'", "unsafe")
+    assert [d.code for d in _fix(attn / "plan.yaml") if d.code in SOURCE_CODES] == []
+    assert "task: q_tid\n" in (attn / "plan.yaml").read_text(encoding="utf-8")
+
+
+def test_pc205_fix_declares_the_warm_its_hint_prints(attn: Path) -> None:
+    _edit(
+        attn / "layer.py",
+        "    attn = pl.create_tensor(",
+        "    wkv_flat = pl.reshape(wkv, [D * HEAD_DIM])\n"
+        '    with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_kv", deps=[rms_tid]):\n'
+        "        ctx = pl.prefetch.make_context()\n"
+        "        pl.prefetch.async_prefetch(wkv_flat, ctx)\n"
+        "    attn = pl.create_tensor(",
+    )
+    (d,) = [d for d in _validate(attn / "plan.yaml") if d.code == "PC205"]
+    assert d.fix is not None
+    assert d.fix.title == "declare warm 'prefetch_kv'"
+    left = _fix(attn / "plan.yaml")
+    assert "PC205" not in [d.code for d in left]
+    assert "- name: prefetch_kv\n        after: rms_norm\n        tensors: [wkv]\n" in (
+        attn / "plan.yaml"
+    ).read_text(encoding="utf-8")

@@ -180,6 +180,32 @@ def test_a_check_past_its_deadline_publishes_what_it_has(tmp_path: Path) -> None
     assert [d[0] for d in found[0]] == ["PC208", "PC107"]
 
 
+def test_a_stop_is_kept_for_a_while_and_only_under_a_deadline(
+    tmp_path: Path, reads: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop a busy moment caused is tried again later, and never given to a check
+    without a deadline (`validate` in the same process reads the whole layer)."""
+    plan = costly_layer(tmp_path / "costly")
+    layer, root = str(plan.parent / "layer.py"), str(plan.parent)
+
+    def stopped() -> bool:
+        try:
+            with cache.deadline(0.2):
+                cache.read(layer, "mlp", root)
+        except cache.Stopped:
+            return True
+        return False
+
+    assert stopped()
+    assert stopped()
+    assert len(reads) == 1  # kept
+    monkeypatch.setattr(cache, "STOP_KEPT", 0.0)
+    assert stopped()
+    assert len(reads) == 2  # tried again
+    monkeypatch.setattr(reader, "read_layer", lambda *args: "read whole")
+    assert cache.read(layer, "mlp", root) == "read whole"  # type: ignore[comparison-overlap]
+
+
 def test_a_deadline_never_stops_a_reading_that_ended(
     attn: Path, reads: list[tuple[str, str]]
 ) -> None:

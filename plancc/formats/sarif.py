@@ -12,8 +12,9 @@ from plancc.api import BuildResult, Validation
 from plancc.check import catalog
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
-from plancc.fixes import data_json, fix_json
+from plancc.fixes import Fix, data_json, fix_json
 from plancc.formats.base import Options, OutputFormat, stale_message
+from plancc.load import Document
 
 if TYPE_CHECKING:
     from plancc.write import FileStatus
@@ -72,6 +73,33 @@ def _result(
     }
 
 
+def _fix(d: Diagnostic, fix: Fix, doc: Document) -> dict[str, Any] | None:
+    """A SARIF fix: its title, the nodes it changes written again (``replacements``), and
+    plancc's own edits on plan paths and its safety in the property bag."""
+    from plancc.fixes.apply import replacements  # noqa: PLC0415 (cold start: only for a fix)
+
+    found = replacements(doc, fix)
+    if not found:
+        return None
+    changes = [
+        {
+            "deletedRegion": {
+                "startLine": start.line,
+                "startColumn": start.col,
+                "endLine": end.line,
+                "endColumn": end.col,
+            },
+            "insertedContent": {"text": text},
+        }
+        for start, end, text in found
+    ]
+    return {
+        "description": {"text": fix.title},
+        "artifactChanges": [{"artifactLocation": {"uri": _uri(d.file)}, "replacements": changes}],
+        "properties": fix_json(fix),
+    }
+
+
 def sarif(
     report: Validation,
     out_of_date: Sequence[FileStatus] | None = None,
@@ -85,15 +113,17 @@ def sarif(
     index = {c.id: i for i, c in enumerate(codes)}
     rules = [_rule(c.id, c.name, c.doc, _level(c.severity)) for c in codes]
 
+    docs = {r.file: r.doc for r in report.results if r.doc is not None}
+
     def of(d: Diagnostic) -> dict[str, Any]:
         message = d.message + (f" ({d.hint})" if d.hint else "")
         where = _location(d.file, d.line, d.col)
         out = _result(d.code, index[d.code], _level(d.severity), message, where)
-        properties = {"data": data_json(d.data)} if d.data else {}
-        if d.fix is not None:
-            properties["fix"] = fix_json(d.fix)
-        if properties:
-            out["properties"] = properties
+        doc = docs.get(d.file)
+        if d.fix is not None and doc is not None and (fixed := _fix(d, d.fix, doc)) is not None:
+            out["fixes"] = [fixed]
+        if d.data:
+            out["properties"] = {"data": data_json(d.data)}
         return out
 
     results = [of(d) for d in report.diagnostics]

@@ -4,7 +4,9 @@ Half-typed text is usually not YAML yet, so the place is read from the text
 of the current line and the keys above it, and the names come from the last
 version of the plan that parsed: tensors in `reads` and a warm's `tensors`,
 stages of the enclosing layer kind in `after`, layer kinds in `forward`, dims
-and config keys inside expressions, dtypes, platforms, and warning ids in
+(and params) and config keys inside expressions (`shape`, `streams`, a read's
+`share`, a stack's `layers`, a param's `default` and `range`), dtypes, platforms,
+the stages of a join (`after: [q_proj, …]`), and warning ids in
 `allow` and `lint.ignore` (an error id there would be PC004).
 """
 
@@ -25,7 +27,7 @@ _IN_VALUE = re.compile(r"([A-Za-z_]\w*)\s*:\s*[^:\[\]{},#]*$")
 _IN_KINDS = re.compile(r"kinds\s*:\s*\{[^{}]*:\s*\w*$")
 _LIST_ITEM = re.compile(r"^(\s*)-\s*[^:#\[\]{}]*$")
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s*)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
-_EXPRESSION_KEYS = {"shape", "flat", "repeat", "layers"}
+_EXPRESSION_KEYS = {"shape", "flat", "repeat", "layers", "default", "range", "streams", "share"}
 _DASH = re.compile(r"^\s*(-)\s")
 _NAME_KEY = re.compile(r"(?:^|[\s{,])name\s*:\s*[\"']?([A-Za-z_]\w*)")
 

@@ -41,6 +41,9 @@ def _describe(state: PlanState, occ: Occurrence) -> str | None:  # noqa: C901 (o
         return _tensor(plan, occ.name)
     if occ.kind == "dim":
         dim = next((d for d in plan.dims if d.name == occ.name), None)
+        param = next((p for p in plan.params if p.name == occ.name), None)
+        if dim is None and param is not None:
+            return f"param `{param.name}` = {param.default:,}, range {param.lo:,} … {param.hi:,}"
         if dim is None:
             return None
         return f"dim `{dim.name}` = {'dynamic' if dim.value is None else f'{dim.value:,}'}"
@@ -70,6 +73,9 @@ def _tensor(plan: pc.ir.Plan, name: str) -> str | None:
         return None
     shape = ", ".join("dynamic" if d is None else str(d) for d in t.shape)
     lines = [f"tensor `{t.name}`: [{shape}] {t.dtype.name}"]
+    if t.stacked is not None:  # the shape is one layer's slab of the stack
+        s = t.stacked
+        lines.append(f"stacked: one of {s.layers:,} layers, picked by `{s.index}`")
     n = t.bytes
     lines.append("bytes: dynamic" if n is None else f"bytes: {pc.fmt_bytes(n, pc.l2_bytes(plan))}")
     readers = [

@@ -22,6 +22,7 @@ Point = tuple[int, int]  # (line, column), 0-based, columns in code points
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z_][A-Za-z0-9_]*")
+_SIZE = re.compile(r"\s*[0-9.]+\s*[A-Za-z]+\s*$")  # `streams: 427.8 MB`, not an expression
 
 
 class Span(NamedTuple):  # a named tuple: the outline makes thousands, a frozen dataclass
@@ -222,16 +223,20 @@ class _Walker:
 
     def walk(self) -> None:
         data = self.index.doc.data if isinstance(self.index.doc.data, dict) else {}
-        dims = data.get("dims")
-        self.dims = set(dims) if isinstance(dims, dict) else set()
+        # A param is a name of the dims' namespace, usable wherever a dim is.
+        self.dims = {n for key in ("dims", "params") for n, _ in _items(data.get(key))}
         for name, value in _items(data.get("dims")):
             self.define_key("dim", ("dims", name))
             self.expr(("dims", name), value)
+        for name, value in _items(data.get("params")):
+            self.define_key("dim", ("params", name))
+            if isinstance(value, dict):
+                self.expr(("params", name, "default"), value.get("default"))
+                self.exprs(("params", name, "range"), value.get("range"))
         for name, value in _items(data.get("tensors")):
             self.define_key("tensor", ("tensors", name))
             if isinstance(value, dict):
-                self.exprs(("tensors", name, "shape"), value.get("shape"))
-                self.exprs(("tensors", name, "flat"), value.get("flat"))
+                self.tensor(name, value)
         for kind, layer in _items(data.get("layers")):
             self.define_key("kind", ("layers", kind))
             if isinstance(layer, dict):
@@ -242,22 +247,31 @@ class _Walker:
             for i, rid in _entries(lint.get("ignore")):
                 self.ref("rule", ("lint", "ignore", i), rid)
 
-    def layer(self, kind: str, layer: dict[str, Any]) -> None:  # noqa: C901 (one branch per key of a layer kind that names something)
+    def tensor(self, name: str, value: dict[str, Any]) -> None:
+        self.exprs(("tensors", name, "shape"), value.get("shape"))
+        self.exprs(("tensors", name, "flat"), value.get("flat"))
+        if isinstance(stacked := value.get("stacked"), dict):
+            self.expr(("tensors", name, "stacked", "layers"), stacked.get("layers"))
+
+    def stage(self, kind: str, path: PathT, stage: dict[str, Any]) -> None:
+        name = self.index.name_span((*path, "name"))
+        self.add("stage", stage.get("name"), name, define=True, scope=kind)
+        for j, read in _entries(stage.get("reads")):
+            if isinstance(read, dict):  # a part of it: `{tensor, share}`
+                self.ref("tensor", (*path, "reads", j, "tensor"), read.get("tensor"))
+                self.expr((*path, "reads", j, "share"), read.get("share"))
+            else:
+                self.ref("tensor", (*path, "reads", j), read)
+        if not _SIZE.match(str(stage.get("streams", ""))):  # a dim expression
+            self.expr((*path, "streams"), stage.get("streams"))
+        for j, dep in _entries(stage.get("deps")):
+            self.ref("stage", (*path, "deps", j), dep, scope=kind)
+
+    def layer(self, kind: str, layer: dict[str, Any]) -> None:
         base: PathT = ("layers", kind)
         for i, stage in _entries(layer.get("stages")):
             if isinstance(stage, dict):
-                path = (*base, "stages", i)
-                self.add(
-                    "stage",
-                    stage.get("name"),
-                    self.index.name_span((*path, "name")),
-                    define=True,
-                    scope=kind,
-                )
-                for j, read in _entries(stage.get("reads")):
-                    self.ref("tensor", (*path, "reads", j), read)
-                for j, dep in _entries(stage.get("deps")):
-                    self.ref("stage", (*path, "deps", j), dep, scope=kind)
+                self.stage(kind, (*base, "stages", i), stage)
         for i, warm in _entries(layer.get("warms")):
             if not isinstance(warm, dict):
                 continue
@@ -266,7 +280,10 @@ class _Walker:
             self.add("warm", name, self.index.name_span((*path, "name")), define=True)
             if isinstance(name, str):
                 self.warms.setdefault(name, path)
-            self.ref("stage", (*path, "after"), warm.get("after"), scope=kind)
+            after = warm.get("after")
+            for j, anchor in _entries(after):  # a join: every anchor stage
+                self.ref("stage", (*path, "after", j), anchor, scope=kind)
+            self.ref("stage", (*path, "after"), after, scope=kind)
             for j, item in _entries(warm.get("tensors")):
                 if isinstance(item, dict):
                     self.ref("tensor", (*path, "tensors", j, "tensor"), item.get("tensor"))

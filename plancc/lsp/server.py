@@ -49,7 +49,7 @@ from plancc.lsp.settings import SETTING, Settings, configured
 from plancc.lsp.state import PlanState, analyse, path_of
 
 CHECKERS = 4  # documents checked at once
-CHECK_SECONDS = 2.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
+CHECK_SECONDS = 5.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
 PAUSE_SECONDS = 0.5  # a request waits at most this long for a running check (10³ warms: 0.2)
 _PLAN_SUFFIXES = (".yaml", ".yml")
 Reply = Any  # what pygls sends as the result: JSON's values
@@ -400,9 +400,9 @@ def serve() -> None:
     sys.stdout.flush()
     sys.stdout = sys.stderr
     # A full collection walks every object alive (the open plans' states, the model code's
-    # kept readings): Python's default starts one after nearly every check of a large plan
-    # (+60 ms at 10³ warms); one in ten times as many young collections still frees the
-    # cycles a check leaves, soon.
+    # kept readings): by default one came after nearly every check of a large plan (+60 ms
+    # at 10³ warms). After 100 collections of the middle generation instead of 10, it
+    # still frees the cycles checks leave, a few checks later.
     gc.set_threshold(700, 10, 100)
     server = create()
     try:

@@ -70,7 +70,7 @@ def measure(o: Options) -> dict[str, Any]:
         **wall_time,
         "traces": _expanded(o.traces),
         "scopes": scope_rows,
-        "unattributed": [report.unattributed(u) for u in found.unattributed],
+        "unattributed": [report.unattributed(u, m) for u in found.unattributed],
         "splits": [x for x in (report.split(s, m, gbps) for s in found.splits) if x is not None],
         "stage_windows": _windows(o, _pids(wall_time["baseline"]), _pids(wall_time["warm"])),
     }

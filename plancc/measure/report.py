@@ -103,13 +103,35 @@ def _spikes(v: Variant) -> dict[str, Any] | None:
     return {"spikes": spikes, "rounds": rounds, "rate_pct": spikes / rounds * 100}
 
 
+def _implausible(m: Manifest, nbytes: int, durations: Sequence[float]) -> list[dict[str, str]]:
+    """The flattered-scope flag: scopes faster than twice the single-stream rate."""
+    rate = m.single_stream_bytes_per_s
+    speeds = [nbytes / d for d in durations]  # every duration here is positive
+    if rate is not None and speeds:
+        limit = 2 * rate / 1e6  # bytes per µs
+        fast = [x for x in speeds if x > limit]
+        if fast:
+            return [
+                {
+                    "flag": "implausible",
+                    "message": (
+                        f"implausible bandwidth: {len(fast)} of {len(speeds)} scopes faster than "
+                        f"twice the {m.platform} single-stream rate ({bandwidth(limit)}), up to "
+                        f"{megabytes(nbytes)} in {min(nbytes / x for x in fast):.1f} µs = "
+                        f"{bandwidth(max(fast))}: the weights were still in L2 from the previous "
+                        "round; the bench loop flatters the warm"
+                    ),
+                }
+            ]
+    return []
+
+
 def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
     w = s.warm
     p50, mean = (
         sc.median(s.durations),
         (sum(s.durations) / len(s.durations) if s.durations else None),
     )
-    rate = m.single_stream_bytes_per_s
     flags: list[dict[str, str]] = []
     for file in s.missing_in:
         flags.append(
@@ -142,23 +164,7 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
                 ),
             }
         )
-    speeds = [w.bytes / d for d in s.durations]  # every duration here is positive
-    if rate is not None and speeds:
-        limit = 2 * rate / 1e6  # bytes per µs
-        fast = [x for x in speeds if x > limit]
-        if fast:
-            flags.append(
-                {
-                    "flag": "implausible",
-                    "message": (
-                        f"implausible bandwidth: {len(fast)} of {len(speeds)} scopes faster than "
-                        f"twice the {m.platform} single-stream rate ({bandwidth(limit)}), up to "
-                        f"{megabytes(w.bytes)} in {min(w.bytes / x for x in fast):.1f} µs = "
-                        f"{bandwidth(max(fast))}: the weights were still in L2 from the previous "
-                        "round; the bench loop flatters the warm"
-                    ),
-                }
-            )
+    flags += _implausible(m, w.bytes, s.durations)
     landed = None
     if s.judged:
         landed = {"consumer": s.consumer, "before": s.landed, "of": s.judged}
@@ -195,7 +201,9 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
     }
 
 
-def unattributed(u: sc.Unattributed) -> dict[str, Any]:
+def unattributed(u: sc.Unattributed, m: Manifest) -> dict[str, Any]:
+    """A lone scope whose warms share their bytes gets its bandwidth and flag: whichever
+    warm it is, the figures are the same."""
     p50 = sc.median(u.durations)
     return {
         "file": u.file,
@@ -206,6 +214,9 @@ def unattributed(u: sc.Unattributed) -> dict[str, Any]:
         if p50 is None
         else {"p50": p50, "mean": sum(u.durations) / len(u.durations)},
         "reason": u.reason,
+        "bytes": u.bytes,
+        "gbps": None if u.bytes is None or p50 is None else u.bytes / p50 / 1000,
+        "flags": _implausible(m, u.bytes, u.durations) if u.bytes is not None else [],
     }
 
 

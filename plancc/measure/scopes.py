@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from plancc.measure.compare import where
 from plancc.measure.manifest import Manifest, Warm
-from plancc.measure.trace import Trace
+from plancc.measure.trace import Event, Trace
 from plancc.text import plural
 
 LayerKey = Hashable
@@ -42,6 +42,7 @@ class Instance:
     n: int | None  # the name's _<N>
     line: int
     problem: str | None  # an impossible figure: no duration, no bandwidth
+    fanin: tuple[str, ...] = ()  # the tasks it waited on: its anchor's among them
 
 
 @dataclass
@@ -81,6 +82,9 @@ class Unattributed:
     durations: tuple[float, ...]  # of the valid ones
     count: int
     reason: str
+    # A lone scope whose warms all have the same bytes: those bytes (its bandwidth is
+    # the same whichever warm it is); None otherwise.
+    bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,28 +96,28 @@ class Analysis:
 
 def instances(trace: Trace) -> dict[str, list[Instance]]:
     """Every wanted kernel's task instances in the Worker View, by start time."""
-    groups: dict[
-        tuple[str, str], list[tuple[float, float, float, str, int | None, int, str | None]]
-    ]
-    groups = defaultdict(list)
+    groups: dict[tuple[str, str], list[Event]] = defaultdict(list)
     for e in trace.worker_events():
-        groups[(e.kernel, e.task)].append(
-            (e.start, e.end, e.kernel_us, trace.lane(e.tid), e.n, e.line, e.problem)
-        )
+        groups[(e.kernel, e.task)].append(e)
     out: dict[str, list[Instance]] = defaultdict(list)
     for (kernel, _), events in groups.items():
-        problems = [f"{e[6]} (line {e[5]})" if len(events) > 1 else e[6] for e in events if e[6]]
-        start, end = min(e[0] for e in events), max(e[1] for e in events)
-        duration = events[0][2] if len(events) == 1 else end - start
+        problems = [
+            f"{e.problem} (line {e.line})" if len(events) > 1 else e.problem
+            for e in events
+            if e.problem
+        ]
+        start, end = min(e.start for e in events), max(e.end for e in events)
+        duration = events[0].kernel_us if len(events) == 1 else end - start
         out[kernel].append(
             Instance(
                 start,
                 end,
                 duration,
-                tuple(sorted({e[3] for e in events})),
-                events[0][4],
-                min(e[5] for e in events),
-                "; ".join(problems) if problems else None,
+                tuple(sorted({trace.lane(e.tid) for e in events})),
+                events[0].n,
+                min(e.line for e in events),
+                "; ".join(p for p in problems if p) or None,
+                tuple(dict.fromkeys(t for e in events for t in e.fanin)),
             )
         )
     for found in out.values():
@@ -136,12 +140,52 @@ def _slots(m: Manifest, owners: dict[str, list[str]], count: int) -> list[Slot] 
     return [((kind, i), owner) for i in range(count)]
 
 
+Ranks = dict[str, tuple[int, int]]  # a task -> its place among its kernel's tasks, and their count
+
+
+def ranks(trace: Trace) -> Ranks:
+    """Each Worker View task's place among its kernel's tasks by start, and their count."""
+    runs: dict[str, list[str]] = defaultdict(list)
+    for task, (kernel, _) in sorted(trace.tasks.items(), key=lambda t: (t[1][1], t[0])):
+        runs[kernel].append(task)
+    return {task: (k, len(ts)) for ts in runs.values() for k, task in enumerate(ts)}
+
+
+def _by_edges(
+    got: list[Instance], slots: list[Slot], kinds: int | None, edges: Ranks
+) -> list[tuple[Slot, Instance]] | None:
+    """Each scope at the layer of the anchor task it waited on (its fanin-hint), or None
+    when the edges do not say. The anchor's kernel runs once in every layer (``kinds``
+    of the forward), or in every layer whose kind issues the hint (``slots``): its
+    instances in start order are those layers in order."""
+    by_layer = {layer: (layer, owner) for layer, owner in slots}
+    out: list[tuple[Slot, Instance]] = []
+    for inst in got:
+        places = []
+        for task in inst.fanin:
+            k, count = edges.get(task, (-1, 0))
+            if count == kinds and k in by_layer:  # runs in every layer of the forward
+                places.append(by_layer[k])
+            elif count == len(slots) and k >= 0:  # runs in every layer issuing the hint
+                places.append(slots[k])
+        if len(set(places)) != 1:
+            return None  # no anchor edge, or two that disagree
+        out.append((places[0], inst))
+    if len({slot for slot, _ in out}) != len(out):
+        return None  # two scopes at one layer: the edges do not tell them apart
+    return out
+
+
 def _attribute(
-    name: str, got: list[Instance], slots: list[Slot] | None
+    name: str, got: list[Instance], slots: list[Slot] | None, kinds: int | None, edges: Ranks
 ) -> tuple[list[tuple[Slot, Instance]], str | None]:
-    """Each instance with its slot; and why the rest (those not returned) are unplaced."""
+    """Each instance with its slot; and why the rest (those not returned) are unplaced.
+    By the anchor task each waited on, else by the name's _<N>, else by order."""
     if slots is None:
         return [], f"several warms share name_hint {name} and the manifest has no forward"
+    placed = _by_edges(got, slots, kinds, edges)
+    if placed is not None:
+        return placed, None
     ns = [i.n for i in got]
     if all(n is not None for n in ns) and len(set(ns)) == len(ns):
         placed = [(slots[i.n], i) for i in got if i.n is not None and i.n < len(slots)]
@@ -186,16 +230,16 @@ def analyse(m: Manifest, traces: Sequence[Trace]) -> Analysis:
     unplaced: list[Unattributed] = []
     for trace in traces:
         found = instances(trace)
-        placed = _place_warms(m, trace.file, found, hints, scopes=scopes, unplaced=unplaced)
+        placed = _place_warms(m, trace, found, hints, scopes=scopes, unplaced=unplaced)
         consumers, notes = _place_consumers(m, trace.file, found, kernels)
         _late(scopes, placed, consumers, notes)
         _splits(m, placed, splits)
     return Analysis(list(scopes.values()), list(splits.values()), unplaced)
 
 
-def _place_warms(  # noqa: C901 (places each scope by name, else by order, else leaves it unattributed)
+def _place_warms(  # noqa: C901 (places each scope by its edges, name or order, else leaves it unattributed)
     m: Manifest,
-    file: str,
+    trace: Trace,
     found: dict[str, list[Instance]],
     hints: Owners,
     *,
@@ -203,6 +247,7 @@ def _place_warms(  # noqa: C901 (places each scope by name, else by order, else 
     unplaced: list[Unattributed],
 ) -> Placed:
     """Each warm's scopes in one trace, by layer; durations, counts and flags into ``scopes``."""
+    file, edges = trace.file, ranks(trace)
     placed: Placed = defaultdict(dict)
     for hint, owners in hints.items():
         got = found.get(hint, [])
@@ -217,7 +262,8 @@ def _place_warms(  # noqa: C901 (places each scope by name, else by order, else 
                 scope.missing_in.append(file)
         if not got:
             continue
-        pairs, why = _attribute(hint, got, slots)
+        kinds = None if m.kinds is None else len(m.kinds)
+        pairs, why = _attribute(hint, got, slots, kinds, edges)
         for (layer, name), inst in pairs:
             placed[name][layer] = inst
             scope = scopes[name]
@@ -228,6 +274,8 @@ def _place_warms(  # noqa: C901 (places each scope by name, else by order, else 
                 scope.invalid.append(f"{where(file, inst.line)}: {inst.problem}")
         if why is not None:
             rest = [i for i in got if all(i is not p for _, p in pairs)]
+            sizes = {scopes[n].warm.bytes for n in names}
+            lone = sizes.pop() if len(rest) == 1 and len(sizes) == 1 else None
             unplaced.append(
                 Unattributed(
                     file,
@@ -236,6 +284,7 @@ def _place_warms(  # noqa: C901 (places each scope by name, else by order, else 
                     tuple(i.duration for i in rest if i.problem is None),
                     len(rest),
                     why,
+                    lone,
                 )
             )
         if pairs and slots is not None:

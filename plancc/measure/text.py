@@ -141,10 +141,13 @@ def scope_lines(r: dict[str, Any]) -> list[str]:
     for u in r["unattributed"]:
         k = u["kernel_us"]
         figure = "" if k is None else f", kernel p50 {k['p50']:.1f} µs"
+        if u["gbps"] is not None:
+            figure += f" -> {bandwidth(u['gbps'] * 1000)}"
         out.append(
             f"  unattributed: {u['scopes']} {u['name_hint']} scope{'' if u['scopes'] == 1 else 's'}"
             f" in {u['file']}{figure}, credited to none of {', '.join(u['warms'])}: {u['reason']}"
         )
+        out += [f"    flag: {f['message']}" for f in u["flags"]]
     return out
 
 

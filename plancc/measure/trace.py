@@ -37,6 +37,8 @@ WORKER_VIEW = "Worker View"
 WORKER_VIEW_PID = 4  # the converter's pid for it, when the file names no processes
 _WS = re.compile(r"[ \t\n\r]*")
 _SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")  # between two events, or after the last
+_TASK = re.compile(r"(?P<k>.*?)(?:_\d{1,9})?(?:_spmd)?\((?P<task>(?:r\d+)?t\d+)\)")
+_FANIN = re.compile(r"(?:r\d+)?t\d+")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Event:
     kernel_us: float  # args["kernel-duration-us"]
     line: int  # where the event starts in its file
     problem: str | None = None  # an impossible figure: flagged, never used
+    fanin: tuple[str, ...] = ()  # the tasks it waited on (args["fanin-hint"]): "t16", "r1t3"
 
 
 @dataclass
@@ -62,6 +65,9 @@ class Trace:
     process_names: dict[int, str] = field(default_factory=dict)
     thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
     total: int = 0  # every element of traceEvents
+    # Every Worker View task, wanted or not: its kernel (the name without its _<N>,
+    # _spmd and task) and when it started; what a scope's fanin-hint names is found here.
+    tasks: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     @property
     def worker_pid(self) -> int:
@@ -254,12 +260,13 @@ def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start:
         return
     if ph != "X" or not isinstance(event.get("name"), str):
         return
-    m = wanted.fullmatch(event["name"])
-    if m is None:
-        return
     ts, dur, pid, tid = (event.get(k) for k in ("ts", "dur", "pid", "tid"))
     if pid != trace.worker_pid:
         return  # the Scheduler View repeats each task: its stamps are dispatch and finish
+    m = wanted.fullmatch(event["name"])
+    if m is None:
+        _task(trace, event)
+        return
     args = event.get("args")
     kdur = args.get("kernel-duration-us") if isinstance(args, dict) else None
     if not (_number(ts) and _number(dur) and _number(kdur) and isinstance(tid, int)):
@@ -272,9 +279,25 @@ def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start:
     problem = _impossible(ts, dur, kdur)
     end = ts + dur if problem is None else 0.0
     n = int(m["n"]) if m["n"] is not None else None
+    hint = args.get("fanin-hint") if isinstance(args, dict) else None
+    fanin = tuple(_FANIN.findall(hint.partition(":")[2])) if isinstance(hint, str) else ()
     trace.events.append(
-        Event(m["k"], n, m["task"], trace.worker_pid, tid, end - kdur, end, kdur, line, problem)
+        Event(
+            m["k"], n, m["task"], trace.worker_pid, tid, end - kdur, end, kdur, line, problem, fanin
+        )
     )
+    _task(trace, event)
+
+
+def _task(trace: Trace, event: dict[str, Any]) -> None:
+    """Remember a Worker View task's kernel and start: a scope's fanin-hint names it."""
+    m = _TASK.fullmatch(event["name"])
+    ts = event.get("ts")
+    if m is None or not _number(ts) or not math.isfinite(ts):
+        return
+    known = trace.tasks.get(m["task"])
+    if known is None or ts < known[1]:  # an SPMD task's cores: its first start
+        trace.tasks[m["task"]] = (m["k"], ts)
 
 
 def _impossible(ts: float, dur: float, kdur: float) -> str | None:

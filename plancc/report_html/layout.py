@@ -242,7 +242,7 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
             last[rows[i]] = cx
     most = [min(MAX_LABEL, int((WIDTH - 6 - step_of[i].cx) / across)) for i in shown]
     labels = dict(zip(shown, distinct([stages[i].name for i in shown], most), strict=True))
-    anchors = {w.anchor for w in layer.warms}
+    anchors = {a for w in layer.warms for a in w.anchors}  # every stage of a join
     out = []
     for stage, row in zip(stages, rows, strict=True):
         step = step_of[stage.index]

@@ -194,7 +194,8 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     if warm.anchor is None:
         summary += " · its `after` names no stage: not placed"
     else:
-        summary = f"after {clip(cols[warm.anchor].stage.name)} · " + summary
+        after = " + ".join(clip(cols[a].stage.name) for a in warm.anchors)  # a join's all
+        summary = f"after {after} · " + summary
     # Its badges on the title's line, at the right, when they fit there; else in rows of
     # their own under it.
     widths = [badge(m, 0, 0).w for m in found]
@@ -310,7 +311,7 @@ def _note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:
     if landing is None:
         return "No landing estimate: no static tensor of the warm is read after its anchor."
     first = landing.first.name
-    anchor = cols[warm.anchor].stage.name
+    anchor = cols[warm.anchor].stage.name  # of a join, the last to finish: the window opens
     if landing.window_us is None or landing.rate is None or landing.share is None:
         if landing.fires:
             return f"Cannot land: its first consumer {first} runs right after {anchor} (PC107)."

@@ -8,6 +8,7 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -91,7 +92,10 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
     `w_gate` and `w_up` (178.3 MB) before `down_proj` reads it.
 
     Fix: anchor the warm after the streaming stage, so that it is issued
-    once the stream has passed; or warm less.
+    once the stream has passed; or warm less. Its fix (unsafe) anchors it at
+    the latest later stage with a `task` from which it lands and is no longer
+    evicted, that every reader of its tensors runs after and no other warm
+    anchors on, when there is one.
     """
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
@@ -146,7 +150,7 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     own = {r for t in held for r in line.readers.get(t, ()) if lo <= line.start[r] < hi}
     count -= sum(not pushes(r) for r in own)  # they read only the warm's tensors
     shown: list[int] = []
-    for i in line.pushing[first:]:
+    for i in itertools.islice(line.pushing, first, None):  # no copy of the tail
         if len(shown) == 3 or line.start[i] >= hi:
             break
         if pushes(i):
@@ -203,8 +207,11 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     the platform's single-stream SDMA rate (285 GB/s on a2a3) is less than a
     quarter of the warm's bytes, and the message gives the estimated fraction
     landed. When any of those stages lacks `duration_us`, it fires only when
-    no stage lies between the anchor and the first consumer. Reported at
-    `after`.
+    no stage lies between the anchor and the first consumer. When every
+    stage of the layer kind has a duration (`duration_us`, or `--trace`), the
+    schedule is timed: a stage starts when its slowest dep finishes, and the
+    window is the first consumer's start minus the anchor's finish. Reported
+    at `after`.
 
     Why: a warm only helps the bytes it lands before their consumer reads
     them; the rest competes with the layer's own HBM streams. The seed's
@@ -217,7 +224,9 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     lands, when there is one after every read of its tensors and every
     streaming or SDMA stage before the anchor; else warm only weights
     consumed late in the layer (the o-projection pair after q). Add
-    `duration_us` to the stages in between for an estimate.
+    `duration_us` to the stages in between for an estimate. Its fix (unsafe)
+    anchors the warm at the hinted stage, when no other warm anchors there
+    and it is not evicted from there (PC106).
     """
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     l2 = plan.platform.l2_bytes if plan.platform is not None else None

@@ -56,7 +56,8 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
     the end of the layer kind.
 
-    Fix: add the reading stage's `reads`, or drop the tensor.
+    Fix: add the reading stage's `reads`, or drop the tensor; its fix (safe)
+    drops it (the warm, when it lists nothing else).
     """
     for layer in plan.layers.values():
         if not layer.complete:

@@ -27,7 +27,10 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     PC107's arithmetic, anchored there, would fire. PC104 fires when a candidate
     is left; reported at `after`, naming the weights streamed in between, and the
     hint names the last candidate to start. Anchored there, the warm is clear of
-    PC104 and of PC107.
+    PC104 and of PC107. In a timed layer kind (every stage with a duration: see
+    PC107) the weights named are those of the stages running in time between
+    the anchor's finish and the first consumer's start, also a stage beside the
+    anchor still running when it finishes.
 
     Why: a warm issued while the layer still streams its own weights competes
     with those streams for HBM bandwidth and L2. In the seed (DeepSeek V4
@@ -39,7 +42,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     is PC107's finding, not this one.
 
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
-    not a verdict.
+    not a verdict: its fix is unsafe, as every anchor move.
     """
     for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
         if p.first is None:
@@ -56,7 +59,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         stage = layer.stages[later]
         yield Finding(
             warm.after_pos,
-            f"anchor '{p.anchor.name}' is early: {names} stream{'s' if count == 1 else ''} "
+            f"{_anchor(p)} is early: {names} stream{'s' if count == 1 else ''} "
             f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
@@ -89,3 +92,10 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
         ):
             return i
     return None
+
+
+def _anchor(p: Placed) -> str:
+    """``anchor 'q_proj'``, or a join's ``join [q_proj, k_proj]``."""
+    if not p.warm.join:
+        return f"anchor '{p.anchor.name}'"
+    return f"join [{', '.join(p.layer.stages[a].name for a in p.anchors)}]"

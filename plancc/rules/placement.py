@@ -108,7 +108,8 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
     reads wo_b) gained −830 µs; the reverse order gained −595 µs: reversing
     the order cost a third of the gain.
 
-    Fix: list the tensors in the order their consumers run.
+    Fix: list the tensors in the order their consumers run; its fix (safe)
+    reorders them so.
     """
     for p in placed(plan):
         issued = [e for e in p.entries if e.tensor.name in p.consumers]
@@ -153,7 +154,9 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
 
     Fix: add the missing tensors (in consumer order); if the group reads
     weights that cannot be warmed with the rest, split the group, or accept
-    the finding with an `allow` and its reason.
+    the finding with an `allow` and its reason. Its fix (unsafe: the warm
+    lands more) adds them in consumer order, unless another warm of the kind
+    holds one (PC108) or the grown warm would not land (PC107).
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold

@@ -15,6 +15,7 @@ depends on which valid order the stages are listed in.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -113,6 +114,7 @@ class Timeline:
             sums = self.group_bytes.setdefault(group, [0])
             sums.append(sums[-1] + sum(stages[i].read_bytes(t) for t in self.weights[i]))
         self._anchors()
+        self.times = _timed(layer) if not any(unmeasured) else None
 
     def _anchors(self) -> None:
         stages, start = self.stages, self.start
@@ -144,7 +146,11 @@ class Timeline:
 
     def streamed(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
         """The weight bytes read by the stages between stage a and stage c outside
-        ``groups``: (bytes, how many stages, the first three of them)."""
+        ``groups``: (bytes, how many stages, the first three of them). In a timed layer
+        kind, "between" is in time: every stage running after a's finish and before c's
+        start, also one beside a that is still running when a finishes."""
+        if self.times is not None:
+            return self._streamed_in_time(a, c, groups)
         lo, hi = self.window(a, c)
         if hi <= lo:
             return 0, 0, []
@@ -159,12 +165,27 @@ class Timeline:
             total -= self.group_bytes[g][k] - self.group_bytes[g][j]
             count -= k - j
         shown: list[int] = []
-        for i in self.streaming[first:]:
+        for i in itertools.islice(self.streaming, first, None):  # no copy of the tail
             if len(shown) == 3 or self.start[i] >= hi:
                 break
             if self.stages[i].consumer_group not in groups:
                 shown.append(i)
         return total, count, shown
+
+    def _streamed_in_time(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+        assert self.times is not None
+        begin, end = self.times
+        lo, hi = end[a], begin[c]
+        found = [
+            i
+            for i in self.streaming
+            if i not in (a, c)
+            and begin[i] < hi
+            and end[i] > lo
+            and self.stages[i].consumer_group not in groups
+        ]
+        total = sum(self.stages[i].read_bytes(t) for i in found for t in self.weights[i])
+        return total, len(found), found[:3]
 
     def consumer(self, tensor: str, anchors: Sequence[int]) -> int | None:
         """The first stage running after every one of ``anchors`` (one, or a join's) that
@@ -178,6 +199,10 @@ class Timeline:
         """PC107's arithmetic for a warm of ``warm_bytes`` anchored at ``anchor``: the window
         is the steps from the anchor's finish to the first consumer's start, each as long as
         its longest stage, estimated when every stage in it has `duration_us`."""
+        if self.times is not None and self.rate is not None:  # a timed layer kind
+            window = max(Fraction(0), self.times[0][first] - self.times[1][anchor])
+            landed = window * self.rate / 1_000_000
+            return Landing(4 * landed < warm_bytes, window, landed)
         lo, hi = self.window(anchor, first)
         measured = hi > lo and self.unmeasured_before[hi] == self.unmeasured_before[lo]
         if measured and self.rate is not None:
@@ -207,6 +232,17 @@ class Timeline:
         if best >= max(unmeasured, 0):
             return best
         return max(min(unmeasured - 1, bound), -1)
+
+
+def _timed(layer: ir.Layer) -> tuple[list[Fraction], list[Fraction]]:
+    """When every stage has `duration_us`: each stage's start and finish in µs, a stage
+    starting when its slowest dep finishes (docs/suggest.md, "A timed schedule")."""
+    begin: list[Fraction] = []
+    end: list[Fraction] = []
+    for waits, s in zip(layer.schedule.deps, layer.stages, strict=True):
+        begin.append(max((end[d] for d in waits), default=Fraction(0)))
+        end.append(begin[-1] + decimal(s.duration_us or 0))
+    return begin, end
 
 
 def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], target: Fraction) -> int:

@@ -27,7 +27,7 @@ def warmed_twice(plan: ir.Plan) -> Iterator[Finding]:
     task time scales with its bytes (27.0 → 56.9 µs); vllm-ascend removed a
     duplicate o_proj prefetch (#6629) and gained +4.9 % (MLA) and +7.6 % (SFA).
 
-    Fix: remove the tensor from the later warm.
+    Fix: remove the tensor from the later warm; its fix (safe) does.
     """
     for layer in plan.layers.values():
         if not layer.complete:

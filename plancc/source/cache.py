@@ -12,8 +12,9 @@ alike.
 
 In the language server a check has a bound (``deadline``): a reading still
 running when it passes is stopped (``Stopped``) and the check publishes what it
-has; the stop is kept like a reading, so the next keystroke does not wait for
-it again while the model code is unchanged.
+has. The stop is kept like a reading, for ``STOP_KEPT`` seconds: the next
+keystrokes do not wait for it again, and a stop that a busy moment caused is
+not kept for long.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from plancc.source.reader import read_layer
 from plancc.source.reading import Reading
 
 CAPACITY = 64  # readings kept (a plan names a few layer kinds; a workspace a few plans)
+STOP_KEPT = 30.0  # seconds a stopped reading is not tried again (under a deadline)
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: missing
 Stamps = tuple[tuple[str, Stamp], ...]
@@ -47,7 +49,7 @@ class Stopped(BaseException):
 
 
 _lock = threading.Lock()
-_kept: OrderedDict[Key, tuple[Stamps, Reading | Stopped]] = OrderedDict()
+_kept: OrderedDict[Key, tuple[Stamps, Reading | Stopped, float]] = OrderedDict()
 _local = threading.local()  # .deadline: (time.monotonic() bound, seconds) of this thread's check
 
 
@@ -60,17 +62,25 @@ def read(path: str, function: str, root: str | None = None) -> Reading:
         hit = _kept.get(key)
         if hit is not None:
             _kept.move_to_end(key)
-    if hit is not None and _unchanged(hit[0]):
+    if hit is not None and _unchanged(hit[0]) and _still(hit[1], hit[2]):
         return _given(hit[1])
     with modules.journal() as paths:
         found: Reading | Stopped = _bounded(lambda: read_layer(path, function, root))
     stamps = _stamps(paths)
     with _lock:
-        _kept[key] = (stamps, found)
+        _kept[key] = (stamps, found, time.monotonic())
         _kept.move_to_end(key)
         while len(_kept) > CAPACITY:
             _kept.popitem(last=False)
     return _given(found)
+
+
+def _still(found: Reading | Stopped, when: float) -> bool:
+    """Whether a kept reading is served: a stop only to a check with a deadline, and only
+    for ``STOP_KEPT`` seconds."""
+    if not isinstance(found, Stopped):
+        return True
+    return getattr(_local, "deadline", None) is not None and time.monotonic() - when < STOP_KEPT
 
 
 def _given(found: Reading | Stopped) -> Reading:

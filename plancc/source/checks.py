@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 
-from plancc import codes, ir
+from plancc import codes, fixes, ir
 from plancc.diagnostics import Diagnostic
+from plancc.fixes import Fix
 from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
 from plancc.source.modules import SourceError
@@ -233,7 +234,29 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
             f"stage '{s.name}': task '{s.task}' is bound by no scope or helper return of "
             f"{reading.function}() ({reading.file})",
             hint,
+            fix=_task_fix(findings, it, runs, s),
         )
+
+
+def _task_fix(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage) -> Fix | None:
+    """PC201's fix: the one task the function binds, once, on a kernel of the stage's run,
+    that no other stage names; none when there is not exactly one (unsafe: the warms
+    anchored there then wait for that task)."""
+    run = runs.kernels.get(s.index)
+    if not run or s.index in runs.unknown:
+        return None
+    mine = {k.index for k in run}
+    named = {t.task for t in it.layer.stages if t.task is not None}
+    tasks = [
+        t
+        for t in it.reading.tasks.values()
+        if t.kernels & mine and not t.opaque and t.loop is None and t.name not in named
+    ]
+    if len(tasks) != 1:
+        return None
+    path = findings.v.doc_path(("layers", it.kind, "stages", s.index, "task"))
+    title = f"name task '{tasks[0].name}'"
+    return fixes.replace(path, tasks[0].name, title, fixes.Safety.UNSAFE)
 
 
 def _described(it: LayerReading, s: ir.Stage) -> bool:

@@ -24,7 +24,7 @@ from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
 from plancc.names import identifier_problem
-from plancc.source.extract_dims import Dims
+from plancc.source.extract_dims import Dims, stacked
 from plancc.source.extract_names import (
     kind_names,
     model_name,
@@ -149,8 +149,12 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             if not p.name.isascii():  # Python allows `é`; `source_params` cannot map it
                 notices.append(f"{reading.file}:{p.line}: parameter '{p.name}': not ASCII")
                 continue
-            shape = [dims.expr(p.module or reading.module, d) for d in p.dims]
-            mine[p.name] = (shape, p.dtype)
+            mod = p.module or reading.module
+            stack = stacked(reading, mod, p.dims, dims)
+            shape = [dims.expr(mod, d) for d in p.dims[1 if stack else 0 :]]
+            if stack:  # its slab; the stack goes with the dtype: `bf16, stacked: {…}`
+                shape.insert(0, stack[1])
+            mine[p.name] = (shape, p.dtype + (stack[0] if stack else ""))
             if p.name in seen and seen[p.name] != mine[p.name]:
                 clash.add(p.name)
             seen.setdefault(p.name, mine[p.name])
@@ -306,7 +310,7 @@ def _warms(
     for t, a in anchors.items():
         anchor_of.setdefault(_kernels(reading, t), a)
     for w in reading.warms:
-        anchor = anchor_of.get(w.deps) if w.deps else None
+        anchor = (anchor_of.get(w.deps) or _join(anchor_of, w.deps)) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None
         if w.part:
@@ -322,7 +326,7 @@ def _warms(
         warm_lines += [
             f"      - name: {scalar(name)}",
             f"        name_hint: {scalar(w.name_hint)}",
-            f"        after: {scalar(anchor)}",
+            f"        after: {anchor if anchor.startswith('[') else scalar(anchor)}",
             f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
         ]
     for c in reading.calls:
@@ -338,6 +342,15 @@ def _warms(
             f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
         ]
     return warm_lines
+
+
+def _join(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:
+    """A scope waiting for several stages' tasks: the join `[a, b, ...]` of the stages whose
+    tasks' kernels, together, are exactly its `deps=`; None when no such set exists."""
+    parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
+    if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
+        return None
+    return "[" + ", ".join(scalar(a) for _, a in parts) + "]"
 
 
 def _kernels(reading: Reading, task: str) -> frozenset[int]:

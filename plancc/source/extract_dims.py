@@ -1,6 +1,6 @@
 """The dims of an extracted skeleton: the module constants a parameter's annotation uses,
 written as the plan's dim expressions (config keys where ``--config`` has them; a value
-where no expression the plan reads can say it)."""
+where no expression the plan reads can say it); a stacked weight's layers and slab."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from plancc.names import identifier_problem
 from plancc.source.limits import OutOfWork
 from plancc.source.modules import Module
+from plancc.source.reading import Reading
 from plancc.source.resolver import Resolver
 from plancc.source.values import ClassV, Dynamic, Instance
 from plancc.text import clip
@@ -150,3 +151,48 @@ def _defining(resolver: Resolver, mod: Module, name: str) -> tuple[Module | None
             return None, None
         mod, name = other, alias.name
     return None, None
+
+
+_INDEX_TYPES = {"pl.INT32": "int32", "pl.INT64": "int64", "pl.INDEX": "index"}
+
+
+def stacked(
+    reading: Reading, mod: Module, shape: tuple[ast.expr, ...], dims: Dims
+) -> tuple[str, str] | None:
+    """A stacked weight: its first dim is `LAYERS * ROWS` and the layer function scales a
+    scalar parameter by the same ROWS (`layer_idx * HIDDEN`: its slab's offset). Its
+    `, stacked: {…}` and the slab's rows; None for any other parameter."""
+    first = shape[0] if shape else None
+    if not (isinstance(first, ast.BinOp) and isinstance(first.op, ast.Mult)):
+        return None
+    fn = next(
+        (
+            n
+            for n in ast.walk(reading.module.tree)
+            if isinstance(n, ast.FunctionDef) and n.name == reading.function
+        ),
+        None,
+    )
+    if fn is None:
+        return None
+    scalars = {
+        a.arg: ast.unparse(a.annotation.slice)
+        for a in fn.args.args
+        if isinstance(a.annotation, ast.Subscript)
+        and ast.unparse(a.annotation.value) == "pl.Scalar"
+    }
+    rows = ast.unparse(first.right)
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mult)
+            and isinstance(node.left, ast.Name)
+            and node.left.id in scalars
+            and ast.unparse(node.right) == rows
+        ):
+            kind = _INDEX_TYPES.get(scalars[node.left.id], "int32")
+            typed = "" if kind == "int32" else f", index_type: {kind}"
+            layers = dims.expr(mod, first.left)
+            stack = f", stacked: {{layers: {layers}, index: {node.left.id}{typed}}}"
+            return stack, dims.expr(mod, first.right)
+    return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from plancc import ir
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
+from plancc.fixes import Fix
 from plancc.model import Plan as ModelPlan
 from plancc.source.reading import Reading
 from plancc.validate import Validated
@@ -44,9 +45,11 @@ class Findings:
         message: str,
         hint: str | None = None,
         warm: ir.Warm | None = None,
+        *,
+        fix: Fix | None = None,
     ) -> None:
         """``warm``: the plan warm it is about, whose `allow` may silence it."""
-        d = diag(self.plan.file, pos, code, message, hint)
+        d = diag(self.plan.file, pos, code, message, hint, fix=fix)
         self.out.append((d, () if warm is None else (warm,)))
 
     def stage_at(self, it: LayerReading, s: ir.Stage, key: str | None = None) -> Pos:

@@ -3,8 +3,12 @@ the code never issues)."""
 
 from __future__ import annotations
 
-from plancc import codes, ir
+from typing import Any
+
+from plancc import codes, fixes, ir
 from plancc.diagnostics import Pos
+from plancc.fixes import Fix
+from plancc.names import identifier_problem
 from plancc.source.findings import Findings, LayerReading
 
 
@@ -35,14 +39,16 @@ def check_warms(findings: Findings, it: LayerReading) -> None:
             )
             continue
         after = ", ".join(sw.dep_names) or "nothing"
+        declared = {"name": sw.name_hint, "after": _anchor_of(it, sw.deps), "tensors": names}
         findings.report(
             findings.warms_at(it),
             codes.SOURCE_WARM,
             f"{sw.file}:{sw.line} runs warm '{sw.name_hint}' ({', '.join(names)}) after "
             f"{after}, which layer kind '{it.kind}' does not declare",
             f"declare it under layers.{it.kind}.warms ({{name: {sw.name_hint}, after: "
-            f"{_anchor_of(it, sw.deps)}, tensors: [{', '.join(names)}]}}), or remove "
+            f"{declared['after']}, tensors: [{', '.join(names)}]}}), or remove "
             f"the scope at {sw.file}:{sw.line}",
+            fix=_declare(findings, it, declared),
         )
     for i, c in enumerate(reading.calls):
         if i in used_calls:
@@ -126,6 +132,27 @@ def _arguments(w: ir.Warm) -> list[str]:
     (a stacked one's stack), then each stack's index once."""
     indices = [e.tensor.stacked.index for e in w.entries if e.tensor.stacked is not None]
     return [*(e.tensor.name for e in w.entries), *dict.fromkeys(indices)]
+
+
+def _declare(findings: Findings, it: LayerReading, declared: dict[str, Any]) -> Fix | None:
+    """PC205's fix: the declaration its hint prints, added to the layer kind's warms (unsafe:
+    plancc then generates the warm and judges it); none when the anchor is unknown, a
+    tensor is no plan tensor, or the name is taken or no warm's name."""
+    plan = findings.plan
+    name, tensors = declared["name"], declared["tensors"]
+    taken = {*plan.tensors, *(d.name for d in plan.dims), *(w.name for w in plan.warms)}
+    if (
+        declared["after"] == "?"
+        or any(t not in plan.tensors for t in tensors)
+        or name in taken
+        or identifier_problem(name, reserved=True) is not None
+    ):
+        return None
+    path = ("layers", it.kind, "warms")
+    title = f"declare warm '{name}'"
+    if findings.model.layers[it.kind].warms:
+        return fixes.append(path, [declared], title, fixes.Safety.UNSAFE)
+    return fixes.replace(path, [declared], title, fixes.Safety.UNSAFE)
 
 
 def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str:

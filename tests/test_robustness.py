@@ -260,3 +260,16 @@ def test_a_message_is_cut_at_1000_characters(write_plan: Write) -> None:
     head, tail = pc103.message[:1000], pc103.message[1000:]
     assert "weight_tensor_number_059" not in head
     assert re.fullmatch(r"… \([0-9,]+ more characters\)", tail)
+
+
+def test_a_stacked_warm_whose_anchor_does_not_resolve_is_its_findings(write_plan: Write) -> None:
+    # Found by make fuzz: the warm's function names were checked against its anchor's
+    # TaskId with no anchor resolved (an internal error).
+    plan = write_plan(
+        "plancc: 1\nmodel: m\nplatform: a2a3\ndims: {H: 64}\n"
+        "tensors:\n  wo: {shape: [H, H], dtype: bf16, stacked: {layers: 4, index: i}}\n"
+        "layers:\n  dec:\n    stages:\n      - {name: attn, task: t}\n"
+        "      - {name: o, reads: [wo]}\n"
+        "    warms:\n      - {name: warm_wo, after: q_proj, tensors: [wo]}\n"
+    )
+    assert [d[:3] for d in _diagnostics(plan)] == [("PC010", 13, 32)]

@@ -97,7 +97,7 @@ def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[st
                 )
             continue
         wanted.append((index, f"the index '{index}' of tensor '{t.name}'"))
-    if all(layer.stages[a].task for a in warm.anchors):
+    if warm.anchors and all(layer.stages[a].task for a in warm.anchors):  # resolved anchors
         params = zip(warm.anchors, anchor_params(layer, warm), strict=True)
         wanted += [(n, f"the TaskId '{n}' of anchor '{layer.stages[a].name}'") for a, n in params]
     for name, what in wanted:

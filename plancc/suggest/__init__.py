@@ -39,6 +39,7 @@ class Suggestions:
     plan: ir.Plan | None
     errors: tuple[Diagnostic, ...]  # the plan's errors: nothing is suggested for it
     layers: tuple[LayerSuggestions, ...]
+    notes: tuple[str, ...] = ()  # what the trace gave no duration for, and why
 
 
 def suggest(
@@ -55,16 +56,17 @@ def suggest(
     if errors or plan is None:
         return Suggestions(result.file, plan, errors, ())
     timed: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
     if trace is not None:
         from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
 
-        plan, timed = with_trace(trace, plan)
+        plan, timed, notes = with_trace(trace, plan)
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
     layers = suggest_plan(plan, kinds, extra, timed)
-    return Suggestions(result.file, plan, (), layers)
+    return Suggestions(result.file, plan, (), layers, notes)
 
 
 def suggest_plan(

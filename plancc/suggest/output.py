@@ -68,6 +68,8 @@ def text(s: Suggestions, top: int) -> str:
             ]
         lines.append(_recipe(s, layer))
         lines.append("")
+    if s.notes:
+        lines += [*(f"trace: {note}" for note in s.notes), ""]
     lines.append(HYPOTHESES)
     return "\n".join(lines) + "\n"
 
@@ -110,7 +112,8 @@ def _recipe(s: Suggestions, layer: LayerSuggestions) -> str:
 
 
 def as_json(s: Suggestions, top: int) -> str:
-    return json.dumps({"layers": [_layer(layer, top) for layer in s.layers]}, indent=2) + "\n"
+    layers = [_layer(layer, top) for layer in s.layers]
+    return json.dumps({"layers": layers, "trace_notes": list(s.notes)}, indent=2) + "\n"
 
 
 def _layer(layer: LayerSuggestions, top: int) -> dict[str, object]:

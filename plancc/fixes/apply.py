@@ -65,10 +65,18 @@ def chosen(fixes: Sequence[Fix]) -> list[Fix]:
 
 
 def _clash(a: Edit, b: Edit) -> bool:
+    """Whether two edits touch one node: one's path is the other's or inside it; but
+    removals of items of one list compose, and removing a mapping's keys leaves the
+    other keys' nodes be."""
     if isinstance(a, Remove) and isinstance(b, Remove) and a.path == b.path:
         return False
-    n = min(len(a.path), len(b.path))
-    return a.path[:n] == b.path[:n]
+    short, long = (a, b) if len(a.path) <= len(b.path) else (b, a)
+    if long.path[: len(short.path)] != short.path:
+        return False
+    if isinstance(short, Remove) and len(long.path) > len(short.path):
+        keys = [k for k in short.items if isinstance(k, str)]
+        return not keys or long.path[len(short.path)] in keys
+    return True
 
 
 def apply(text: str, fixes: Sequence[Fix]) -> str:

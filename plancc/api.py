@@ -123,7 +123,7 @@ def diagnose_plan(
     judged = not any(d.severity is Severity.ERROR for d in diagnostics)
     checked = check(plan, judged=judged, extra=extra)
     found, allowed = [*diagnostics, *checked.diagnostics], checked.allowed
-    if any(p.lo != p.value or p.hi != p.value for p in plan.params):
+    if any(p.name not in overrides and p.lo != p.hi for p in plan.params):
         found, allowed = _at_range_ends(plan, validated, read_file, overrides, found, allowed)
     return PlanResult(
         label,

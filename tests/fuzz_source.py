@@ -139,10 +139,10 @@ def _scope(hint: str, body: str, *, tid: str | None = None, deps: str = "", pad:
 
 
 @st.composite
-def _statements(draw: st.DrawFn, helpers: list[str], names: list[str], pad: str) -> str:  # noqa: C901 (one branch per statement form)
+def _statements(draw: st.DrawFn, helpers: list[str], names: list[str], pad: str) -> str:  # noqa: C901, PLR0912 (one branch per statement form)
     out = []
     for i in range(draw(st.integers(1, 8))):
-        kind = draw(st.integers(0, 11))
+        kind = draw(st.integers(0, 13))
         hint = draw(st.sampled_from(HINTS))
         if kind <= 2:
             out.append(_scope(hint, "a[0:1] = b[0:1]", tid=f"t{i}", pad=pad))
@@ -172,6 +172,12 @@ def _statements(draw: st.DrawFn, helpers: list[str], names: list[str], pad: str)
             out.append(f"{pad}prefetch_w_a(a, t{max(i - 1, 0)})\n")
         elif kind == 10:
             out.append(f"{pad}c = pl.reshape(a, [4])\n")
+        elif kind == 12:
+            out.append(
+                f"{pad}arr = pl.array.create(4, pl.TASK_ID)\n{pad}arr[0] = t{max(i - 1, 0)}\n"
+            )
+        elif kind == 13:
+            out.append(_scope(hint, "a[0:1] = 1", tid=f"t{i}", deps="arr", pad=pad))
         else:
             out.append(_scope(hint, "pl.assemble(b, a, [0])", deps=f"t{max(i - 1, 0)}", pad=pad))
     return "".join(out)
@@ -209,7 +215,9 @@ def generated(draw: st.DrawFn) -> dict[str, str]:
         "N = SECRET",
         "",
         "@pl.jit.inline",
-        f"def f(a: pl.Tensor[[{dim}, SECRET], pl.FP32], b: pl.Tensor[[Z], pl.BF16]):",
+        f"def f(a: pl.Tensor[[{dim}, SECRET], pl.FP32], b: pl.Tensor[[Z], pl.BF16], "
+        f"{draw(st.sampled_from(['c', 'x' * 101, 'é', 'x_flat', '_p', 'D']))}: "
+        "pl.Tensor[[M.q_dim], pl.INT8]):",
         draw(_statements(helpers, [*names, "N"], "    ")),
         "    return a",
         "",

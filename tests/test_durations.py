@@ -80,9 +80,7 @@ def test_each_stage_is_the_median_of_its_kinds_spans(tmp_path: Path) -> None:
         ("a", "proj"): pytest.approx(((45.0 - 10) + (125.0 - 10)) / 2),
     }
     assert found.notes == (
-        "no not_in_trace event: its stage keeps its duration_us",
-        "no use_b event: its stage keeps its duration_us",
-        "no use_mm event: its stage keeps its duration_us",
+        "no event of not_in_trace, use_b, use_mm: their stages keep their duration_us",
     )
     timed, kinds = apply(plan, found)
     assert kinds == {"a", "b"}
@@ -123,6 +121,9 @@ def test_validate_trace_times_pc107_and_exits_2_on_a_bad_trace(tmp_path: Path) -
     tasks = [_task("proj_mm", i, t0, 1.0) for i, t0 in ((1, 100.0), (2, 2100.0))]
     done = runner.invoke(app, ["validate", plan, "--trace", _trace(tmp_path, tasks)])
     assert "warning PC107: warm 'warm_w' cannot land: in the 8 µs before 'use'" in done.output
+    fixed = runner.invoke(app, ["validate", plan, "--fix", "--trace", _trace(tmp_path, tasks)])
+    assert fixed.exit_code == 2
+    assert "--trace: not with --fix or --diff" in fixed.output
     bad = tmp_path / "bad.json"
     bad.write_text("{}", "utf-8")
     done = runner.invoke(app, ["validate", plan, "--trace", str(bad)])
@@ -169,5 +170,21 @@ def test_a_timed_schedule_overlaps_stages_by_time_not_by_step(tmp_path: Path) ->
     assert steps.exit_code == 0, steps.output
     assert timed.exit_code == 0, timed.output
     assert "attn (durations: the swimlane trace)" in timed.output
+    assert "trace: " not in timed.output  # every stage's kernel is in it
     assert "33.6 MB (50 % of its 67.1 MB) of the layer's own weights stream" in steps.output
     assert "41.9 MB (62 % of its 67.1 MB) of the layer's own weights stream" in timed.output
+
+
+def test_suggest_says_what_the_trace_gave_no_duration_for() -> None:
+    root = Path(__file__).resolve().parent.parent
+    trace = root / "examples/measure/dfx_outputs/merged_swimlane_20261203_101500.json"
+    plan = root / "plans/deepseek_v4_flash.yaml"
+    done = CliRunner(env={"NO_COLOR": "1"}).invoke(
+        app, ["suggest", str(plan), "--layer", "csa", "--top", "1", "--trace", str(trace)]
+    )
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("csa (durations: the swimlane trace)")  # proj_a, proj_b
+    assert (
+        "trace: no event of csa_cache_writeback, csa_rope_step, hc_post and 17 more: their "
+        "stages keep their duration_us\n"
+    ) in done.output

@@ -146,6 +146,8 @@ def test_a_plan_without_params_runs_the_checks_once(
     assert calls == ["default"]
     api.validate_paths([str(plan)])
     assert calls == ["default", "default", "lo", "hi"]
+    api.validate_paths([str(plan)], overrides={"CTX": 512})  # every range fixed: once
+    assert calls == ["default", "default", "lo", "hi", "default"]
 
 
 # -- fmt: the new keys in their declared order, small mappings on one line -----------------

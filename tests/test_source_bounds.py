@@ -101,6 +101,17 @@ def test_a_constant_is_evaluated_once(tmp_path: Path) -> None:
     assert notices == []
 
 
+def test_a_config_property_is_evaluated_once(tmp_path: Path) -> None:
+    """A config object's properties, each naming the one before twice: one evaluation
+    each, as module constants."""
+    head = ["class Config:", "    @property", "    def p0(self):", "        return self.base"]
+    for i in range(1, 41):
+        head += ["    @property", f"    def p{i}(self):"]
+        head += [f"        return self.p{i - 1} + self.p{i - 1}"]
+    _layer(tmp_path / "m.py", [*head, "", "M = Config(base=1)"], "M.p40 // M.p38")
+    assert _check(tmp_path) == []
+
+
 def test_a_chain_of_constants_does_not_nest(tmp_path: Path) -> None:
     """A thousand constants each naming the one before: evaluated deepest first, never a
     thousand calls deep."""
@@ -275,6 +286,33 @@ def test_a_parameter_no_suffix_mends(tmp_path: Path) -> None:
     assert [d.code for d in api.validate_paths([str(tmp_path / "plan.yaml")]).diagnostics] == []
 
 
+def test_tasks_gathered_in_an_array_are_paid_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of 2**10 kernels waits on an array of all the tasks before it: n**2 / 2 deps,
+    paid from the budget (here made small), not a free quadratic."""
+    monkeypatch.setattr(limits, "MAX_WORK", 50_000)
+    kernel = '    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k", deps=[arr]) as t:\n'
+    helpers = [
+        "",
+        "@pl.jit.inline",
+        "def h0(a, arr):",
+        kernel + "        a[0:1] = 1\n    arr[0] = t\n",
+    ]
+    for i in range(1, 11):
+        helpers += ["@pl.jit.inline", f"def h{i}(a, arr):", f"    h{i - 1}(a, arr)"]
+        helpers += [f"    h{i - 1}(a, arr)", ""]
+    body = "    arr = pl.array.create(4, pl.TASK_ID)\n    h10(a, arr)\n"
+    _layer(tmp_path / "m.py", helpers, body=body)
+    assert _check(tmp_path) == [
+        (
+            "PC208",
+            "m.py:61: f() needs more than 50,000 steps of work: not resolved statically; "
+            "the rest of it is not read",
+        )
+    ]
+
+
 def test_too_many_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scopes, "MAX_KERNELS", 100)
     body = "".join(KERNEL.format(hint=f"k{i}") for i in range(101))
@@ -412,4 +450,49 @@ def test_an_import_that_cannot_be_read_is_named(
         ),
         ("PC208", f"m.py:4: import 'dims': dims.py is not a regular file: {effect}"),
         ("PC208", f"m.py:6: import 'more': more than 3 modules would be read: {effect}"),
+    ]
+
+
+def test_callers_are_looked_for_within_the_bounds(tmp_path: Path) -> None:
+    """A bare `pl.Tensor` parameter's shape is looked for in its directory's modules: a
+    FIFO there is not waited on, and a link to an entry outside the root is not read
+    (it would say [8]: PC207)."""
+    root = tmp_path / "root"
+    _layer(root / "m.py", [])
+    text = (root / "m.py").read_text(encoding="utf-8")
+    (root / "m.py").write_text(text.replace("a: pl.Tensor[[4], pl.FP32]", "a: pl.Tensor"))
+    os.mkfifo(root / "fifo.py")
+    (tmp_path / "entry.py").write_text(
+        "import pypto.language as pl\nfrom m import f\n\n"
+        "def entry(a: pl.Tensor[[8], pl.FP32]):\n    f(a)\n",
+        encoding="utf-8",
+    )
+    (root / "entry.py").symlink_to(tmp_path / "entry.py")
+    found: list[list[tuple[str, str]]] = []
+    checker = threading.Thread(target=lambda: found.append(_check(root)), daemon=True)
+    checker.start()
+    checker.join(timeout=20)
+    assert found == [[]]
+
+
+def test_opaque_code_repeated_is_paid_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2**12 `while` blocks from a helper tree: each is a kernel waiting for all before it
+    (n**2 / 2 edges, some gigabytes at 2**14), paid from the budget (here made small)."""
+    monkeypatch.setattr(limits, "MAX_WORK", 200_000)
+    helpers = ["", "@pl.jit.inline", "def h0(a):", "    while a:\n        pass\n"]
+    for i in range(1, 13):
+        helpers += ["@pl.jit.inline", f"def h{i}(a):", f"    h{i - 1}(a)", f"    h{i - 1}(a)", ""]
+    _layer(tmp_path / "m.py", helpers, body="    h12(a)\n")
+    assert _check(tmp_path) == [
+        (
+            "PC208",
+            "m.py:5: a loop or try block outside a kernel: not resolved statically; the "
+            "checks of what it runs are skipped",
+        ),
+        (
+            "PC208",
+            "m.py:70: f() needs more than 200,000 steps of work: not resolved statically; "
+            "the rest of it is not read",
+        ),
+        ("PC202", "stage 's': kernel 'k' is no kernel of f() (m.py)"),
     ]

@@ -58,11 +58,12 @@ def durations(path: str, plan: ir.Plan) -> Durations:
     found = instances(read(path, name_pattern(stages)))
     spans: dict[tuple[str, str], list[float]] = defaultdict(list)
     notes: list[str] = []
+    absent: list[str] = []
     for kernel, owners in sorted(stages.items()):
         got = [i for i in found.get(kernel, []) if i.problem is None]
         layers = _layers(plan, {kind for kind, _ in owners})
         if not got:
-            notes.append(f"no {kernel} event: its stage keeps its duration_us")
+            absent.append(kernel)
         elif not layers or len(got) % len(layers):
             notes.append(
                 f"{len(got)} {kernel} tasks over {len(layers)} layers that run it: not "
@@ -71,6 +72,10 @@ def durations(path: str, plan: ir.Plan) -> Durations:
         else:
             for kind, span in _spans(got, layers):
                 spans.update({(kind, s): [*spans[(kind, s)], span] for k, s in owners if k == kind})
+    if absent:  # one note for them all: a trace of a few kernels misses most
+        shown = ", ".join(absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
+        keep = "its stage keeps its" if len(absent) == 1 else "their stages keep their"
+        notes.insert(0, f"no event of {shown}: {keep} duration_us")
     from statistics import median  # noqa: PLC0415 (the same)
 
     return Durations({k: median(v) for k, v in spans.items()}, tuple(notes))
@@ -104,11 +109,13 @@ def apply(plan: ir.Plan, found: Durations) -> tuple[ir.Plan, frozenset[str]]:
     return replace(plan, layers=MappingProxyType(layers)), frozenset(timed)
 
 
-def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str]]:
-    """``apply`` of the trace at ``path``; a file that is not a swimlane is a usage error."""
+def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str], tuple[str, ...]]:
+    """``apply`` of the trace at ``path``, and its notes; a file that is not a swimlane is
+    a usage error."""
     from plancc.measure.errors import InputError  # noqa: PLC0415 (validate imports this module)
 
     try:
-        return apply(plan, durations(path, plan))
+        found = durations(path, plan)
     except InputError as exc:
         raise UsageError(str(exc)) from None
+    return (*apply(plan, found), found.notes)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
 
-__all__ = ["MAX_BYTES", "Module", "SourceError", "clear_cache", "load_module"]
+__all__ = ["MAX_BYTES", "Module", "SourceError", "clear_cache", "load_module", "source_bytes"]
 
 
 class SourceError(Exception):
@@ -109,6 +109,17 @@ def _read(path: str) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def source_bytes(path: str) -> bytes:
+    """At most ``MAX_BYTES + 1`` bytes of ``path``, read as a module is: a regular file
+    only, never waited on. SourceError when it cannot be."""
+    try:
+        return _read(path)
+    except _NotRegular:
+        raise SourceError(f"{path} is not a regular file") from None
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
 
 
 def _parse(path: str) -> Module | str:

@@ -17,7 +17,7 @@ import ast
 import os
 from dataclasses import replace
 
-from plancc.source.modules import Module, SourceError, load_module
+from plancc.source.modules import Module, SourceError, load_module, source_bytes
 from plancc.source.reading import Param
 from plancc.source.resolver import Resolver
 from plancc.source.values import Dynamic, dotted, int_or_none
@@ -44,8 +44,9 @@ def _args(fn: ast.FunctionDef) -> list[ast.arg]:
     return [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
 
 
-def _modules(directory: str, name: str) -> list[Module]:
-    """The modules of ``directory`` whose text names ``name``."""
+def _modules(resolver: Resolver, directory: str, name: str) -> list[Module]:
+    """The modules of ``directory`` whose text names ``name``: read as every module is
+    (regular files, never waited on, capped; none outside the root)."""
     out: list[Module] = []
     try:
         files = sorted(f for f in os.listdir(directory) if f.endswith(".py"))[:MAX_FILES]
@@ -55,32 +56,35 @@ def _modules(directory: str, name: str) -> list[Module]:
     for f in files:
         path = os.path.join(directory, f)
         try:
-            with open(path, "rb") as handle:
-                if needle not in handle.read():
-                    continue
+            if not resolver.inside(path) or needle not in source_bytes(path):
+                continue
             out.append(load_module(path))
-        except (OSError, SourceError):
+        except SourceError:
             continue
     return out
 
 
-def _calls(mod: Module, name: str) -> list[tuple[ast.FunctionDef, ast.Call]]:
-    """Each call of ``name`` in a function of ``mod``, with the function it is in."""
+def _calls(resolver: Resolver, mod: Module, name: str) -> list[tuple[ast.FunctionDef, ast.Call]]:
+    """Each call of ``name`` in a function of ``mod``, with the innermost function it is
+    in: one walk of the module, paid from the reading's budget."""
     out: list[tuple[ast.FunctionDef, ast.Call]] = []
-    for fn in ast.walk(mod.tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call):
-                func = node.func
-                called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-                if called == name:
-                    out.append((fn, node))
+    todo: list[tuple[ast.AST, ast.FunctionDef | None]] = [(mod.tree, None)]
+    while todo:
+        node, fn = todo.pop()
+        resolver.budget.spend()
+        if isinstance(node, ast.FunctionDef):
+            fn = node
+        elif isinstance(node, ast.Call) and fn is not None:
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called == name:
+                out.append((fn, node))
+        todo += reversed([(child, fn) for child in ast.iter_child_nodes(node)])  # in order
     return out
 
 
 def caller_shapes(
-    mod: Module, fn: ast.FunctionDef, wanted: set[str]
+    resolver: Resolver, mod: Module, fn: ast.FunctionDef, wanted: set[str]
 ) -> dict[str, tuple[Module, ast.arg]]:
     """For each parameter of ``fn`` in ``wanted``, the annotated parameter of a caller
     that is passed to it (through unchanged parameters), with its module."""
@@ -94,8 +98,8 @@ def caller_shapes(
     for _ in range(MAX_HOPS):
         later: list[tuple[str, list[ast.arg], dict[str, str]]] = []
         for name, params, stands in todo:
-            for caller_mod in _modules(directory, name):
-                for caller, call in _calls(caller_mod, name):
+            for caller_mod in _modules(resolver, directory, name):
+                for caller, call in _calls(resolver, caller_mod, name):
                     if caller is fn or f"{caller_mod.path}:{caller.name}" in seen:
                         continue
                     onward = _follow(
@@ -154,7 +158,7 @@ def read_params(resolver: Resolver, mod: Module, fn: ast.FunctionDef) -> dict[st
         out[arg.arg] = read_param(resolver, mod, arg)
     bare = {p.name for p in out.values() if p.bare}
     if bare:
-        for name, (caller, arg) in caller_shapes(mod, fn, bare).items():
+        for name, (caller, arg) in caller_shapes(resolver, mod, fn, bare).items():
             shaped = read_param(resolver, caller, arg)
             out[name] = replace(
                 shaped,

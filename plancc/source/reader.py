@@ -182,6 +182,7 @@ class Reader:
         elif isinstance(target, ast.Subscript):
             base = self.value(frame, target.value)
             if isinstance(base, ArrayV) and isinstance(value, TaskV):
+                self.budget.spend(len(value.kernels))  # a task set is as large as the code
                 base.kernels |= value.kernels
 
     def with_(self, frame: Frame, stmt: ast.With) -> Any:
@@ -287,6 +288,7 @@ class Reader:
                         if isinstance(n, ast.Name):
                             v = frame.env.get(n.id)
                             if isinstance(v, (TaskV, ArrayV)):
+                                self.budget.spend(len(v.kernels))
                                 kernels |= set(v.kernels)
             return TaskV(frozenset(kernels))
         if fn == "pl.array.create":

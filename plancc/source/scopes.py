@@ -91,6 +91,7 @@ class Scopes:
         k.writes = set(given)
         # What it waits on is not known: it waits for everything before it, so nothing
         # after it is taken to run beside what came first (never `deps: []` by default).
+        self.budget.spend(len(self.kernels))  # n opaque kernels: n**2 / 2 edges, paid for
         k.after = set(range(len(self.kernels)))
         self.add(k)
 
@@ -127,6 +128,7 @@ class Scopes:
                 if isinstance(n, ast.Name) and n.id in frame.env:
                     v = frame.env[n.id]
                     if isinstance(v, (TaskV, ArrayV)):
+                        self.budget.spend(len(v.kernels))  # as large as the code
                         deps |= set(v.kernels)
                         dep_names.append(n.id)
         file = self.resolver.show(frame.module.path)

@@ -6,6 +6,7 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,10 @@ from plancc.suggest.evaluate import evaluate
 from plancc.suggest.rank import Ranked, rank
 from plancc.usage import UsageError
 
+# Enumerated candidates per layer kind: a layer of a thousand tasked stages would
+# otherwise enumerate millions (each anchor times each suffix of its later groups).
+MAX_ENUMERATED = 1000
+
 
 @dataclass(frozen=True)
 class LayerSuggestions:
@@ -26,6 +31,7 @@ class LayerSuggestions:
     durations: str  # "steps", "plan" or "trace": where the stages' durations come from
     ranked: list[Ranked]
     infeasible: list[Ranked]
+    capped: bool = False  # the enumeration stopped at MAX_ENUMERATED candidates
 
     @property
     def top_gain(self) -> Ranked | None:
@@ -39,6 +45,7 @@ class Suggestions:
     plan: ir.Plan | None
     errors: tuple[Diagnostic, ...]  # the plan's errors: nothing is suggested for it
     layers: tuple[LayerSuggestions, ...]
+    notes: tuple[str, ...] = ()  # what the trace gave no duration for, and why
 
 
 def suggest(
@@ -55,16 +62,17 @@ def suggest(
     if errors or plan is None:
         return Suggestions(result.file, plan, errors, ())
     timed: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
     if trace is not None:
         from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
 
-        plan, timed = with_trace(trace, plan)
+        plan, timed, notes = with_trace(trace, plan)
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
     layers = suggest_plan(plan, kinds, extra, timed)
-    return Suggestions(result.file, plan, (), layers)
+    return Suggestions(result.file, plan, (), layers, notes)
 
 
 def suggest_plan(
@@ -86,6 +94,8 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
+        enumerated = cands.enumerated(plan, layer, timeline(plan, layer))
+        listed = list(itertools.islice(enumerated, MAX_ENUMERATED))
         found = cands.unique(
             plan,
             iter(
@@ -93,10 +103,11 @@ def suggest_plan(
                     cands.Candidate(kind, (), cands.NONE),
                     *(c for c in extra if c.kind == kind),
                     *cands.declared(layer),
-                    *cands.enumerated(plan, layer, timeline(plan, layer)),
+                    *listed,
                 ]
             ),
         )
         ranked, infeasible = rank([evaluate(plan, c) for c in found])
-        out.append(LayerSuggestions(kind, durations, ranked, infeasible))
+        capped = next(enumerated, None) is not None
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped))
     return tuple(out)

@@ -17,6 +17,22 @@ from enum import StrEnum
 from typing import Annotated
 
 from plancc import __version__, console
+from plancc.command_options import (
+    DiffOpt,
+    FixOpt,
+    FormatOpt,
+    NoSource,
+    Paths,
+    Quiet,
+    Sets,
+    ShowAllowed,
+    SourceRoot,
+    StdinName,
+    Strict,
+    Trace,
+    UnsafeFixes,
+    sources,
+)
 from plancc.options import Argument, Option, command
 from plancc.reporting import Format, say_skipped
 from plancc.reporting import decided as _decided
@@ -43,47 +59,6 @@ def root(
     return 0
 
 
-Paths = Annotated[
-    list[str],
-    Argument("PATH", "Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
-]
-StdinName = Annotated[
-    str | None,
-    Option(
-        "--stdin-filename",
-        metavar="PATH",
-        help="The name of the plan read from - (for messages, its config and the outputs).",
-    ),
-]
-FormatOpt = Annotated[Format, Option("--format", "-f", help="Output format.")]
-Strict = Annotated[bool, Option("--strict", help="Warnings fail too (exit 1).")]
-Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summary.")]
-ShowAllowed = Annotated[
-    bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
-]
-FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
-UnsafeFixes = Annotated[bool, Option("--unsafe-fixes", help="--fix, --diff: the unsafe too.")]
-DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
-SourceRoot = Annotated[
-    str | None,
-    Option(
-        "--source-root",
-        metavar="DIR",
-        help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
-    ),
-]
-Sets = Annotated[
-    Sequence[str],
-    Option(
-        "--set",
-        metavar="NAME=VALUE",
-        help="Fix a param's value (repeatable); without it each is checked over its range.",
-    ),
-]
-
-Trace = Annotated[str | None, Option("--trace", metavar="SWIMLANE", help="Stage durations.")]
-
-
 @command()
 def validate(
     paths: Paths,
@@ -99,9 +74,12 @@ def validate(
     unsafe_fixes: UnsafeFixes = False,
     diff: DiffOpt = False,
     trace: Trace = None,
+    no_source: NoSource = False,
 ) -> int:
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
+
+    source_root = sources(source_root, no_source)
 
     if fix or diff:
         from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
@@ -154,10 +132,13 @@ def build(
     stdin_filename: StdinName = None,
     source_root: SourceRoot = None,
     sets: Sets = (),
+    no_source: NoSource = False,
 ) -> int:
     """Validate plans, then write DIR/<model>_warms.py and its manifest for each."""
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
+
+    source_root = sources(source_root, no_source)
 
     result = build_plans(
         paths,
@@ -216,10 +197,13 @@ def report(
     ] = None,
     sets: Sets = (),
     source_root: SourceRoot = None,
+    no_source: NoSource = False,
 ) -> int:
     """Write one self-contained HTML page that draws the plan; exit 1 if it has errors."""
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
+
+    source_root = sources(source_root, no_source)
 
     done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
@@ -352,12 +336,21 @@ def measure(
 def suggest(
     plan: Annotated[str, Argument("PLAN", "A plan file.")],
     *,
-    layer: Annotated[Sequence[str], Option("--layer", metavar="KIND", help="Only this kind.")] = (),
+    layer: Annotated[
+        Sequence[str], Option("--layer", metavar="KIND", help="Only this layer kind (repeatable).")
+    ] = (),
     candidate: Annotated[
-        Sequence[str], Option("--candidate", metavar="KIND:ANCHOR:T1,T2", help="Also this warm.")
+        Sequence[str],
+        Option(
+            "--candidate",
+            metavar="KIND:ANCHOR:T1,T2",
+            help="Also evaluate this warm, as given (repeatable; ANCHOR+ANCHOR: a join).",
+        ),
     ] = (),
     trace: Trace = None,
-    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per kind.")] = 10,
+    top: Annotated[
+        int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
+    ] = 10,
     fmt: Annotated[
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,
@@ -384,23 +377,19 @@ def extract(
         str | None,
         Option("--config", metavar="FILE", help="The model's config.json: its keys become dims."),
     ] = None,
+    define: Annotated[
+        Sequence[str],
+        Option("--define", metavar="NAME=VALUE", help="A run-time choice of the code."),
+    ] = (),
 ) -> int:
     """Print the plan skeleton of model code: tensors, dims, stages, warms (docs/sources.md)."""
-    from plancc.source.extract import Refused  # noqa: PLC0415 (cold start)
-    from plancc.source.extract import extract as run  # noqa: PLC0415 (cold start)
-    from plancc.source.modules import SourceError  # noqa: PLC0415 (cold start)
+    from plancc.source.extract import run  # noqa: PLC0415 (cold start)
 
-    try:
-        done = run(sources, [*kind], config)
-    except Refused as exc:
-        console.err(f"plancc: {exc}")
-        return 1
-    except SourceError as exc:
-        raise UsageError(str(exc)) from None
+    done = run(sources, [*kind], config, [*define])  # UsageError: exit 2
     console.out(done.text)
-    for n in done.notices:
-        console.err(f"notice PC208: {n}")
-    return 0
+    for line in done.stderr:
+        console.err(line)
+    return done.exit_code
 
 
 @command(long_lived=True)

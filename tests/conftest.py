@@ -15,15 +15,12 @@ def _no_sibling_pypto_lib(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hermetic: the shipped plans' `source_root` (../../pypto-lib) finds no checkout
     beside this repository, as in CI; a test that wants one passes --source-root."""
     sibling = (ROOT.parent / "pypto-lib").resolve()
-    real = plancc.source.root.source_root
+    real = plancc.source.root.checkout_at
 
-    def source_root(plan_file: str, declared: str | None, override: str | None) -> str:
-        found = real(plan_file, declared, override)
-        if override is None and Path(found).resolve() == sibling:
-            return found + ".absent-in-tests"
-        return found
+    def checkout_at(path: str) -> bool:
+        return Path(path).resolve() != sibling and real(path)
 
-    monkeypatch.setattr(plancc.source.root, "source_root", source_root)
+    monkeypatch.setattr(plancc.source.root, "checkout_at", checkout_at)
 
 
 @pytest.fixture

@@ -105,6 +105,7 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
         "plancc.usage",
         "plancc.commands",
         "plancc.reporting",
+        "plancc.command_options",
         "plancc.cli",
         "plancc.console",
     }

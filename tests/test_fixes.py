@@ -186,3 +186,13 @@ def test_json_and_sarif_print_the_fix(tmp_path: Path, monkeypatch: pytest.Monkey
     ]
     line = GRAPH.splitlines()[17]
     assert line[38:44] == "[a, b]"
+
+
+def test_the_summary_counts_a_tensor_warmed_twice_once() -> None:
+    # a (16.8 MB) and b (16.8 MB) are warmed, b by both warms: 33.5 MB, not 50.3 MB.
+    plan = ROOT / "tests" / "cases" / "rules" / "pc108_o_proj_warmed_twice.yaml"
+    code, out, _ = _validate(str(plan), "-f", "json")
+    assert code == 0
+    (numbers,) = json.loads(out)["plans"]
+    assert (numbers["warms"], numbers["warm_bytes"]) == (2, 33_554_432)
+    assert "2 warms, 33,554,432 B warmed" in _validate(str(plan))[1]

@@ -14,6 +14,7 @@ name in another module (private/). Each has its golden `extract.yaml`
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -309,13 +310,88 @@ def test_mutation_delete_the_file(attn: Path) -> None:
     assert "source of layer kind 'attn' not checked: cannot read" in ds[0].message
 
 
-def test_missing_source_root_is_one_warning(attn: Path) -> None:
+def test_missing_source_root_is_one_warning(attn: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the API (an editor's setting): one PC200 naming the resolved path, from
+    where the user is."""
+    monkeypatch.chdir(attn)
     ds = [d for d in _validate(attn / "plan.yaml", attn / "nowhere") if d.code in SOURCE_CODES]
     assert [(d.code, d.line) for d in ds] == [("PC200", 33)]
-    assert ds[0].message.startswith("--source-root ")
-    assert ds[0].message.endswith(
-        "/nowhere is not a directory: the sources of attn were not checked"
+    assert ds[0].message == (
+        f"--source-root {attn / 'nowhere'} is not a directory (nowhere): the sources of attn "
+        "were not checked"
     )
+
+
+def test_a_plans_own_missing_source_root_names_where_it_looked(
+    attn: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(attn.parent)
+    plan = attn / "plan.yaml"
+    text = plan.read_text(encoding="utf-8").replace('source_root: "."', "source_root: gone")
+    plan.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["validate", str(plan), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (d,) = json.loads(result.stdout)["diagnostics"]
+    assert (d["code"], d["severity"]) == ("PC200", "warning")
+    assert d["message"] == (
+        "source_root 'gone' is not a directory (attn/gone): the sources of attn were not checked"
+    )
+
+
+@pytest.mark.parametrize("command", ["validate", "build", "report"])
+def test_no_source_skips_the_checks_with_one_notice(
+    attn: Path, command: str, tmp_path: Path
+) -> None:
+    out = ["--out", str(tmp_path / "out")] if command == "build" else []
+    out = ["--out", str(tmp_path / "r.html")] if command == "report" else out
+    args = [command, str(attn / "plan.yaml"), "--no-source", *out]
+    if command == "validate":
+        args += ["--format", "json"]
+    (attn / "layer.py").unlink()  # nothing is read
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    if command == "validate":
+        (d,) = json.loads(result.stdout)["diagnostics"]
+        assert (d["code"], d["severity"], d["line"]) == ("PC208", "notice", 33)
+        assert d["message"] == (
+            "the sources of attn were not read (--no-source): the source checks are skipped"
+        )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--source-root", "nowhere"], "plancc: --source-root nowhere: not a directory\n"),
+        (["--no-source", "--source-root", "."], "plancc: --no-source: not with --source-root\n"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "build", "report"])
+def test_an_explicit_source_root_must_be_a_directory(
+    attn: Path, command: str, options: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(attn)
+    out = ["--out", "out"] if command != "validate" else []
+    result = CliRunner().invoke(app, [command, "plan.yaml", *options, *out])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
+    assert not (attn / "out").exists()
+
+
+def test_the_server_setting_no_source() -> None:
+    from lsprotocol import types as lsp
+
+    from plancc.lsp.settings import Settings
+    from plancc.source.root import NO_SOURCE
+
+    settings = Settings()
+    settings.initialize(
+        lsp.InitializeParams(lsp.ClientCapabilities(), initialization_options={"noSource": True})
+    )
+    assert settings.source_root == NO_SOURCE
+    settings.initialize(
+        lsp.InitializeParams(lsp.ClientCapabilities(), initialization_options={"sourceRoot": "x"})
+    )
+    assert settings.source_root is not None
+    assert settings.source_root.endswith("x")
 
 
 def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

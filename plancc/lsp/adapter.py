@@ -24,10 +24,12 @@ from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
 from plancc.rules.analysis import Analysis, LayerFacts, WarmFacts
 from plancc.source.cache import deadline as reading_deadline
+from plancc.source.root import NO_SOURCE
 from plancc.text import fmt_bytes, fmt_percent, fmt_size
 
 __all__ = [
     "COLUMN",
+    "NO_SOURCE",
     "Allowed",
     "Analysis",
     "Append",

@@ -1,6 +1,7 @@
 """What the client says about where things are: the base of the rules' documentation
 links and where the plans' model code starts, from the initialization options
-(`docsUrl`, `sourceRoot`) and the workspace setting `plancc.sourceRoot`."""
+(`docsUrl`, `sourceRoot`, `noSource`: skip the source checks, as `--no-source`) and the
+workspace setting `plancc.sourceRoot`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from plancc.lsp.adapter import NO_SOURCE
 from plancc.lsp.diagnostics import default_docs_url
 from plancc.lsp.state import path_of
 
@@ -22,6 +24,7 @@ class Settings:
         self.docs_url = default_docs_url()
         self.root_dir = Path.cwd()  # the workspace's root: a relative source root starts there
         self.roots: dict[str, str | None] = {OPTION: None, SETTING: None}
+        self.no_source = False  # `noSource`: the source checks skipped on purpose
 
     def initialize(self, params: lsp.InitializeParams) -> None:
         given = params.initialization_options
@@ -32,12 +35,15 @@ class Settings:
         root = folders[0].uri if folders else params.root_uri
         if root is not None and root.startswith("file:"):
             self.root_dir = path_of(root)
+        self.no_source = options.get("noSource") is True
         self.give(OPTION, options.get("sourceRoot"))
 
     @property
     def source_root(self) -> str | None:
         """Where the plans' `source` paths start, as `--source-root` (None: each plan's
         own `source_root`): the workspace setting, else the initialization option."""
+        if self.no_source:
+            return NO_SOURCE
         given = self.roots[SETTING] or self.roots[OPTION]
         return None if given is None else str(self.root_dir / Path(given).expanduser())
 

@@ -14,58 +14,82 @@ could not resolve is left out and named (PC208), never guessed.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from plancc.dtypes import DTYPES
 from plancc.fmt_layout import Layout
 from plancc.load import ConfigError, read_config_at
-from plancc.names import MAX_NAME, identifier_problem
-from plancc.scalars import INT, STR, core_tag
+from plancc.names import identifier_problem
 from plancc.source.extract_dims import Dims, stacked
+from plancc.source.extract_names import (
+    kind_names,
+    model_name,
+    scalar,
+    stage_names,
+    tensor_name,
+)
 from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
-from plancc.source.reading import Kernel, Reading
+from plancc.source.reading import Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
 from plancc.source.values import FreeNames
-from plancc.text import plural
+from plancc.usage import UsageError
 
 
 @dataclass
 class Extracted:
     text: str
     notices: list[str] = field(default_factory=list)
+    refused: str = ""  # why there is no skeleton (exit 1), one line
+
+    @property
+    def stderr(self) -> list[str]:
+        if self.refused:
+            return [f"plancc: {self.refused}"]
+        return [f"notice PC208: {n}" for n in self.notices]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.refused else 0
+
+
+def run(
+    sources: Sequence[str], kinds: Sequence[str], config: str | None, defines: Sequence[str]
+) -> Extracted:
+    """`plancc extract`: the skeleton, or the one line refusing it; UsageError for
+    arguments or files that cannot be read."""
+    try:
+        return extract(sources, kinds, config, defines=parse_defines(defines))
+    except Refused as exc:
+        return Extracted("", refused=str(exc))
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_defines(given: Sequence[str]) -> dict[str, object]:
+    """`--define NAME=VALUE`: an integer, `true`/`false`, else the string."""
+    out: dict[str, object] = {}
+    for item in given:
+        name, eq, text = item.partition("=")
+        if not eq or not name.isidentifier():
+            raise SourceError(f"--define {item}: not NAME=VALUE")
+        value: object = text
+        if text.lstrip("-").isdigit():
+            value = int(text)
+        elif text in ("true", "false"):
+            value = text == "true"
+        out[name] = value
+    return out
 
 
 class Refused(SourceError):
     """The function gives no skeleton that keeps the promise (no kernels): exit 1, one line."""
-
-
-def _kinds(sources: Sequence[str], kinds: Sequence[str]) -> list[str]:
-    """Each source's layer kind: ``kinds`` in order, else its function's name without
-    leading underscores. SourceError (a usage error) for a count or a name that cannot be."""
-    if kinds and len(kinds) != len(sources):
-        raise SourceError(
-            f"--kind given {plural(len(kinds), 'time')} for {plural(len(sources), 'source')}: "
-            "name the kind of every source, in order, or of none"
-        )
-    out: list[str] = []
-    for i, source in enumerate(sources):
-        given = i < len(kinds)
-        kind = kinds[i] if given else split_source(source)[1].lstrip("_")
-        problem = identifier_problem(kind, reserved=False)
-        if problem is not None:
-            where = f"--kind {kind!r}" if given else source
-            raise SourceError(f"{where}: layer kind {problem}; name it with --kind")
-        if kind in out:
-            raise SourceError(f"two sources make layer kind '{kind}': name them with --kind")
-        out.append(kind)
-    return out
 
 
 def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in fmt order)
@@ -73,6 +97,8 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     kinds: Sequence[str] = (),
     config: str | None = None,
     model: str | None = None,
+    *,
+    defines: Mapping[str, object] = MappingProxyType({}),
 ) -> Extracted:
     """The plan skeleton of ``sources`` (each `PATH:FUNCTION`; a layer kind each, named by
     ``kinds`` in order or after the function). SourceError when one cannot be read (or
@@ -84,12 +110,12 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         path, function = split_source(source)
         if not path or not function.isidentifier():
             raise SourceError(f"{source}: not PATH:FUNCTION (a Python file and a function in it)")
-    kind_names = _kinds(sources, kinds)
+    kinds_of = kind_names(sources, kinds)
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
     resolver = Resolver(root)  # one for all sources: each module is read once
     readings: list[tuple[str, Reading]] = []
-    for source, path, kind in zip(sources, paths, kind_names, strict=True):
+    for source, path, kind in zip(sources, paths, kinds_of, strict=True):
         function = split_source(source)[1]
         reading = Reader(resolver).read(path, function)
         if not any(k.name and not k.opaque for k in reading.kernels):
@@ -141,26 +167,26 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     lines = [
         f"# Extracted by plancc extract from {', '.join(sources)}.",
         "plancc: 1",
-        f"model: {_scalar(model or _model_name(readings))}",
+        f"model: {scalar(model or model_name(readings))}",
         "platform: a2a3",
     ]
     if config is not None:
-        lines.append(f"config: {_scalar(config)}")
+        lines.append(f"config: {scalar(config)}")
     rel_root = os.path.relpath(root)
-    lines.append(f"source_root: {_scalar(rel_root.replace(os.sep, '/'))}")
+    lines.append(f"source_root: {scalar(rel_root.replace(os.sep, '/'))}")
     if dims.dims:
         lines.append("dims:")
-        lines += [f"  {_scalar(n)}: {_scalar(v, number=True)}" for n, v in dims.dims.items()]
+        lines += [f"  {scalar(n)}: {scalar(v, number=True)}" for n, v in dims.dims.items()]
     lines.append("tensors:")
     names: dict[tuple[str, str], str] = {}
     emitted: set[str] = set()
     for kind, mine in per_kind.items():
         for param, (shape, dtype) in mine.items():
-            name = _tensor_name(f"{kind}_{param}" if param in clash else param, emitted, dims)
+            name = tensor_name(f"{kind}_{param}" if param in clash else param, emitted, dims)
             names[(kind, param)] = name
             if name not in emitted:
                 emitted.add(name)
-                lines.append(f"  {_scalar(name)}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
+                lines.append(f"  {scalar(name)}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
     lines.append("layers:")
     for (kind, reading), source, path in zip(readings, sources, paths, strict=True):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
@@ -181,40 +207,6 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     return Extracted(out if out is not None else text, notices)
 
 
-def _tensor_name(name: str, taken: set[str], dims: Dims) -> str:
-    """A plan tensor's name for parameter ``name``: itself, unless the plan's name rules
-    or namespace refuse it (`x_flat`, `_x`, a dim's name); then `<name>_t` (mapped back
-    by `source_params`). A name no suffix can mend (longer than a name may be, or not
-    ASCII: Python allows `é`) is made of its ASCII letters, digits and '_' first."""
-    out = name.lstrip("_") or "t"
-    if identifier_problem(out, reserved=False) is not None:
-        kept = "".join(c for c in out if c.isascii() and (c.isalnum() or c == "_"))
-        out = kept.lstrip("_0123456789")[: MAX_NAME // 2] or "t"
-    base, n = out, 0
-    while (
-        identifier_problem(out, reserved=True) is not None
-        or out in dims.dims
-        or (out != name and out in taken)
-    ):
-        out = f"{out}_t" if len(out) + 2 <= MAX_NAME else f"{base[: MAX_NAME // 2]}_{n}"
-        n += 1
-    return out
-
-
-def _stage_names(kernels: list[Kernel]) -> list[str]:
-    """Each kernel's stage name: its own where the plan's rules take it, else one made
-    of its letters and digits, kept unique."""
-    out: list[str] = []
-    taken = FreeNames()
-    for k in kernels:
-        name = k.name
-        if identifier_problem(name, reserved=False) is not None:
-            name = "".join(c if c.isalnum() else "_" for c in name).lstrip("_0123456789")
-            name = name if identifier_problem(name, reserved=False) is None else "stage"
-        out.append(taken.take(name))
-    return out
-
-
 def _layer(
     kind: str,
     *,
@@ -228,33 +220,33 @@ def _layer(
     Stages, their reads, tasks and deps are the runs the source checks compare
     (``base.stage_runs``), so that the skeleton reports nothing against its code."""
     mapping = {names[(kind, p)]: p for (k, p) in names if k == kind and names[(k, p)] != p}
-    lines = [f"  {_scalar(kind)}:", f"    source: {_scalar(source)}"]
+    lines = [f"  {scalar(kind)}:", f"    source: {scalar(source)}"]
     if mapping:
-        pairs = ", ".join(f"{_scalar(t)}: {_scalar(p)}" for t, p in mapping.items())
+        pairs = ", ".join(f"{scalar(t)}: {scalar(p)}" for t, p in mapping.items())
         lines.append(f"    source_params: {{{pairs}}}")
     lines.append("    stages:")
     kernels = [k for k in reading.kernels if not k.opaque and k.name]
-    stage_names = _stage_names(kernels)
+    named = stage_names(kernels)
     runs = stage_runs(reading, dict(enumerate(kernels)))
     task_of = _tasks(reading, runs, notices)
     for i, k in enumerate(kernels):
-        entry = [f"name: {_scalar(stage_names[i])}"]
+        entry = [f"name: {scalar(named[i])}"]
         if i in task_of:
-            entry.append(f"task: {_scalar(task_of[i])}")
+            entry.append(f"task: {scalar(task_of[i])}")
         read: set[str] = set()
         for member in runs.kernels[i]:
             read |= member.reads
         reads = [
-            _scalar(names[(kind, p)]) for p in reading.params if p in read and (kind, p) in names
+            scalar(names[(kind, p)]) for p in reading.params if p in read and (kind, p) in names
         ]
         if reads:
             entry.append(f"reads: [{', '.join(reads)}]")
         if identifier_problem(k.name, reserved=False) is None:
-            entry.append(f"kernel: {_scalar(k.name)}")
+            entry.append(f"kernel: {scalar(k.name)}")
         else:
             notices.append(f"{k.file}:{k.line}: kernel '{k.name}' is no plan name: not compared")
         direct = runs.direct(i)
-        entry.append(f"deps: [{', '.join(_scalar(stage_names[j]) for j in direct)}]")
+        entry.append(f"deps: [{', '.join(scalar(named[j]) for j in direct)}]")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines = _warms(
         kind,
@@ -262,7 +254,7 @@ def _layer(
         names=names,
         notices=notices,
         suffix=suffix,
-        anchors={task: stage_names[i] for i, task in task_of.items()},
+        anchors={task: named[i] for i, task in task_of.items()},
     )
     if warm_lines:
         lines += ["    warms:", *warm_lines]
@@ -332,10 +324,10 @@ def _warms(
             base = f"{base}_w"
         name = used.take(base)
         warm_lines += [
-            f"      - name: {_scalar(name)}",
-            f"        name_hint: {_scalar(w.name_hint)}",
-            f"        after: {anchor if anchor.startswith('[') else _scalar(anchor)}",
-            f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
+            f"      - name: {scalar(name)}",
+            f"        name_hint: {scalar(w.name_hint)}",
+            f"        after: {anchor if anchor.startswith('[') else scalar(anchor)}",
+            f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
         ]
     for c in reading.calls:
         tensors = [names.get((kind, t)) if t else None for t in c.tensors]
@@ -345,9 +337,9 @@ def _warms(
             continue
         used.taken.add(c.function)
         warm_lines += [
-            f"      - name: {_scalar(c.function)}",
-            f"        after: {_scalar(anchor)}",
-            f"        tensors: [{', '.join(_scalar(t) for t in tensors if t)}]",
+            f"      - name: {scalar(c.function)}",
+            f"        after: {scalar(anchor)}",
+            f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
         ]
     return warm_lines
 
@@ -358,33 +350,12 @@ def _join(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | N
     parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
     if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
         return None
-    return "[" + ", ".join(_scalar(a) for _, a in parts) + "]"
+    return "[" + ", ".join(scalar(a) for _, a in parts) + "]"
 
 
 def _kernels(reading: Reading, task: str) -> frozenset[int]:
     found = reading.task(task)
     return frozenset() if found is None else found.kernels
-
-
-def _model_name(readings: list[tuple[str, Reading]]) -> str:
-    stem = readings[0][1].module.name if readings else "model"
-    name = "".join(c if c.isalnum() else "_" for c in stem).lstrip("_0123456789")
-    return name if name and identifier_problem(name, reserved=False) is None else "model"
-
-
-def _scalar(text: str, *, number: bool = False) -> str:
-    """A YAML scalar: plain when it reads back as the same string (``number``: or as the
-    integer it writes), else quoted."""
-    plain = text and text[0].isalnum() and all(c.isalnum() or c in "_./:*+-() " for c in text)
-    tag = core_tag(text)
-    if (
-        plain
-        and ": " not in text
-        and not text.endswith(":")
-        and (tag == STR or (number and tag == INT))
-    ):
-        return text
-    return json.dumps(text)
 
 
 def _config(path: str) -> dict[str, int]:
@@ -395,4 +366,4 @@ def _config(path: str) -> dict[str, int]:
     return {k: v for k, v in data.items() if type(v) is int}
 
 
-__all__ = ["Extracted", "Refused", "extract"]
+__all__ = ["Extracted", "Refused", "extract", "run"]

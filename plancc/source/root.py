@@ -8,10 +8,30 @@ directory test, not for importing the reader.
 from __future__ import annotations
 
 import os
+from typing import Final
 
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic, diag
+from plancc.usage import UsageError
 from plancc.validate import Validated
+
+# The `source_root` override that means `--no-source` (the source checks skipped on
+# purpose): no directory has an empty name, and the command line refuses an explicit
+# `--source-root ''` as no directory before any plan is read.
+NO_SOURCE: Final = ""
+
+
+def source_setting(source_root: str | None, no_source: bool) -> str | None:
+    """The source root the API takes from the command line: `--no-source`, or
+    `--source-root` (a directory, else a usage error: nothing would be checked), or None
+    (each plan's own `source_root`)."""
+    if no_source:
+        if source_root is not None:
+            raise UsageError("--no-source: not with --source-root")
+        return NO_SOURCE
+    if source_root is not None and not os.path.isdir(source_root):
+        raise UsageError(f"--source-root {source_root}: not a directory")
+    return source_root
 
 
 def split_source(source: str) -> tuple[str, str]:
@@ -39,7 +59,17 @@ def unchecked(
     kinds = [] if model is None else [k for k, layer in model.layers.items() if layer.source]
     if model is None or not kinds:
         return []
-    if os.path.isdir(source_root(plan.file, model.source_root, override)):
+    if override == NO_SOURCE:
+        d = diag(
+            plan.file,
+            v.at("layers", kinds[0], "source"),
+            codes.SOURCE_UNRESOLVED,
+            f"the sources of {', '.join(kinds)} were not read (--no-source): the source "
+            "checks are skipped",
+        )
+        return [(d, ())]
+    resolved = source_root(plan.file, model.source_root, override)
+    if checkout_at(resolved):
         return None
     given = (
         f"--source-root {override}"
@@ -55,7 +85,22 @@ def unchecked(
         plan.file,
         where,
         codes.SOURCE_UNCHECKED,
-        f"{given} is not a directory: the sources of {', '.join(kinds)} were not checked",
-        "check out the model repository there, or pass --source-root DIR",
+        f"{given} is not a directory ({_shown(resolved)}): the sources of {', '.join(kinds)} were "
+        "not checked",
+        "check out the model repository there, pass --source-root DIR, or skip the source "
+        "checks with --no-source",
     )
     return [(d, ())]
+
+
+def _shown(path: str) -> str:
+    """``path`` as the user can find it: relative to the current directory."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+
+
+def checkout_at(path: str) -> bool:
+    """Whether model code may be at ``path`` (a directory)."""
+    return os.path.isdir(path)

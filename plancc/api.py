@@ -101,8 +101,7 @@ def diagnose_plan(
     """The whole front end for one plan (``raw``, its bytes): every diagnostic it can find.
     Its `config` is read relative to its label through ``read_file``: `validate` reads
     files, the language server also sees the unsaved editor buffers. ``overrides``: the
-    params `--set` fixes; the others are checked at their default, then at both ends of
-    their range (``_at_range_ends``)."""
+    params `--set` fixes; the others are checked at their default and range's ends."""
     label = source.label
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
@@ -112,7 +111,7 @@ def diagnose_plan(
     diagnostics = [*validated.diagnostics, *resolved]
     if plan is None:
         return PlanResult(label, None, tuple(diagnostics), doc=doc)
-    _check_overrides(plan, overrides)
+    narrowed = _check_overrides(plan, overrides)
     if trace is not None:  # the stages' durations measured (docs/suggest.md)
         plan = timed(trace, plan)[0]
     extra = unchecked(validated, plan, source_root)
@@ -120,7 +119,7 @@ def diagnose_plan(
         from plancc.source.checks import check_sources  # noqa: PLC0415 (only then)
 
         extra = check_sources(validated, plan, source_root)
-    judged = not any(d.severity is Severity.ERROR for d in diagnostics)
+    judged = not narrowed and not any(d.severity is Severity.ERROR for d in diagnostics)
     checked = check(plan, judged=judged, extra=extra)
     found, allowed = [*diagnostics, *checked.diagnostics], checked.allowed
     if any(p.name not in overrides and p.lo != p.hi for p in plan.params):
@@ -138,9 +137,9 @@ def diagnose_plan(
     )
 
 
-def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> None:
-    """A `--set` value outside its param's range is a usage error: the range is what the
-    plan says the model accepts."""
+def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> bool:
+    """A `--set` value outside its param's range is a usage error. Whether one fixes a
+    range: values then go unchecked, so no silence is stale (PC006)."""
     for p in plan.params:
         value = overrides.get(p.name)
         if value is not None and not p.lo <= value <= p.hi:
@@ -148,6 +147,7 @@ def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> None:
                 f"--set {p.name}={value}: {plan.file}: param '{p.name}' ranges over "
                 f"[{p.lo}, {p.hi}]"
             )
+    return any(p.name in overrides and p.lo != p.hi for p in plan.params)
 
 
 def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, passed on)

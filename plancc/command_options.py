@@ -58,4 +58,7 @@ Sets = Annotated[
     ),
 ]
 
-Trace = Annotated[str | None, Option("--trace", metavar="SWIMLANE", help="Stage durations.")]
+Trace = Annotated[
+    str | None,
+    Option("--trace", metavar="SWIMLANE", help="Time the schedule with a swimlane's durations."),
+]

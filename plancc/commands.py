@@ -336,12 +336,21 @@ def measure(
 def suggest(
     plan: Annotated[str, Argument("PLAN", "A plan file.")],
     *,
-    layer: Annotated[Sequence[str], Option("--layer", metavar="KIND", help="Only this kind.")] = (),
+    layer: Annotated[
+        Sequence[str], Option("--layer", metavar="KIND", help="Only this layer kind (repeatable).")
+    ] = (),
     candidate: Annotated[
-        Sequence[str], Option("--candidate", metavar="KIND:ANCHOR:T1,T2", help="Also this warm.")
+        Sequence[str],
+        Option(
+            "--candidate",
+            metavar="KIND:ANCHOR:T1,T2",
+            help="Also evaluate this warm, as given (repeatable; ANCHOR+ANCHOR: a join).",
+        ),
     ] = (),
     trace: Trace = None,
-    top: Annotated[int, Option("--top", metavar="N", help="Candidates shown per kind.")] = 10,
+    top: Annotated[
+        int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
+    ] = 10,
     fmt: Annotated[
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,

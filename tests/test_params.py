@@ -216,3 +216,16 @@ layers:
         tensors: [w]
 """
     )
+
+
+def test_set_leaves_values_unchecked_so_no_silence_is_stale(
+    write_plan: Callable[..., Path],
+) -> None:
+    # The allow silences PC106 at 4096 tokens; at 512 it silences nothing, but the run did
+    # not look at 4096: no PC006. Over the whole range it is not stale either.
+    text = PLAN.replace(
+        "tensors: [wo]}", "tensors: [wo], allow: [PC106], reason: long contexts only}"
+    )
+    path = write_plan(text, "ctx.yaml")
+    assert _messages(path, CTX=512) == []
+    assert _messages(path) == []

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import plancc.suggest
 from plancc.cli import app
 from plancc.suggest import LayerSuggestions, suggest
 from plancc.suggest.rank import label
@@ -233,3 +234,18 @@ def test_fix_writes_nothing_when_nothing_beats_no_warm(tmp_path: Path) -> None:
     assert "nothing beats no warm here: no warm to measure" in result.output
     assert result.output.endswith("k: nothing beats no warm: nothing written\n")
     assert plan.read_text("utf-8") == NOTHING_LANDS
+
+
+def test_enumeration_stops_at_its_bound_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plancc.suggest, "MAX_ENUMERATED", 3)
+    layer = _layer(f"csa:hc_pre:{OPROJ}")
+    assert layer.capped
+    every = [*layer.ranked, *layer.infeasible]
+    assert sum(r.evaluation.candidate.origin == "enumerated" for r in every) <= 3
+    assert any(label(r.evaluation) == _at("hc_pre", OPROJ) for r in every)  # given: kept
+    monkeypatch.undo()
+    assert not _layer().capped
+    result = _run("suggest", FLASH, "--format", "json", "--top", "1")
+    assert [layer["capped"] for layer in json.loads(result.output)["layers"]] == [False] * 3

@@ -6,6 +6,7 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,10 @@ from plancc.suggest.evaluate import evaluate
 from plancc.suggest.rank import Ranked, rank
 from plancc.usage import UsageError
 
+# Enumerated candidates per layer kind: a layer of a thousand tasked stages would
+# otherwise enumerate millions (each anchor times each suffix of its later groups).
+MAX_ENUMERATED = 1000
+
 
 @dataclass(frozen=True)
 class LayerSuggestions:
@@ -26,6 +31,7 @@ class LayerSuggestions:
     durations: str  # "steps", "plan" or "trace": where the stages' durations come from
     ranked: list[Ranked]
     infeasible: list[Ranked]
+    capped: bool = False  # the enumeration stopped at MAX_ENUMERATED candidates
 
     @property
     def top_gain(self) -> Ranked | None:
@@ -88,6 +94,8 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
+        enumerated = cands.enumerated(plan, layer, timeline(plan, layer))
+        listed = list(itertools.islice(enumerated, MAX_ENUMERATED))
         found = cands.unique(
             plan,
             iter(
@@ -95,10 +103,11 @@ def suggest_plan(
                     cands.Candidate(kind, (), cands.NONE),
                     *(c for c in extra if c.kind == kind),
                     *cands.declared(layer),
-                    *cands.enumerated(plan, layer, timeline(plan, layer)),
+                    *listed,
                 ]
             ),
         )
         ranked, infeasible = rank([evaluate(plan, c) for c in found])
-        out.append(LayerSuggestions(kind, durations, ranked, infeasible))
+        capped = next(enumerated, None) is not None
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped))
     return tuple(out)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc.outputs import manifest_file
-from plancc.suggest import LayerSuggestions, Suggestions, suggest
+from plancc.suggest import MAX_ENUMERATED, LayerSuggestions, Suggestions, suggest
 from plancc.suggest.rank import Ranked, label
 from plancc.text import fmt_share, fmt_size
 from plancc.usage import UsageError
@@ -35,6 +35,10 @@ def _row(r: Ranked, l2: int | None) -> list[str]:
     ]
 
 
+CAPPED = (
+    f"enumeration stopped at {MAX_ENUMERATED:,} candidates (the earliest anchors first): "
+    "name others with --candidate"
+)
 HEADER = ["rank", "class", "anchor", "tensors", "bytes", "× L2", "reason"]
 
 
@@ -57,6 +61,8 @@ def text(s: Suggestions, top: int) -> str:
     lines: list[str] = []
     for layer in s.layers:
         lines.append(f"{layer.kind} (durations: {_durations(layer)})")
+        if layer.capped:
+            lines.append(CAPPED)
         shown = layer.ranked[:top]
         lines += _table([HEADER, *(_row(r, l2) for r in shown)])
         if len(layer.ranked) > top:
@@ -120,6 +126,7 @@ def _layer(layer: LayerSuggestions, top: int) -> dict[str, object]:
     return {
         "layer": layer.kind,
         "durations": layer.durations,
+        "capped": layer.capped,
         "candidates": [_candidate(r) for r in layer.ranked[:top]],
         "infeasible": [_candidate(r) for r in layer.infeasible],
     }

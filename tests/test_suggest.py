@@ -70,6 +70,15 @@ def test_anchor_table() -> None:
     assert "(PC107)" in reasons[sparse]
 
 
+def test_streaming_past_a_warms_size_reads_as_a_ratio() -> None:
+    layer = _layer(plan=FLASH)
+    reasons = {label(r.evaluation): r.reason for r in layer.ranked}
+    assert reasons["no warm"].endswith(": lands nothing")
+    small = reasons["rms_norm: idx_wq_b, idx_wq_b_scale"]
+    assert "(4.1× its 8.4 MB) of the layer's own weights stream" in small
+    assert " % " not in small
+
+
 def test_warm_set_table() -> None:
     sets = ["wo_b", "wo_b,wo_a", "wo_a", OPROJ]
     layer = _layer(*(f"csa:q_proj:{s}" for s in sets), f"csa:rms_norm:{ALL_ATTENTION},{OPROJ}")

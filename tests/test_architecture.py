@@ -56,7 +56,7 @@ LAYERS: list[set[str]] = [
         "plancc.runtime",
         "plancc.source",
     },
-    {"plancc.api", "plancc.fmt", "plancc.measure", "plancc.fixes.apply"},
+    {"plancc.api", "plancc.fmt", "plancc.measure", "plancc.fixes.apply", "plancc.fixes.regions"},
     {"plancc.formats", "plancc.lsp", "plancc.report_html", "plancc.suggest"},
     {"plancc.console"},
     {

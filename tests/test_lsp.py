@@ -572,10 +572,10 @@ async def test_the_reorder_fix_on_a_graph_plan(client: LanguageClient) -> None:
 
 async def test_fix_all_applies_every_safe_fix(client: LanguageClient) -> None:
     text = (RULE_CASES / "pc102_graph_consumer_order.yaml").read_text("utf-8")
-    text = text.replace("allow: [PC107]", "allow: [PC107, PC105]")
+    text = text.replace("allow: [PC107]", "allow: [PC107, PC105, PC103]")
     actions = await _fixes(client, text, "PC102")
     whole = [a for a in actions if a.kind == "source.fixAll.plancc"]
-    assert [a.title for a in whole] == ["fix all: 2 safe fixes (plancc)"]
+    assert [a.title for a in whole] == ["fix all: 3 safe fixes (plancc)"]
     assert whole[0].edit is not None
     assert whole[0].edit.changes is not None
     fixed = apply(text, whole[0].edit.changes[DEMO.as_uri()])
@@ -707,3 +707,15 @@ async def test_a_watched_config_change_rechecks(client: LanguageClient, tmp_path
     client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[change]))
     assert "PC005" in [d.code for d in await _published(client, plan.as_uri())]
     close(client, plan)
+
+
+async def test_fix_all_removes_a_whole_stale_allow_once(client: LanguageClient) -> None:
+    text = (RULE_CASES / "pc102_graph_consumer_order.yaml").read_text("utf-8")
+    text = text.replace("allow: [PC107]", "allow: [PC105, PC103]")
+    actions = await _fixes(client, text, "PC102")
+    (whole,) = [a for a in actions if a.kind == "source.fixAll.plancc"]
+    assert whole.edit is not None
+    assert whole.edit.changes is not None
+    fixed = apply(text, whole.edit.changes[DEMO.as_uri()])
+    assert "{name: w, after: s0, tensors: [b, a]}" in fixed
+    assert codes_of(fixed) == ["PC107"]  # no fix: s3 runs right after the first stage

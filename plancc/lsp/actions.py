@@ -87,7 +87,7 @@ def text_edits(state: PlanState, index: Index, fixes: Sequence[pc.Fix]) -> Edits
         if done is None:
             return None
         edits += done
-    return edits
+    return list(dict.fromkeys(edits))  # two fixes removing one list say it twice
 
 
 _GONE = None  # a removed item, in a list being rewritten

@@ -276,3 +276,10 @@ def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
     return once_per_plan(
         plan, ("timeline", layer.name), layer.stages, lambda: Timeline(plan, layer)
     )
+
+
+def share_timeline(plan: ir.Plan, copy: ir.Plan, layer: ir.Layer) -> None:
+    """Let ``copy`` (of ``plan``: the same tensors and platform, ``layer``'s stages, other
+    warms) use ``plan``'s timeline of ``layer`` instead of building its own: `plancc
+    suggest` checks hundreds of such copies, one candidate warm each."""
+    copy.derived[("timeline", layer.name)] = (layer.stages, timeline(plan, layer))

@@ -23,6 +23,7 @@ from plancc.diagnostics import Pos
 from plancc.liveness import live_interval, readers
 from plancc.rules import discover
 from plancc.rules.placed import placed
+from plancc.rules.timeline import share_timeline
 from plancc.suggest.candidates import Candidate
 
 PREFIX = "prefetch_"
@@ -77,6 +78,7 @@ def evaluate(plan: ir.Plan, c: Candidate) -> Evaluation:
         return Evaluation(c, 0, (), 0, 0, None, 0)
     warms = tuple(_warm(plan, layer, anchor, tensors) for anchor, tensors in c.parts)
     variant = _alone(plan, layer, warms)
+    share_timeline(plan, variant, layer)  # the same stages, tensors and platform
     findings = tuple(
         Judged(r.id, r.severity, f.message, f.data or {})
         for r in discover()

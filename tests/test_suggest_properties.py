@@ -122,6 +122,7 @@ def test_raising_l2_never_demotes_a_feasible_candidate(tmp_path: Path) -> None:
     assert before != after  # it does promote some: the property is not vacuous
 
 
+@pytest.mark.slow  # 1.6 s: a suggest per candidate
 def test_a_weight_stream_between_anchor_and_consumer_never_promotes(tmp_path: Path) -> None:
     tree = _tree()
     tree["tensors"]["w_new"] = {"shape": [4096, 4096], "dtype": "bf16"}  # 33.6 MB

@@ -2,8 +2,10 @@
 
 A forward's trace reaches tens of MB. The file is decoded one event at a time
 (``json.JSONDecoder.raw_decode`` over a sliding buffer of about a MiB), and only
-the complete events whose name is a wanted kernel are kept, as small tuples: the
-memory stays bounded by what matches, whatever the file's size. Anything that is
+the complete events whose name is a wanted kernel are kept, as small tuples, and of
+every other Worker View task its kernel and start only (what a scope's fanin-hint
+names: its anchor): the memory grows with the tasks, a few tens of bytes each,
+never with the file's size. Anything that is
 not the converter's form (not JSON, cut off, no ``traceEvents`` list, an event
 that is not an object, a matching task without its kernel duration, a value
 nested past Python's recursion limit) is an ``InputError`` naming the file and
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn, TypeGuard
@@ -297,7 +300,7 @@ def _task(trace: Trace, event: dict[str, Any]) -> None:
         return
     known = trace.tasks.get(m["task"])
     if known is None or ts < known[1]:  # an SPMD task's cores: its first start
-        trace.tasks[m["task"]] = (m["k"], ts)
+        trace.tasks[m["task"]] = (sys.intern(m["k"]), ts)  # a forward repeats few kernels
 
 
 def _impossible(ts: float, dur: float, kdur: float) -> str | None:

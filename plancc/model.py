@@ -180,6 +180,7 @@ class Plan(NamedTuple):
     budget: Budget = Budget()
     config: str | None = None
     source_root: str | None = None
+    source_defines: Mapping[str, int | bool | str] = MappingProxyType({})
     dims: Mapping[str, int | str] = MappingProxyType({})
     params: Mapping[str, int | Param] = MappingProxyType({})
     forward: list[str | ForwardEntry] | ForwardFromConfig | None = None
@@ -223,6 +224,7 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "budget",
         "config",
         "source_root",
+        "source_defines",
         "dims",
         "params",
         "tensors",

@@ -213,6 +213,38 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json(data, custom_forma
                 raise Invalid
             if not (isinstance(data__platform, str) and data__platform == 'a2a3' or isinstance(data__platform, str) and data__platform == 'a2a3sim' or isinstance(data__platform, str) and data__platform == 'a5' or isinstance(data__platform, str) and data__platform == 'a5sim'):
                 raise Invalid
+        if "source_defines" in data_keys:
+            data_keys.remove("source_defines")
+            data__sourcedefines = data["source_defines"]
+            if not isinstance(data__sourcedefines, (dict)):
+                raise Invalid
+            data__sourcedefines_is_dict = isinstance(data__sourcedefines, dict)
+            if data__sourcedefines_is_dict:
+                data__sourcedefines_keys = set(data__sourcedefines.keys())
+                for data__sourcedefines_key in data__sourcedefines_keys:
+                    if data__sourcedefines_key not in []:
+                        data__sourcedefines_value = data__sourcedefines.get(data__sourcedefines_key)
+                        data__sourcedefines_value_any_of_count5 = 0
+                        if not data__sourcedefines_value_any_of_count5:
+                            try:
+                                if not isinstance(data__sourcedefines_value, (int)) or isinstance(data__sourcedefines_value, bool):
+                                    raise Invalid
+                                data__sourcedefines_value_any_of_count5 += 1
+                            except Invalid: pass
+                        if not data__sourcedefines_value_any_of_count5:
+                            try:
+                                if not isinstance(data__sourcedefines_value, (bool)):
+                                    raise Invalid
+                                data__sourcedefines_value_any_of_count5 += 1
+                            except Invalid: pass
+                        if not data__sourcedefines_value_any_of_count5:
+                            try:
+                                if not isinstance(data__sourcedefines_value, (str)):
+                                    raise Invalid
+                                data__sourcedefines_value_any_of_count5 += 1
+                            except Invalid: pass
+                        if not data__sourcedefines_value_any_of_count5:
+                            raise Invalid
         if "source_root" in data_keys:
             data_keys.remove("source_root")
             data__sourceroot = data["source_root"]
@@ -273,20 +305,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data
                 if data__flat_len < 1:
                     raise Invalid
                 for data__flat_x, data__flat_item in enumerate(data__flat):
-                    data__flat_item_any_of_count5 = 0
-                    if not data__flat_item_any_of_count5:
+                    data__flat_item_any_of_count6 = 0
+                    if not data__flat_item_any_of_count6:
                         try:
                             if not isinstance(data__flat_item, (int)) or isinstance(data__flat_item, bool):
                                 raise Invalid
-                            data__flat_item_any_of_count5 += 1
+                            data__flat_item_any_of_count6 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count5:
+                    if not data__flat_item_any_of_count6:
                         try:
                             if not isinstance(data__flat_item, (str)):
                                 raise Invalid
-                            data__flat_item_any_of_count5 += 1
+                            data__flat_item_any_of_count6 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count5:
+                    if not data__flat_item_any_of_count6:
                         raise Invalid
         if "shape" in data_keys:
             data_keys.remove("shape")
@@ -299,20 +331,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_tensor(data
                 if data__shape_len < 1:
                     raise Invalid
                 for data__shape_x, data__shape_item in enumerate(data__shape):
-                    data__shape_item_any_of_count6 = 0
-                    if not data__shape_item_any_of_count6:
+                    data__shape_item_any_of_count7 = 0
+                    if not data__shape_item_any_of_count7:
                         try:
                             if not isinstance(data__shape_item, (int)) or isinstance(data__shape_item, bool):
                                 raise Invalid
-                            data__shape_item_any_of_count6 += 1
+                            data__shape_item_any_of_count7 += 1
                         except Invalid: pass
-                    if not data__shape_item_any_of_count6:
+                    if not data__shape_item_any_of_count7:
                         try:
                             if not isinstance(data__shape_item, (str)):
                                 raise Invalid
-                            data__shape_item_any_of_count6 += 1
+                            data__shape_item_any_of_count7 += 1
                         except Invalid: pass
-                    if not data__shape_item_any_of_count6:
+                    if not data__shape_item_any_of_count7:
                         raise Invalid
         if "stacked" in data_keys:
             data_keys.remove("stacked")
@@ -349,20 +381,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stacked(dat
         if "layers" in data_keys:
             data_keys.remove("layers")
             data__layers = data["layers"]
-            data__layers_any_of_count7 = 0
-            if not data__layers_any_of_count7:
+            data__layers_any_of_count8 = 0
+            if not data__layers_any_of_count8:
                 try:
                     if not isinstance(data__layers, (int)) or isinstance(data__layers, bool):
                         raise Invalid
-                    data__layers_any_of_count7 += 1
+                    data__layers_any_of_count8 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count7:
+            if not data__layers_any_of_count8:
                 try:
                     if not isinstance(data__layers, (str)):
                         raise Invalid
-                    data__layers_any_of_count7 += 1
+                    data__layers_any_of_count8 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count7:
+            if not data__layers_any_of_count8:
                 raise Invalid
         if data_keys:
             raise Invalid
@@ -380,20 +412,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_param(data,
         if "default" in data_keys:
             data_keys.remove("default")
             data__default = data["default"]
-            data__default_any_of_count8 = 0
-            if not data__default_any_of_count8:
+            data__default_any_of_count9 = 0
+            if not data__default_any_of_count9:
                 try:
                     if not isinstance(data__default, (int)) or isinstance(data__default, bool):
                         raise Invalid
-                    data__default_any_of_count8 += 1
+                    data__default_any_of_count9 += 1
                 except Invalid: pass
-            if not data__default_any_of_count8:
+            if not data__default_any_of_count9:
                 try:
                     if not isinstance(data__default, (str)):
                         raise Invalid
-                    data__default_any_of_count8 += 1
+                    data__default_any_of_count9 += 1
                 except Invalid: pass
-            if not data__default_any_of_count8:
+            if not data__default_any_of_count9:
                 raise Invalid
         if "range" in data_keys:
             data_keys.remove("range")
@@ -408,20 +440,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_param(data,
                 if data__range_len > 2:
                     raise Invalid
                 for data__range_x, data__range_item in enumerate(data__range):
-                    data__range_item_any_of_count9 = 0
-                    if not data__range_item_any_of_count9:
+                    data__range_item_any_of_count10 = 0
+                    if not data__range_item_any_of_count10:
                         try:
                             if not isinstance(data__range_item, (int)) or isinstance(data__range_item, bool):
                                 raise Invalid
-                            data__range_item_any_of_count9 += 1
+                            data__range_item_any_of_count10 += 1
                         except Invalid: pass
-                    if not data__range_item_any_of_count9:
+                    if not data__range_item_any_of_count10:
                         try:
                             if not isinstance(data__range_item, (str)):
                                 raise Invalid
-                            data__range_item_any_of_count9 += 1
+                            data__range_item_any_of_count10 += 1
                         except Invalid: pass
-                    if not data__range_item_any_of_count9:
+                    if not data__range_item_any_of_count10:
                         raise Invalid
         if data_keys:
             raise Invalid
@@ -525,14 +557,14 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
         if "after" in data_keys:
             data_keys.remove("after")
             data__after = data["after"]
-            data__after_any_of_count10 = 0
-            if not data__after_any_of_count10:
+            data__after_any_of_count11 = 0
+            if not data__after_any_of_count11:
                 try:
                     if not isinstance(data__after, (str)):
                         raise Invalid
-                    data__after_any_of_count10 += 1
+                    data__after_any_of_count11 += 1
                 except Invalid: pass
-            if not data__after_any_of_count10:
+            if not data__after_any_of_count11:
                 try:
                     if not isinstance(data__after, (list, tuple)):
                         raise Invalid
@@ -544,9 +576,9 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                         for data__after_x, data__after_item in enumerate(data__after):
                             if not isinstance(data__after_item, (str)):
                                 raise Invalid
-                    data__after_any_of_count10 += 1
+                    data__after_any_of_count11 += 1
                 except Invalid: pass
-            if not data__after_any_of_count10:
+            if not data__after_any_of_count11:
                 raise Invalid
         if "allow" in data_keys:
             data_keys.remove("allow")
@@ -595,19 +627,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                 if data__tensors_len < 1:
                     raise Invalid
                 for data__tensors_x, data__tensors_item in enumerate(data__tensors):
-                    data__tensors_item_any_of_count11 = 0
-                    if not data__tensors_item_any_of_count11:
+                    data__tensors_item_any_of_count12 = 0
+                    if not data__tensors_item_any_of_count12:
                         try:
                             if not isinstance(data__tensors_item, (str)):
                                 raise Invalid
-                            data__tensors_item_any_of_count11 += 1
+                            data__tensors_item_any_of_count12 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count11:
+                    if not data__tensors_item_any_of_count12:
                         try:
                             validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(data__tensors_item)
-                            data__tensors_item_any_of_count11 += 1
+                            data__tensors_item_any_of_count12 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count11:
+                    if not data__tensors_item_any_of_count12:
                         raise Invalid
         if data_keys:
             raise Invalid
@@ -633,20 +665,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(
                 if data__flat_len < 1:
                     raise Invalid
                 for data__flat_x, data__flat_item in enumerate(data__flat):
-                    data__flat_item_any_of_count12 = 0
-                    if not data__flat_item_any_of_count12:
+                    data__flat_item_any_of_count13 = 0
+                    if not data__flat_item_any_of_count13:
                         try:
                             if not isinstance(data__flat_item, (int)) or isinstance(data__flat_item, bool):
                                 raise Invalid
-                            data__flat_item_any_of_count12 += 1
+                            data__flat_item_any_of_count13 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count12:
+                    if not data__flat_item_any_of_count13:
                         try:
                             if not isinstance(data__flat_item, (str)):
                                 raise Invalid
-                            data__flat_item_any_of_count12 += 1
+                            data__flat_item_any_of_count13 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count12:
+                    if not data__flat_item_any_of_count13:
                         raise Invalid
         if "tensor" in data_keys:
             data_keys.remove("tensor")
@@ -715,19 +747,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if data__reads_is_list:
                 data__reads_len = len(data__reads)
                 for data__reads_x, data__reads_item in enumerate(data__reads):
-                    data__reads_item_any_of_count13 = 0
-                    if not data__reads_item_any_of_count13:
+                    data__reads_item_any_of_count14 = 0
+                    if not data__reads_item_any_of_count14:
                         try:
                             if not isinstance(data__reads_item, (str)):
                                 raise Invalid
-                            data__reads_item_any_of_count13 += 1
+                            data__reads_item_any_of_count14 += 1
                         except Invalid: pass
-                    if not data__reads_item_any_of_count13:
+                    if not data__reads_item_any_of_count14:
                         try:
                             validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data__reads_item)
-                            data__reads_item_any_of_count13 += 1
+                            data__reads_item_any_of_count14 += 1
                         except Invalid: pass
-                    if not data__reads_item_any_of_count13:
+                    if not data__reads_item_any_of_count14:
                         raise Invalid
         if "sdma" in data_keys:
             data_keys.remove("sdma")
@@ -737,35 +769,35 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
         if "streams" in data_keys:
             data_keys.remove("streams")
             data__streams = data["streams"]
-            data__streams_any_of_count14 = 0
-            if not data__streams_any_of_count14:
+            data__streams_any_of_count15 = 0
+            if not data__streams_any_of_count15:
                 try:
                     if not isinstance(data__streams, (int)) or isinstance(data__streams, bool):
                         raise Invalid
                     if isinstance(data__streams, (int, float)) and not isinstance(data__streams, bool):
                         if data__streams < 0:
                             raise Invalid
-                    data__streams_any_of_count14 += 1
+                    data__streams_any_of_count15 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count14:
+            if not data__streams_any_of_count15:
                 try:
                     if not isinstance(data__streams, (str)):
                         raise Invalid
                     if isinstance(data__streams, str):
                         if not REGEX_PATTERNS['^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$'].search(data__streams):
                             raise Invalid
-                    data__streams_any_of_count14 += 1
+                    data__streams_any_of_count15 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count14:
+            if not data__streams_any_of_count15:
                 try:
                     if not isinstance(data__streams, (str)):
                         raise Invalid
                     if isinstance(data__streams, str):
                         if not REGEX_PATTERNS['^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*$)[A-Za-z0-9_+*/%() \\t-]+$'].search(data__streams):
                             raise Invalid
-                    data__streams_any_of_count14 += 1
+                    data__streams_any_of_count15 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count14:
+            if not data__streams_any_of_count15:
                 raise Invalid
         if "task" in data_keys:
             data_keys.remove("task")
@@ -791,26 +823,26 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data, 
         if "share" in data_keys:
             data_keys.remove("share")
             data__share = data["share"]
-            data__share_any_of_count15 = 0
-            if not data__share_any_of_count15:
+            data__share_any_of_count16 = 0
+            if not data__share_any_of_count16:
                 try:
                     if not isinstance(data__share, (int)) or isinstance(data__share, bool):
                         raise Invalid
-                    data__share_any_of_count15 += 1
+                    data__share_any_of_count16 += 1
                 except Invalid: pass
-            if not data__share_any_of_count15:
+            if not data__share_any_of_count16:
                 try:
                     if not isinstance(data__share, (int, float)) or isinstance(data__share, bool) or not _finite(data__share):
                         raise Invalid
-                    data__share_any_of_count15 += 1
+                    data__share_any_of_count16 += 1
                 except Invalid: pass
-            if not data__share_any_of_count15:
+            if not data__share_any_of_count16:
                 try:
                     if not isinstance(data__share, (str)):
                         raise Invalid
-                    data__share_any_of_count15 += 1
+                    data__share_any_of_count16 += 1
                 except Invalid: pass
-            if not data__share_any_of_count15:
+            if not data__share_any_of_count16:
                 raise Invalid
         if "tensor" in data_keys:
             data_keys.remove("tensor")
@@ -863,20 +895,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardfrom
         if "layers" in data_keys:
             data_keys.remove("layers")
             data__layers = data["layers"]
-            data__layers_any_of_count16 = 0
-            if not data__layers_any_of_count16:
+            data__layers_any_of_count17 = 0
+            if not data__layers_any_of_count17:
                 try:
                     if not isinstance(data__layers, (int)) or isinstance(data__layers, bool):
                         raise Invalid
-                    data__layers_any_of_count16 += 1
+                    data__layers_any_of_count17 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count16:
+            if not data__layers_any_of_count17:
                 try:
                     if not isinstance(data__layers, (str)):
                         raise Invalid
-                    data__layers_any_of_count16 += 1
+                    data__layers_any_of_count17 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count16:
+            if not data__layers_any_of_count17:
                 raise Invalid
         if data_keys:
             raise Invalid
@@ -899,20 +931,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardentr
         if "repeat" in data_keys:
             data_keys.remove("repeat")
             data__repeat = data["repeat"]
-            data__repeat_any_of_count17 = 0
-            if not data__repeat_any_of_count17:
+            data__repeat_any_of_count18 = 0
+            if not data__repeat_any_of_count18:
                 try:
                     if not isinstance(data__repeat, (int)) or isinstance(data__repeat, bool):
                         raise Invalid
-                    data__repeat_any_of_count17 += 1
+                    data__repeat_any_of_count18 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count17:
+            if not data__repeat_any_of_count18:
                 try:
                     if not isinstance(data__repeat, (str)):
                         raise Invalid
-                    data__repeat_any_of_count17 += 1
+                    data__repeat_any_of_count18 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count17:
+            if not data__repeat_any_of_count18:
                 raise Invalid
         if data_keys:
             raise Invalid

@@ -223,6 +223,10 @@ class Plan(_Strict):
         ]
         | SkipJsonSchema[None]
     ) = None
+    source_defines: Annotated[
+        dict[str, StrictInt | StrictBool | str],
+        Field(description="run-time choices of the model code, taken as these values"),
+    ] = {}
     dims: Annotated[
         dict[str, StrictInt | str],
         Field(json_schema_extra={"propertyNames": {"pattern": UNRESERVED_NAME_PATTERN}}),

@@ -967,3 +967,58 @@ def test_pc205_fix_declares_the_warm_its_hint_prints(attn: Path) -> None:
     assert "- name: prefetch_kv\n        after: rms_norm\n        tensors: [wkv]\n" in (
         attn / "plan.yaml"
     ).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------
+# Run-time choices (preset/): a variant from the environment or `--variant`, a preset
+# table indexed by it, a TP size from `--tp`; each taken at its default, or defined.
+
+
+def _preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *defines: str) -> tuple[Path, str]:
+    work = tmp_path / "preset"
+    shutil.copytree(DATA / "preset", work)
+    monkeypatch.chdir(work)
+    args = [a for d in defines for a in ("--define", d)]
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", *args])
+    assert result.exit_code == 0, result.output
+    plan = work / "plan.yaml"
+    plan.write_text(result.stdout, encoding="utf-8")
+    return plan, result.stderr
+
+
+def test_run_time_choices_take_their_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan, notices = _preset(tmp_path, monkeypatch)
+    text = plan.read_text(encoding="utf-8")
+    assert "  D: 1024\n  LOCAL_D: D // TP\n  TP: 2\n" in text  # the large preset, TP 2
+    assert notices == (
+        "notice PC208: presets.py:35: VARIANT is chosen at run time (environment variable "
+        "TOY_VARIANT): taken as 'large', its default\n"
+        "notice PC208: layer.py:19: TP is chosen at run time (command-line option --tp): "
+        "taken as 2, its default\n"
+    )
+    found = _validate(plan)
+    assert [d.code for d in found] == ["PC208", "PC208"]
+    assert found[0].hint == (
+        "`--define tp=VALUE` (extract) or `source_defines: {tp: VALUE}` picks another"
+    )
+
+
+def test_defines_pick_another_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--define` reads the code so, and the skeleton keeps them as `source_defines`, so that
+    its checks read the code as it was extracted; without them the shapes differ."""
+    plan, notices = _preset(tmp_path, monkeypatch, "variant=small", "TP=4")
+    text = plan.read_text(encoding="utf-8")
+    assert "source_defines:\n  variant: small\n  TP: 4\n" in text
+    assert "  D: 256\n  LOCAL_D: D // TP\n  TP: 4\n" in text
+    assert "taken as 'small', as defined (variant=small)" in notices
+    assert [d.code for d in _validate(plan)] == ["PC208", "PC208"]
+    plan.write_text(text.replace("source_defines:\n  variant: small\n  TP: 4\n", ""), "utf-8")
+    assert sorted(d.code for d in _validate(plan)) == ["PC207", "PC207", "PC207", "PC208", "PC208"]
+
+
+def test_a_define_must_be_name_equals_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(DATA / "preset")
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp"])
+    assert (result.exit_code, result.stderr) == (2, "plancc: --define tp: not NAME=VALUE\n")

@@ -9,6 +9,8 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -32,9 +34,11 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Every reading actually made (path relative to its root, function)."""
     made: list[tuple[str, str]] = []
 
-    def counted(path: str, function: str, root: str | None = None) -> reader.Reading:
+    def counted(
+        path: str, function: str, root: str | None = None, defines: Any = MappingProxyType({})
+    ) -> reader.Reading:
         made.append((os.path.basename(path), function))
-        return reader.read_layer(path, function, root)
+        return reader.read_layer(path, function, root, defines)
 
     monkeypatch.setattr(cache, "read_layer", counted)
     return made

@@ -25,7 +25,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 
 from plancc.source import modules
 from plancc.source.reader import read_layer
@@ -36,7 +37,7 @@ STOP_KEPT = 30.0  # seconds a stopped reading is not tried again (under a deadli
 
 Stamp = tuple[int, int] | None  # (mtime_ns, size); None: missing
 Stamps = tuple[tuple[str, Stamp], ...]
-Key = tuple[str, str, str | None]
+Key = tuple[str, str, str | None, tuple[tuple[str, object], ...]]
 
 
 class Stopped(BaseException):
@@ -53,11 +54,16 @@ _kept: OrderedDict[Key, tuple[Stamps, Reading | Stopped, float]] = OrderedDict()
 _local = threading.local()  # .deadline: (time.monotonic() bound, seconds) of this thread's check
 
 
-def read(path: str, function: str, root: str | None = None) -> Reading:
+def read(
+    path: str,
+    function: str,
+    root: str | None = None,
+    defines: Mapping[str, object] = MappingProxyType({}),
+) -> Reading:
     """``read_layer(path, function, root)``, or the reading it gave while every file it read
     is unchanged. Raises what ``read_layer`` raises (SourceError, never kept: a missing or
     broken file costs no reading), and ``Stopped`` past this thread's ``deadline``."""
-    key = (os.path.abspath(path), function, root)
+    key = (os.path.abspath(path), function, root, tuple(sorted(defines.items())))
     with _lock:
         hit = _kept.get(key)
         if hit is not None:
@@ -65,7 +71,7 @@ def read(path: str, function: str, root: str | None = None) -> Reading:
     if hit is not None and _unchanged(hit[0]) and _still(hit[1], hit[2]):
         return _given(hit[1])
     with modules.journal() as paths:
-        found: Reading | Stopped = _bounded(lambda: read_layer(path, function, root))
+        found: Reading | Stopped = _bounded(lambda: read_layer(path, function, root, defines))
     stamps = _stamps(paths)
     with _lock:
         _kept[key] = (stamps, found, time.monotonic())

@@ -57,7 +57,9 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     path, function = split_source(source)
     where = findings.at("layers", kind, "source")
     try:
-        reading = cache.read(os.path.join(root, path), function, root)
+        reading = cache.read(
+            os.path.join(root, path), function, root, findings.model.source_defines
+        )
     except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
         findings.report(
             where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
@@ -78,6 +80,11 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
         if (u.file, u.line) in seen:
             continue
         seen.add((u.file, u.line))
+        if u.choice:  # taken at its default, or as defined: the hint says how to change it
+            findings.report(
+                where, codes.SOURCE_UNRESOLVED, f"{u.file}:{u.line}: {u.what}", u.effect
+            )
+            continue
         findings.report(
             where,
             codes.SOURCE_UNRESOLVED,

@@ -14,6 +14,7 @@ could not resolve is left out and named (PC208), never guessed.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,6 +115,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     paths = [os.path.abspath(split_source(s)[0]) for s in sources]
     root = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else "."
     resolver = Resolver(root)  # one for all sources: each module is read once
+    resolver.defines = defines
     readings: list[tuple[str, Reading]] = []
     for source, path, kind in zip(sources, paths, kinds_of, strict=True):
         function = split_source(source)[1]
@@ -174,6 +176,11 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
         lines.append(f"config: {scalar(config)}")
     rel_root = os.path.relpath(root)
     lines.append(f"source_root: {scalar(rel_root.replace(os.sep, '/'))}")
+    if defines:  # the choices the skeleton was read with: its checks read the code so
+        given = ", ".join(
+            f"{k}: {scalar(v) if isinstance(v, str) else json.dumps(v)}" for k, v in defines.items()
+        )
+        lines.append(f"source_defines: {{{given}}}")
     if dims.dims:
         lines.append("dims:")
         lines += [f"  {scalar(n)}: {scalar(v, number=True)}" for n, v in dims.dims.items()]

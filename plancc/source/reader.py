@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
@@ -401,6 +403,14 @@ class Reader:
         )
 
 
-def read_layer(path: str, function: str, root: str | None = None) -> Reading:
-    """The reading of ``function`` in the Python file ``path`` (SourceError: PC200)."""
-    return Reader(Resolver(root)).read(path, function)
+def read_layer(
+    path: str,
+    function: str,
+    root: str | None = None,
+    defines: Mapping[str, object] = MappingProxyType({}),
+) -> Reading:
+    """The reading of ``function`` in the Python file ``path`` (SourceError: PC200), the
+    code's run-time choices taken as ``defines`` says (choices.py), else at their default."""
+    resolver = Resolver(root)
+    resolver.defines = defines
+    return Reader(resolver).read(path, function)

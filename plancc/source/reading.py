@@ -80,6 +80,7 @@ class Unresolved:
     line: int
     what: str
     effect: str = "the checks of what it runs are skipped"
+    choice: bool = False  # a run-time choice taken (choices.py): ``effect`` says how to change it
 
 
 @dataclass(eq=False)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from typing import Any
 
+from plancc.source.choices import chosen, env_default, table
 from plancc.source.limits import (
     MAX_EXPR_DEPTH,
     MAX_INT_BITS,
@@ -59,6 +61,8 @@ class Resolver:
         self.attributes: dict[tuple[int, str], Any] = {}  # (id of the config call, attr)
         self.evaluating: set[tuple[object, str]] = set()  # under way: met again, a cycle
         self.naming: list[tuple[Module, str, int]] = []  # the constants under evaluation
+        self.defines: Mapping[str, object] = {}  # run-time choices given (choices.py)
+        self.locals: list[dict[str, Any]] = []  # a comprehension's variables, innermost last
         self.nesting = 0
         self.preparing = False
 
@@ -72,12 +76,20 @@ class Resolver:
                 return rel.replace(os.sep, "/")
         return path
 
-    def note(self, mod: Module, line: int, what: str, effect: str = CONSTANT_EFFECT) -> None:
+    def note(
+        self,
+        mod: Module,
+        line: int,
+        what: str,
+        effect: str = CONSTANT_EFFECT,
+        *,
+        choice: bool = False,
+    ) -> None:
         """A PC208 note, once per place and wording."""
         key = (mod.path, line, what)
         if key not in self.noted:
             self.noted.add(key)
-            self.notes.append(Unresolved(self.show(mod.path), line, what, effect))
+            self.notes.append(Unresolved(self.show(mod.path), line, what, effect, choice))
 
     def adopt(self, path: str, mod: Module) -> Module:
         """``mod``, read at ``path``, is one of this reading's modules."""
@@ -237,6 +249,9 @@ class Resolver:
             if isinstance(value, ast.Call):
                 callee = self.global_callee(mod, value.func)
                 if isinstance(callee, FuncV) and not is_jit(callee.node):
+                    taken = chosen(self, mod, name, stmt, callee)  # `TP = _parse_tp_argv()`
+                    if taken is not None:
+                        return ConstV(taken)
                     # `hc_pre = _bind_hc_pre()`: which function it returns is decided
                     # by running the module (an environment variable, a flag).
                     why = choice_reason(callee.module, self.budget)
@@ -299,6 +314,8 @@ class Resolver:
             v = node.value
             return v if isinstance(v, (int, float, str, bool)) else UNKNOWN
         if isinstance(node, ast.Name):
+            if self.locals and node.id in self.locals[-1]:
+                return self.locals[-1][node.id]
             v = self.global_value(mod, node.id)
             if isinstance(v, ConstV):
                 return v.value
@@ -331,7 +348,7 @@ class Resolver:
             return all(vals) if isinstance(node.op, ast.And) else any(vals)
         if isinstance(node, ast.Call):
             return self._const_call(mod, node, self_obj)
-        return UNKNOWN
+        return table(self, mod, node, self_obj)
 
     def _const_call(self, mod: Module, node: ast.Call, self_obj: Any) -> Any:
         name = dotted(node.func)
@@ -339,6 +356,11 @@ class Resolver:
             arg = node.args[0] if node.args else None
             label = arg.value if isinstance(arg, ast.Constant) else "dynamic"
             return Dynamic(str(label))
+        if name in ("replace", "dataclasses.replace"):
+            return table(self, mod, node, self_obj)
+        env = env_default(self, mod, node)
+        if env is not None:
+            return env
         args = [self._const(mod, a, self_obj) for a in node.args]
         if node.keywords or any(a is UNKNOWN or isinstance(a, Instance) for a in args):
             return UNKNOWN

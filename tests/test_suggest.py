@@ -249,3 +249,23 @@ def test_enumeration_stops_at_its_bound_and_says_so(
     assert not _layer().capped
     result = _run("suggest", FLASH, "--format", "json", "--top", "1")
     assert [layer["capped"] for layer in json.loads(result.output)["layers"]] == [False] * 3
+
+
+def test_on_a_tie_the_plans_own_warm_comes_first() -> None:
+    # Qwen3-14B's warm waits for q, k and v (a join); anchored at k alone it ties on every
+    # place of the key: the rules give no reason to move it.
+    layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
+    first, second = layer.ranked[:2]
+    assert label(first.evaluation) == "q_proj+k_proj+v_proj: wo"
+    assert second.reason.startswith("ties with q_proj+k_proj+v_proj: wo")
+
+
+def test_the_infeasible_list_is_capped_at_top() -> None:
+    result = _run("suggest", GRAPH, "--top", "2")
+    assert result.exit_code == 0, result.output
+    _head, _, rest = result.output.partition("infeasible (never ranked, never written):\n")
+    listed = rest.split("\n")
+    assert listed[0].startswith("  ")
+    assert listed[1].startswith("  ")
+    assert listed[2].startswith("  … ")
+    assert listed[2].endswith(" more")

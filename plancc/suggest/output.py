@@ -69,9 +69,9 @@ def text(s: Suggestions, top: int) -> str:
             lines.append(f"… {len(layer.ranked) - top} more (--top N shows more)")
         if layer.infeasible:
             lines.append("infeasible (never ranked, never written):")
-            lines += [
-                f"  {_row(r, l2)[2]}: {_row(r, l2)[3]} — {r.reason}" for r in layer.infeasible
-            ]
+            lines += [f"  {label(r.evaluation)} — {r.reason}" for r in layer.infeasible[:top]]
+            if len(layer.infeasible) > top:
+                lines.append(f"  … {len(layer.infeasible) - top} more")
         lines.append(_recipe(s, layer))
         lines.append("")
     if s.notes:

@@ -16,8 +16,10 @@ ranked. The rest are ranked by a key compared place by place:
    issue order (PC102): `wo_b, wo_a` (−595 µs) ranks above `wo_b` alone (−399 µs);
 4. split scopes (PC101), SDMA overlap (PC105), the budget (PC032), other warnings;
 5. bytes landed, more first; then the window, longer first (µs, then steps);
-6. fewer anchors (a join that changes nothing is no better than its last anchor),
-   then the names, so that the order never depends on how the plan lists anything.
+6. on a tie, the plan's declared warms first (the rules give no reason to move
+   them), then `--candidate`s, then fewer anchors (a join that changes nothing is
+   no better than one anchor), then the names: the order never depends on how the
+   plan lists anything.
 """
 
 from __future__ import annotations
@@ -132,12 +134,15 @@ PLACES: Sequence[Place] = (
 )
 
 
+_ORIGIN = {"declared": 0, "as declared": 0, "given": 1}  # then enumerated
 _LOSS_PLACES = (1, 2, 5, 6, 7, 8)  # PC107, streaming, PC101, PC105, PC032, the rest
 
 
 def key(e: Evaluation) -> tuple[object, ...]:
     c = e.candidate
-    return (*(p.value(e) for p in PLACES), len(c.anchor), c.parts)  # a join ties: one anchor first
+    # Ties: the plan's own warms first (the rules see no reason to move them), then
+    # fewer anchors (a join that changes nothing is no better than one anchor), names.
+    return (*(p.value(e) for p in PLACES), _ORIGIN.get(c.origin, 2), len(c.anchor), c.parts)
 
 
 def label(e: Evaluation) -> str:

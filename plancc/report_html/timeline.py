@@ -38,6 +38,7 @@ from plancc.report_html.layout import (
     x_at,
 )
 from plancc.report_html.measure import Measure
+from plancc.text import fmt_percent
 
 
 @dataclass(frozen=True)
@@ -323,6 +324,6 @@ def _note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:
     return (
         f"PC107 estimate: in the {fmt.num(float(landing.window_us))} µs before {first}, "
         f"{fmt.num(landing.rate / 1e9)} GB/s lands {fmt.mb(int(landing.landed or 0))} = "
-        f"{fmt.percent(landing.share)} of {fmt.mb(landing.bytes)}; all of it after "
+        f"{fmt_percent(landing.share)} of {fmt.mb(landing.bytes)}; all of it after "
         f"{fmt.num(float(total), 1)} µs: {verdict}."
     )

@@ -1019,3 +1019,15 @@ def test_a_define_must_be_name_equals_value(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(DATA / "preset")
     result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp"])
     assert (result.exit_code, result.stderr) == (2, "plancc: --define tp: not NAME=VALUE\n")
+
+
+@pytest.mark.parametrize("name", ["Step", "build_step_program"])
+def test_a_program_class_is_read_by_its_name_or_its_builders(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan, notices = _skeleton(tmp_path, monkeypatch, f"program.py:{name}")
+    stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
+    assert stages == (
+        "      - {name: step_mm, task: mm_tid, deps: [], reads: [x, w], kernel: step_mm}\n"
+    )
+    assert (notices, _validate(plan)) == ("", [])

@@ -24,6 +24,12 @@ def readers(stages: Sequence[ir.Stage]) -> dict[str, list[int]]:
     return out
 
 
+def join_gate(schedule: Schedule, gates: Sequence[ir.Stage]) -> ir.Stage | None:
+    """Of a warm's anchor stages, the one it waits for: the one that finishes last, of one
+    step the slowest (by its `duration_us`), then the first listed. None without one."""
+    return max(gates, key=lambda s: (schedule.finish(s.index), s.duration_us or 0), default=None)
+
+
 def live_interval(
     schedule: Schedule, anchors: Sequence[int], held: Set[str], read_by: Mapping[str, list[int]]
 ) -> tuple[int, int]:

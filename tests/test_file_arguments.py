@@ -22,6 +22,8 @@ from plancc.cli import app
 from plancc.load import read_config_file
 from plancc.measure import files
 from plancc.reading import open_regular, read_regular
+from plancc.suggest.fix import _write
+from plancc.usage import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 FLASH = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"
@@ -230,3 +232,12 @@ def test_the_runtime_reads_no_fifo_as_a_manifest_or_its_module(fifo: Path, tmp_p
     os.mkfifo(tmp_path / "deepseek_v4_flash_warms.py")  # where its module should be
     with pytest.raises(ModuleMismatchError, match=r"cannot read its module .*: not a regular file"):
         load_manifest(copy)
+
+
+# -- plancc suggest --fix -------------------------------------------------------------------
+
+
+def test_suggest_writes_no_suggestion_through_a_fifo(fifo: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        _write(str(fifo), [])
+    assert str(caught.value) == f"{fifo}: cannot write the suggestion: not a regular file"

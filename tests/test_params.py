@@ -93,6 +93,14 @@ def test_the_cli_takes_set_on_validate_build_and_report(plan: Path, tmp_path: Pa
     assert "1.59× L2 in all<" in page.read_text("utf-8")
 
 
+def test_validate_fix_checks_at_the_set_value(plan: Path) -> None:
+    done = _run("validate", str(plan), "--fix", "--set", "CTX=512")
+    assert done.exit_code == 0, done.output
+    assert "PC106" not in done.output
+    done = _run("validate", str(plan), "--fix", "--set", "CTX=4096")
+    assert PC106 + "\n" in done.output  # at the value set: no "at CTX=4096"
+
+
 def test_build_renders_no_param(plan: Path, tmp_path: Path) -> None:
     # The generated module and the manifest are the same bytes at every value.
     outs = []

@@ -212,6 +212,9 @@ def _at(work: Path, code: str) -> list[tuple[int, str]]:
 def test_mutation_rename_name_hint(attn: Path) -> None:
     _edit(attn / "proj.py", '"qb_matmul"', '"qb_mm"')
     assert _at(attn, "PC202") == [(41, "kernel: qb_matmul")]
+    (d,) = [d for d in _validate(attn / "plan.yaml") if d.code == "PC202"]
+    # Not 'qa_matmul', closer by spelling, which stage 'qa_matmul' names already.
+    assert d.hint == "did you mean 'qb_mm'?"
 
 
 def test_mutation_stop_returning_a_task(attn: Path) -> None:
@@ -782,13 +785,7 @@ def test_a_run_by_program_order_would_be_wrong(runs: Path) -> None:
             "stage 'a' runs beside 'rope' in the plan, but in the source its run (kernels "
             "a_mm, a_rope, m.py:22) runs after that of 'rope' (kernel rope, m.py:20)",
         ),
-        (
-            "PC204",
-            20,
-            "stage 'join' runs beside 'rope' in the plan, but in the source its run (kernel "
-            "join, m.py:28) runs after that of 'rope' (kernel rope, m.py:20)",
-        ),
-    ]
+    ]  # and not at 'join', which waits on 'a': one dropped dep is one PC204, where dropped
 
 
 def test_a_task_of_another_run(runs: Path) -> None:
@@ -1022,3 +1019,15 @@ def test_a_define_must_be_name_equals_value(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(DATA / "preset")
     result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp"])
     assert (result.exit_code, result.stderr) == (2, "plancc: --define tp: not NAME=VALUE\n")
+
+
+@pytest.mark.parametrize("name", ["Step", "build_step_program"])
+def test_a_program_class_is_read_by_its_name_or_its_builders(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan, notices = _skeleton(tmp_path, monkeypatch, f"program.py:{name}")
+    stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
+    assert stages == (
+        "      - {name: step_mm, task: mm_tid, deps: [], reads: [x, w], kernel: step_mm}\n"
+    )
+    assert (notices, _validate(plan)) == ("", [])

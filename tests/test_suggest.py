@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import plancc.suggest
 from plancc.cli import app
 from plancc.suggest import LayerSuggestions, suggest
+from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.rank import label
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +69,15 @@ def test_anchor_table() -> None:
         in reasons[entry]
     )
     assert "(PC107)" in reasons[sparse]
+
+
+def test_streaming_past_a_warms_size_reads_as_a_ratio() -> None:
+    layer = _layer(plan=FLASH)
+    reasons = {label(r.evaluation): r.reason for r in layer.ranked}
+    assert reasons["no warm"].endswith(": lands nothing")
+    small = reasons["rms_norm: idx_wq_b, idx_wq_b_scale"]
+    assert "(4.1× its 8.4 MB) of the layer's own weights stream" in small
+    assert " % " not in small
 
 
 def test_warm_set_table() -> None:
@@ -282,3 +292,36 @@ def test_the_infeasible_list_is_capped_at_top() -> None:
     assert listed[1].startswith("  ")
     assert listed[2].startswith("  … ")
     assert listed[2].endswith(" more")
+
+
+# Two stages of one step, the faster listed first: a join of both waits for the slower.
+BESIDE = """\
+plancc: 1
+model: beside
+platform: a2a3
+dims: {H: 5120}
+tensors:
+  wo: {shape: [H, H], dtype: bf16}
+layers:
+  dec:
+    stages:
+      - {name: entry, task: entry_tid, duration_us: 1}
+      - {name: fast, deps: [entry], task: fast_tid, duration_us: 1}
+      - {name: slow, deps: [entry], task: slow_tid, duration_us: 9}
+      - {name: o_proj, deps: [fast, slow], reads: [wo], duration_us: 1}
+    warms:
+      - {name: warm_wo, after: [fast, slow], tensors: [wo]}
+"""
+
+
+def test_a_join_candidate_waits_for_the_anchor_resolve_picks(tmp_path: Path) -> None:
+    plan = tmp_path / "beside.yaml"
+    plan.write_text(BESIDE, "utf-8")
+    found = suggest(str(plan), ["dec"], ["dec:fast+slow:wo"])
+    assert found.plan is not None
+    (declared,) = found.plan.layers["dec"].warms
+    assert declared.anchor == 2  # resolve: the slower of one step
+    (row,) = [r for r in found.layers[0].ranked if label(r.evaluation) == "fast+slow: wo"]
+    judged = candidate_warm(found.plan, found.plan.layers["dec"], ("fast", "slow"), ("wo",))
+    assert (judged.anchor, judged.live) == (declared.anchor, declared.live)
+    assert row.evaluation.window_us == 0  # from slow's finish, not fast's (8 µs)

@@ -316,7 +316,8 @@ def fix_paths(
         if not dry and any(p.piped for p in found.plans):
             raise UsageError("-: --fix rewrites plan files in place; use --diff for standard input")
         plans = [
-            fix_plan(source, raw, unsafe=unsafe, source_root=root) for source, raw in found.read()
+            fix_plan(source, raw, unsafe=unsafe, source_root=root, overrides=overrides)
+            for source, raw in found.read()
         ]
         if not dry:
             for f in plans:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from plancc import ir
@@ -22,11 +21,6 @@ def num(x: float, digits: int = 1) -> str:
     """``120``, ``36.8``: at most ``digits`` decimals, no trailing zeros."""
     text = f"{x:.{digits}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def percent(share: Fraction) -> str:
-    """Rounded down, as PC107's message does: just under a quarter never reads 25.0 %."""
-    return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
 def fraction(x: Fraction) -> str:

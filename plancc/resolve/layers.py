@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 from plancc import codes, ir, model
 from plancc.diagnostics import Pos
-from plancc.liveness import live_interval, readers
+from plancc.liveness import join_gate, live_interval, readers
 from plancc.load import PathT
 from plancc.model import SIZE_PATTERN
 from plancc.resolve.context import Context, Unresolved
@@ -256,9 +256,7 @@ def resolve_warm(
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     gates = _anchors(ctx, kind, w, by_name, locate)
     anchors = tuple(s.index for s in gates)
-    # A join's anchor is the stage that finishes last, of one step the slowest (by its
-    # `duration_us`), then the first listed: the warm waits for it.
-    gate = max(gates, key=lambda s: (timed.finish(s.index), s.duration_us or 0), default=None)
+    gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
     anchor = None if gate is None else gate.index
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}

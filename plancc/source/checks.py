@@ -191,8 +191,9 @@ def _kernels(findings: Findings, it: LayerReading) -> Runs:
             found[s.index] = k
         elif s.kernel in reading.possible:
             unsure.add(s.index)
-        else:
-            names = [k.name for k in reading.kernels if not k.opaque]
+        else:  # the hint offers only kernels no other stage names
+            claimed = {t.kernel for t in it.layer.stages if t.kernel is not None}
+            names = [k.name for k in reading.kernels if not k.opaque and k.name not in claimed]
             findings.report(
                 findings.stage_at(it, s, "kernel"),
                 codes.SOURCE_KERNEL,

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import errno
 import os
-import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from plancc.reading import read_regular
 from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
 
 __all__ = ["MAX_BYTES", "Module", "SourceError", "clear_cache", "load_module", "source_bytes"]
@@ -83,56 +84,28 @@ def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-class _NotRegular(Exception):
-    pass
-
-
-_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-
-
-def _read(path: str) -> bytes:
-    """At most ``MAX_BYTES + 1`` bytes of the regular file ``path``. Opened without
-    blocking and tested on the opened descriptor: a FIFO or a device, even one put in
-    the file's place after an earlier test, is refused at once, never waited on."""
-    fd = os.open(path, _OPEN | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegular
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_BYTES:  # a file that never ends (in /proc, say) ends here
-            chunk = os.read(fd, MAX_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def source_bytes(path: str) -> bytes:
-    """At most ``MAX_BYTES + 1`` bytes of ``path``, read as a module is: a regular file
-    only, never waited on. SourceError when it cannot be."""
+    """The bytes of ``path``, read as every file argument is (``plancc.reading``): a
+    regular file only, never waited on, at most ``MAX_BYTES``. SourceError when it
+    cannot be."""
     try:
-        return _read(path)
-    except _NotRegular:
-        raise SourceError(f"{path} is not a regular file") from None
-    except (OSError, ValueError) as exc:
+        return read_regular(path, MAX_BYTES)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.EFBIG):  # not a regular file; past the cap
+            raise SourceError(f"{path} is {exc.strerror}") from None
+        raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
+    except ValueError as exc:  # a NUL in the path
         raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
 
 
 def _parse(path: str) -> Module | str:
     try:
-        raw = _read(path)
-        if len(raw) > MAX_BYTES:
-            return f"{path} is larger than 4 MiB"
-        tree = _parse_apart(raw, path)
-    except _NotRegular:
-        return f"{path} is not a regular file"
+        tree = _parse_apart(source_bytes(path), path)
+    except SourceError as exc:
+        return str(exc)
     except SyntaxError as exc:
         return f"{path}:{exc.lineno or 1}: does not parse: {exc.msg}"
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:  # a NUL in the source, on the Pythons whose parser says so
         return f"cannot read {path}: {_reason(exc)}"
     except (RecursionError, MemoryError):
         return f"{path} nests too deeply to parse"

@@ -52,11 +52,26 @@ def check_order(findings: Findings, it: LayerReading, runs: Runs) -> None:
     known = sorted(i for i in runs.kernels if i not in runs.unknown)
     known_bits = sum(1 << i for i in known)
     sched = it.layer.schedule
+    # What each stage's plan order misses (the source runs it after, the plan does not
+    # say so) and has in excess: a stage inherits both from the stages it waits on, so
+    # one dropped dep is one finding, at the stage that dropped it.
+    missing: dict[int, int] = {}
+    extra: dict[int, int] = {}
     for j in known:
+        lower = known_bits & ((1 << j) - 1)
         plan = sched.before(j)  # listed before j, and j waits for them
         after, before = runs.before[j], runs.after[j]  # in the source: runs before, after j
+        missing[j] = after & ~plan & lower
+        extra[j] = plan & ~after & lower
+        waits = it.layer.stages[j].deps
+        direct = (j - 1,) if waits is None and j else waits or ()
+        inherited = 0
+        for m in direct:
+            inherited |= missing.get(m, 0)
+            if after >> m & 1:  # a wait the source has too: its excess is not j's own
+                inherited |= extra.get(m, 0)
         # Plan "after" where the source is not; plan "beside" where the source orders them.
-        differ = ((plan ^ after) | (~plan & before)) & known_bits & ((1 << j) - 1)
+        differ = ((missing[j] | extra[j]) & ~inherited) | (~plan & before & lower)
         if not differ:
             continue
         i = (differ & -differ).bit_length() - 1

@@ -39,6 +39,7 @@ from typing import Any
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
+from plancc.source.program import program_entry
 from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
@@ -89,6 +90,8 @@ class Reader:
         first_note = len(self.resolver.notes)
         mod = self.resolver.adopt(os.path.normpath(path), load_module(path))
         node = mod.globals.get(function)
+        if not isinstance(node, ast.FunctionDef) or not is_jit(node):
+            node = program_entry(mod, function) or node  # a `@pl.program` class
         if not isinstance(node, ast.FunctionDef):
             defined = sorted(n for n, s in mod.globals.items() if isinstance(s, ast.FunctionDef))
             raise SourceError(

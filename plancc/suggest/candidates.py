@@ -113,7 +113,7 @@ def enumerated(plan: ir.Plan, layer: ir.Layer, line: Timeline) -> Iterator[Candi
         (a, b) for i, a in enumerate(tasks) for b in tasks[i + 1 :] if line.schedule.beside(a, b)
     ]
     for anchors in [*((a,) for a in tasks), *joins]:
-        groups = _later_groups(plan, layer, line, anchors)
+        groups = _later_groups(layer, line, anchors)
         sets = [g for i in range(len(groups)) for g in (_flat(groups[i:]), _flat([groups[i]]))]
         names = tuple(layer.stages[a].name for a in anchors)
         every = _bytes(plan, _flat(groups))
@@ -130,9 +130,7 @@ def _flat(groups: Sequence[Sequence[str]]) -> tuple[str, ...]:
     return tuple(t for g in groups for t in g)
 
 
-def _later_groups(
-    plan: ir.Plan, layer: ir.Layer, line: Timeline, anchors: tuple[int, ...]
-) -> list[list[str]]:
+def _later_groups(layer: ir.Layer, line: Timeline, anchors: tuple[int, ...]) -> list[list[str]]:
     """The static tensors read only by stages running after every anchor, grouped by
     their consumer's group, the groups by their first consumer's start, each group's
     tensors in consumer order."""

@@ -20,7 +20,7 @@ from typing import Any
 from plancc import ir
 from plancc.codes import Severity
 from plancc.diagnostics import Pos
-from plancc.liveness import live_interval, readers
+from plancc.liveness import join_gate, live_interval, readers
 from plancc.rules import discover
 from plancc.rules.placed import placed
 from plancc.rules.timeline import share_timeline
@@ -117,8 +117,11 @@ def _warm(
     plan: ir.Plan, layer: ir.Layer, anchor: tuple[str, ...], tensors: tuple[str, ...]
 ) -> ir.Warm:
     """The candidate as resolve makes a warm: its entries and its live interval."""
-    anchors = tuple(_by_name(layer, a).index for a in anchor)
-    at = max(anchors, key=layer.schedule.finish)  # a join waits for its last anchor
+    gates = [_by_name(layer, a) for a in anchor]
+    anchors = tuple(s.index for s in gates)
+    gate = join_gate(layer.schedule, gates)  # of a join, the stage it waits for, as resolve's
+    assert gate is not None  # a candidate has an anchor
+    at = gate.index
     here = layer.stages[at].pos or Pos(1, 1)
 
     def locate(*_: object) -> Pos:

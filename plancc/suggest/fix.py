@@ -18,6 +18,8 @@ from plancc.fixes import Fix, Replace, Safety, Value
 from plancc.fixes.apply import FixError, apply
 from plancc.fmt_layout import FmtError
 from plancc.inputs import PlanInput
+from plancc.load import MAX_BYTES
+from plancc.reading import read_regular
 from plancc.suggest import LayerSuggestions, Suggestions
 from plancc.suggest.candidates import Part
 from plancc.suggest.evaluate import warm_name
@@ -77,9 +79,11 @@ def fix(found: Suggestions) -> list[str]:
 def _write(file: str, fixes: list[Fix]) -> None:
     path = Path(file)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_BYTES)  # as a plan is read: never waited on, capped
         text = apply(raw.decode("utf-8").removeprefix("\ufeff"), fixes)
-    except (OSError, UnicodeDecodeError, FixError, FmtError) as exc:
+    except OSError as exc:  # its words, not "[Errno 22] ..."
+        raise UsageError(f"{file}: cannot write the suggestion: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, FixError, FmtError) as exc:
         raise UsageError(f"{file}: cannot write the suggestion: {exc}") from None
     data = text.encode("utf-8")
     errors = [

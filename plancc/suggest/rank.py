@@ -87,15 +87,24 @@ def _message(code: str) -> Callable[[Evaluation, Evaluation], str]:
 def _streams_words(e: Evaluation, _: Evaluation) -> str:
     if e.total("PC106", "pushed_bytes") > e.streamed:
         return _message("PC106")(e, _)
-    share = f"{streams(e)} % of its {fmt_size(e.bytes)}"
     return (
-        f"{fmt_size(e.streamed)} ({share}) of the layer's own weights stream while it is in flight"
+        f"{fmt_size(e.streamed)} ({_share(e.streamed, e.bytes)} its {fmt_size(e.bytes)}) "
+        "of the layer's own weights stream while it is in flight"
     )
+
+
+def _share(n: int, of: int) -> str:
+    """``75 % of``, or from its size up a ratio: ``4.1× `` is read at once, where
+    ``405 %`` (or a 256 B warm's ``29795300 %``) is not."""
+    if n < of:
+        return f"{100 * n // of} % of"
+    ratio = n / of
+    return f"{ratio:.1f}×" if ratio < 100 else f"{ratio:,.0f}×"
 
 
 def _class_words(e: Evaluation, above: Evaluation) -> str:
     if e.candidate.none:
-        return "no warm lands nothing"
+        return "lands nothing"
     return loss_fault(e) or "below no warm"
 
 

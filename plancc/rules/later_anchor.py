@@ -102,9 +102,7 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
         return None
     # Beside the anchor at its step, still streaming when it finishes: the longest first.
     beside = [
-        i
-        for i in line.outlasting(p.at)
-        if i not in p.anchors and line.stages[i].task and fits(i)
+        i for i in line.outlasting(p.at) if i not in p.anchors and line.stages[i].task and fits(i)
     ]
     return max(beside, key=lambda i: (line.stages[i].duration_us or 0, line.rank[i]), default=None)
 

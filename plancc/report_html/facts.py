@@ -11,7 +11,6 @@ them on. Nothing here re-derives a rule, or runs one again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from plancc import ir
 from plancc.api import PlanResult
@@ -20,7 +19,7 @@ from plancc.diagnostics import Diagnostic, Pos
 from plancc.liveness import Peak, layer_peak
 from plancc.rules import Finding
 from plancc.rules.analysis import Analysis
-from plancc.rules.timeline import Landing
+from plancc.rules.analysis import WarmFacts as Judged
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
 OCCUPANCY_CODES = frozenset({"PC030", "PC032"})
@@ -45,59 +44,24 @@ class Entry:
         return f"{self.diagnostic.code} {self.status}"
 
 
-@dataclass(frozen=True)
-class WarmLanding:
-    """A warm's landing as PC107 computes it (``pc107``), with what the report draws
-    around it: the consumer of each static tensor, and the platform's rate."""
-
-    pc107: Landing
-    anchor: ir.Stage
-    consumers: dict[str, ir.Stage]  # static tensor -> its consumer
-    first: ir.Stage  # the consumer that starts first on the schedule (ties: listed first)
-    bytes: int  # the warm's static bytes
-    rate: int | None  # the platform's single-stream SDMA rate, B/s
-
-    @property
-    def fires(self) -> bool:
-        return self.pc107.fires
-
-    @property
-    def window_us(self) -> Fraction | None:
-        return self.pc107.window_us
-
-    @property
-    def landed(self) -> Fraction | None:
-        return self.pc107.landed
-
-    @property
-    def share(self) -> Fraction | None:
-        landed = self.pc107.landed
-        return None if landed is None else min(Fraction(1), landed / self.bytes)
-
-    def transfer_us(self, nbytes: int) -> Fraction | None:
-        """How long the same rate takes to move ``nbytes``: the warm drawn tensor by tensor."""
-        return None if self.rate is None else Fraction(nbytes * 1_000_000, self.rate)
-
-
-def _landings(analysis: Analysis) -> dict[int, WarmLanding]:
+def _landings(analysis: Analysis) -> dict[int, Judged]:
     """By ``id`` of each warm PC107 judges (anchored, in a complete layer kind, with a
-    static tensor read after its anchor), its landing, as the check's analysis has it."""
-    out = {}
-    for layer in analysis.layers.values():
-        for w in layer.warms.values():
-            if w.landing is not None and w.first is not None and w.bytes:
-                consumers = dict(w.consumers)
-                out[id(w.warm)] = WarmLanding(
-                    w.landing, w.anchor, consumers, w.first, w.bytes, w.rate
-                )
-    return out
+    static tensor read after its anchor), the check's analysis of it."""
+    return {
+        id(w.warm): w
+        for layer in analysis.layers.values()
+        for w in layer.warms.values()
+        if w.landing is not None and w.first is not None and w.bytes
+    }
 
 
 @dataclass(frozen=True)
 class WarmFacts:
     warm: ir.Warm
     index: int  # in its layer kind: its colour and lane
-    landing: WarmLanding | None  # None: no static tensor read after the anchor
+    # The check's analysis of it (PC107's landing, its consumers); None: no static tensor
+    # read after the anchor.
+    landing: Judged | None
 
     @property
     def static_entries(self) -> tuple[ir.WarmEntry, ...]:

@@ -255,14 +255,20 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     deadline = None
     clipped = False
     note = _note(wf, cols)
-    if landing is not None and lf.timed and landing.rate is not None and warm.anchor is not None:
+    if (
+        landing is not None
+        and landing.first is not None
+        and lf.timed
+        and landing.rate is not None
+        and warm.anchor is not None
+    ):
         step = cols[warm.anchor].step
         t = (step.t0 or Fraction(0)) + step.length
         start_x = step.end
         sent = 0
         for entry in wf.static_entries:
             sent += entry.tensor.bytes or 0
-            done = t + (landing.transfer_us(sent) or Fraction(0))
+            done = t + _transfer_us(landing.rate, sent)
             end_x, past = x_at(grid.steps, done)
             segments.append(
                 Segment(start_x, max(end_x - start_x, 0.0), entry.tensor.name, float(done))
@@ -305,22 +311,28 @@ def _measured(measure: Measure | None, wf: WarmFacts) -> str:
     return text
 
 
+def _transfer_us(rate: int, nbytes: int) -> Fraction:
+    """How long the platform's SDMA rate (B/s) takes to move ``nbytes``: the warm drawn
+    tensor by tensor."""
+    return Fraction(nbytes * 1_000_000, rate)
+
+
 def _note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:
     warm, landing = wf.warm, wf.landing
     if warm.anchor is None:
         return "No landing estimate: the warm has no anchor stage."
-    if landing is None:
+    if landing is None or landing.first is None:
         return "No landing estimate: no static tensor of the warm is read after its anchor."
     first = landing.first.name
     anchor = cols[warm.anchor].stage.name  # of a join, the last to finish: the window opens
     if landing.window_us is None or landing.rate is None or landing.share is None:
-        if landing.fires:
+        if not landing.lands:
             return f"Cannot land: its first consumer {first} runs right after {anchor} (PC107)."
         if landing.rate is None:
             return "No landing estimate: the platform has no SDMA rate."
         return f"No landing estimate: not every stage between {anchor} and {first} has duration_us."
-    total = landing.transfer_us(landing.bytes) or Fraction(0)
-    verdict = "cannot land (PC107)" if landing.fires else "lands in time"
+    total = _transfer_us(landing.rate, landing.bytes)
+    verdict = "lands in time" if landing.lands else "cannot land (PC107)"
     return (
         f"PC107 estimate: in the {fmt.num(float(landing.window_us))} µs before {first}, "
         f"{fmt.num(landing.rate / 1e9)} GB/s lands {fmt.mb(int(landing.landed or 0))} = "

@@ -214,8 +214,9 @@ def test_a_deadline_never_stops_a_reading_that_ended(
     attn: Path, reads: list[tuple[str, str]]
 ) -> None:
     """A reading done well within its bound, then a long wait past it on the same thread:
-    nothing is raised later (the alarm is withdrawn when the reading ends)."""
-    with cache.deadline(0.2):
+    nothing is raised later (the alarm is withdrawn when the reading ends). The bound is
+    generous (the reading takes milliseconds) so that a loaded machine cannot trip it."""
+    with cache.deadline(1.0):
         _read(attn)
-    time.sleep(0.4)
+    time.sleep(1.2)
     assert reads == [("layer.py", "attention")]

@@ -1019,6 +1019,13 @@ def test_a_define_must_be_name_equals_value(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(DATA / "preset")
     result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp"])
     assert (result.exit_code, result.stderr) == (2, "plancc: --define tp: not NAME=VALUE\n")
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp=" + "9" * 4301])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "plancc: --define tp: an integer of more than 4,300 digits\n",
+    )
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp=²"])
+    assert result.exit_code == 0, result.stderr  # a string: isdigit() is no integer's test
 
 
 @pytest.mark.parametrize("name", ["Step", "build_step_program"])

@@ -382,7 +382,7 @@ def test_an_explicit_source_root_must_be_a_directory(
 def test_the_server_setting_no_source() -> None:
     from lsprotocol import types as lsp
 
-    from plancc.lsp.settings import Settings
+    from plancc.lsp.settings import SETTING, Settings
     from plancc.source.root import NO_SOURCE
 
     settings = Settings()
@@ -395,6 +395,10 @@ def test_the_server_setting_no_source() -> None:
     )
     assert settings.source_root is not None
     assert settings.source_root.endswith("x")
+    # `~someone` with no such user: taken as written, as a shell does, not an error.
+    settings.root_dir = Path("/work")
+    assert settings.give(SETTING, "~no-such-user-of-plancc/models")
+    assert settings.source_root == "/work/~no-such-user-of-plancc/models"
 
 
 def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

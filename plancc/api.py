@@ -191,14 +191,14 @@ def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, pass
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:
-    """`--set NAME=VALUE` options: each param's value, an integer ≥ 1 (the last given wins,
-    as a repeated option does on most command lines)."""
+    """`--set NAME=VALUE` options: each param's value, an integer ≥ 1; the last given wins."""
     out: dict[str, int] = {}
     for item in given:
-        name, eq, value = item.partition("=")
-        name, value = name.strip(), value.strip()
+        name, eq, value = (part.strip() for part in item.partition("="))
         if not eq or not name:
             raise UsageError(f"--set {item}: expected NAME=VALUE, e.g. --set CTX=4096")
+        if value.isascii() and value.isdigit() and len(value) > 4300:  # int() refuses it
+            raise UsageError(f"--set {name}: an integer of more than 4,300 digits")
         if not (value.isascii() and value.isdigit()) or int(value) < 1:
             raise UsageError(f"--set {item}: a param's value is an integer ≥ 1")
         out[name] = int(value)

@@ -120,6 +120,7 @@ def test_build_renders_no_param(plan: Path, tmp_path: Path) -> None:
         ("=4", "--set =4: expected NAME=VALUE, e.g. --set CTX=4096"),
         ("CTX=0", "--set CTX=0: a param's value is an integer ≥ 1"),
         ("CTX=1e3", "--set CTX=1e3: a param's value is an integer ≥ 1"),
+        ("CTX=" + "9" * 4301, "--set CTX: an integer of more than 4,300 digits"),
         ("CTXX=4", "--set CTXX: no plan given has a param 'CTXX'; did you mean 'CTX'?"),
     ],
 )

@@ -382,7 +382,7 @@ def test_an_explicit_source_root_must_be_a_directory(
 def test_the_server_setting_no_source() -> None:
     from lsprotocol import types as lsp
 
-    from plancc.lsp.settings import Settings
+    from plancc.lsp.settings import SETTING, Settings
     from plancc.source.root import NO_SOURCE
 
     settings = Settings()
@@ -395,6 +395,10 @@ def test_the_server_setting_no_source() -> None:
     )
     assert settings.source_root is not None
     assert settings.source_root.endswith("x")
+    # `~someone` with no such user: taken as written, as a shell does, not an error.
+    settings.root_dir = Path("/work")
+    assert settings.give(SETTING, "~no-such-user-of-plancc/models")
+    assert settings.source_root == "/work/~no-such-user-of-plancc/models"
 
 
 def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1019,6 +1023,13 @@ def test_a_define_must_be_name_equals_value(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.chdir(DATA / "preset")
     result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp"])
     assert (result.exit_code, result.stderr) == (2, "plancc: --define tp: not NAME=VALUE\n")
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp=" + "9" * 4301])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "plancc: --define tp: an integer of more than 4,300 digits\n",
+    )
+    result = CliRunner().invoke(app, ["extract", "layer.py:toy", "--define", "tp=²"])
+    assert result.exit_code == 0, result.stderr  # a string: isdigit() is no integer's test
 
 
 @pytest.mark.parametrize("name", ["Step", "build_step_program"])

@@ -13,6 +13,7 @@ import plancc.suggest
 from plancc.cli import app
 from plancc.suggest import LayerSuggestions, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
+from plancc.suggest.output import CAPPED
 from plancc.suggest.rank import label
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,12 +247,12 @@ def test_fix_writes_nothing_when_nothing_beats_no_warm(tmp_path: Path) -> None:
     assert plan.read_text("utf-8") == NOTHING_LANDS
 
 
-def test_enumeration_stops_at_its_bound_and_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_enumeration_stops_at_its_bound_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plancc.suggest, "MAX_ENUMERATED", 3)
     layer = _layer(f"csa:hc_pre:{OPROJ}")
     assert layer.capped
+    said = _run("suggest", GRAPH, "--top", "1").output.splitlines()
+    assert said[1] == CAPPED
     every = [*layer.ranked, *layer.infeasible]
     assert sum(r.evaluation.candidate.origin == "enumerated" for r in every) <= 3
     assert any(label(r.evaluation) == _at("hc_pre", OPROJ) for r in every)  # given: kept

@@ -45,7 +45,13 @@ class Settings:
         if self.no_source:
             return NO_SOURCE
         given = self.roots[SETTING] or self.roots[OPTION]
-        return None if given is None else str(self.root_dir / Path(given).expanduser())
+        if given is None:
+            return None
+        try:
+            path = Path(given).expanduser()
+        except RuntimeError:  # `~someone` with no such user: the name as written, as a shell
+            path = Path(given)
+        return str(self.root_dir / path)
 
     def give(self, where: str, value: object) -> bool:
         """``value`` (a path; anything else unsets it) given by ``where``: whether the

@@ -73,6 +73,9 @@ def run(
         raise UsageError(str(exc)) from None
 
 
+MAX_DIGITS = 4300  # an integer's digits, Python's default int_max_str_digits
+
+
 def parse_defines(given: Sequence[str]) -> dict[str, object]:
     """`--define NAME=VALUE`: an integer, `true`/`false`, else the string."""
     out: dict[str, object] = {}
@@ -81,7 +84,10 @@ def parse_defines(given: Sequence[str]) -> dict[str, object]:
         if not eq or not name.isidentifier():
             raise SourceError(f"--define {item}: not NAME=VALUE")
         value: object = text
-        if text.lstrip("-").isdigit():
+        digits = text.removeprefix("-")
+        if digits.isascii() and digits.isdigit():  # not '²', which isdigit() takes too
+            if len(digits) > MAX_DIGITS:  # int() refuses it: Python's conversion limit
+                raise SourceError(f"--define {name}: an integer of more than 4,300 digits")
             value = int(text)
         elif text in ("true", "false"):
             value = text == "true"

@@ -355,11 +355,15 @@ def suggest(
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,
     fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
+    source_root: SourceRoot = None,
+    no_source: NoSource = False,
 ) -> int:
     """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
-    return Run(plan, [*layer], [*candidate], trace, top, fmt, fix)(console.out, console.err)
+    root = sources(source_root, no_source)
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, root)
+    return run(console.out, console.err)
 
 
 @command()

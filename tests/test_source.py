@@ -1042,3 +1042,20 @@ def test_a_program_class_is_read_by_its_name_or_its_builders(
         "      - {name: step_mm, task: mm_tid, deps: [], reads: [x, w], kernel: step_mm}\n"
     )
     assert (notices, _validate(plan)) == ("", [])
+
+
+def test_suggest_takes_the_source_options(attn: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source error (PC201) stops `suggest` as it stops `validate`; `--no-source` skips the
+    source checks there too, and an explicit `--source-root` must be a directory."""
+    _edit(attn / "plan.yaml", "task: q_tid", "task: q_tid_gone")
+    plan = str(attn / "plan.yaml")
+    stopped = CliRunner().invoke(app, ["suggest", plan])
+    assert stopped.exit_code == 1
+    assert "error PC201" in stopped.stderr
+    assert stopped.stderr.endswith("has errors: nothing suggested\n")
+    skipped = CliRunner().invoke(app, ["suggest", plan, "--no-source", "--format", "json"])
+    assert skipped.exit_code == 0, skipped.output
+    assert [layer["layer"] for layer in json.loads(skipped.stdout)["layers"]] == ["attn"]
+    monkeypatch.chdir(attn)
+    bad = CliRunner().invoke(app, ["suggest", plan, "--source-root", "nowhere"])
+    assert (bad.exit_code, bad.stderr) == (2, "plancc: --source-root nowhere: not a directory\n")

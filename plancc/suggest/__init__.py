@@ -46,6 +46,7 @@ class Suggestions:
     errors: tuple[Diagnostic, ...]  # the plan's errors: nothing is suggested for it
     layers: tuple[LayerSuggestions, ...]
     notes: tuple[str, ...] = ()  # what the trace gave no duration for, and why
+    source_root: str | None = None  # `--source-root` / `--no-source`, for --fix's re-check
 
 
 def suggest(
@@ -54,13 +55,15 @@ def suggest(
     given: Sequence[str] = (),
     *,
     trace: str | None = None,
+    source_root: str | None = None,
 ) -> Suggestions:
-    report = validate_paths([path])  # its errors: durations change no error
+    """``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
+    report = validate_paths([path], source_root=source_root)  # durations change no error
     result = report.results[0]
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
     if errors or plan is None:
-        return Suggestions(result.file, plan, errors, ())
+        return Suggestions(result.file, plan, errors, (), source_root=source_root)
     timed: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
     if trace is not None:
@@ -72,7 +75,7 @@ def suggest(
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
     layers = suggest_plan(plan, kinds, extra, timed)
-    return Suggestions(result.file, plan, (), layers, notes)
+    return Suggestions(result.file, plan, (), layers, notes, source_root)
 
 
 def suggest_plan(

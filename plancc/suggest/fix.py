@@ -72,11 +72,11 @@ def fix(found: Suggestions) -> list[str]:
         fixes.append(Fix(title, (edit,), Safety.UNSAFE))
         said.append(f"{top.kind}: wrote {title}")
     if fixes:
-        _write(found.file, fixes)
+        _write(found.file, fixes, found.source_root)
     return said
 
 
-def _write(file: str, fixes: list[Fix]) -> None:
+def _write(file: str, fixes: list[Fix], source_root: str | None) -> None:
     path = Path(file)
     try:
         raw = read_regular(path, MAX_BYTES)  # as a plan is read: never waited on, capped
@@ -88,7 +88,7 @@ def _write(file: str, fixes: list[Fix]) -> None:
     data = text.encode("utf-8")
     errors = [
         d
-        for d in diagnose_plan(PlanInput(file, path), data).diagnostics
+        for d in diagnose_plan(PlanInput(file, path), data, source_root=source_root).diagnostics
         if d.severity is Severity.ERROR
     ]
     if errors:  # a safety net: the candidate was checked, the text must agree

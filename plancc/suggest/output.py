@@ -156,12 +156,15 @@ class Run:
     top: int
     fmt: str
     fix: bool
+    source_root: str | None = None  # as `validate` takes it (`--source-root`, `--no-source`)
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
         """Print its output (``out``) and any error lines (``err``); the exit code."""
         if self.top < 1:
             raise UsageError(f"--top {self.top}: must be at least 1")
-        found = suggest(self.plan, self.kinds, self.given, trace=self.trace)
+        found = suggest(
+            self.plan, self.kinds, self.given, trace=self.trace, source_root=self.source_root
+        )
         if found.errors:
             for d in found.errors:
                 err(f"{d.file}:{d.line}:{d.col}: error {d.code}: {d.message}")

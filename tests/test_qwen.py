@@ -9,9 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from plancc import render
 from plancc.api import validate_paths
+from plancc.cli import app
 
 ROOT = Path(__file__).parent.parent
 PLAN = ROOT / "plans" / "qwen3_14b.yaml"
@@ -258,3 +260,13 @@ def test_extract_writes_a_stacked_weight_from_its_annotation_and_offset(
     plan = tmp_path / "plan.yaml"
     plan.write_text(done.text, "utf-8")
     assert validate_paths([str(plan)]).diagnostics == []
+
+
+def test_docs_models_shows_suggests_table_exactly() -> None:
+    done = CliRunner().invoke(
+        app, ["suggest", str(PLAN), "--format", "markdown", "--top", "4"], env={"NO_COLOR": "1"}
+    )
+    assert done.exit_code == 0, done.output
+    table = "".join(line + "\n" for line in done.output.splitlines() if line.startswith("|"))
+    assert table.count("\n") == 10
+    assert table in (ROOT / "docs" / "models.md").read_text("utf-8")

@@ -263,12 +263,25 @@ def test_enumeration_stops_at_its_bound_and_says_so(monkeypatch: pytest.MonkeyPa
 
 
 def test_on_a_tie_the_plans_own_warm_comes_first() -> None:
-    # Qwen3-14B's warm waits for q, k and v (a join); anchored at k alone it ties on every
-    # place of the key: the rules give no reason to move it.
+    # Qwen3-14B's warm waits for q, k and v (a join); anchored at q alone (the slowest of
+    # the three) it ties on every place of the key: the rules give no reason to move it.
     layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
     first, second = layer.ranked[:2]
     assert label(first.evaluation) == "q_proj+k_proj+v_proj: wo"
+    assert label(second.evaluation) == "q_proj: wo"
     assert second.reason.startswith("ties with q_proj+k_proj+v_proj: wo")
+
+
+def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weights() -> None:
+    # k_proj (17 µs) finishes while q_proj (63 µs) beside it still streams wq: a warm of
+    # wo at k_proj alone is in flight during that stream, the join waits it out.
+    layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
+    by_label = {label(r.evaluation): r for r in layer.ranked}
+    join, alone = by_label["q_proj+k_proj+v_proj: wo"], by_label["k_proj: wo"]
+    assert (join.klass, alone.klass) == ("gain", "loss")
+    assert alone.evaluation.streamed == 52_428_800 + 163_840  # wq, and normed_in's slab
+    assert "of the layer's own weights stream while it is in flight" in alone.reason
+    assert not alone.reason.startswith("ties")
 
 
 def test_the_infeasible_list_is_capped_at_top() -> None:

@@ -27,10 +27,13 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     PC107's arithmetic, anchored there, would fire. PC104 fires when a candidate
     is left; reported at `after`, naming the weights streamed in between, and the
     hint names the last candidate to start. Anchored there, the warm is clear of
-    PC104 and of PC107. In a timed layer kind (every stage with a duration: see
-    PC107) the weights named are those of the stages running in time between
-    the anchor's finish and the first consumer's start, also a stage beside the
-    anchor still running when it finishes.
+    PC104 and of PC107. A stage beside the anchor that starts at its step and,
+    both with `duration_us`, runs longer is still running when the anchor
+    finishes: its weights count among those streamed, and it is a candidate
+    too (with a task, before every consumer, not one of a join's anchors). In a
+    timed layer kind (every stage with a duration: see PC107) the weights named
+    are those of the stages running in time between the anchor's finish and
+    the first consumer's start, also such a stage beside the anchor.
 
     Why: a warm issued while the layer still streams its own weights competes
     with those streams for HBM bandwidth and L2. In the seed (DeepSeek V4
@@ -52,7 +55,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         later = _last_candidate(p, groups)
         if later is None:
             continue
-        total, count, shown = line.streamed(p.at, first, groups)
+        total, count, shown = line.streamed(p.at, first, groups, p.anchors)
         names = ", ".join(f"'{layer.stages[i].name}'" for i in shown)
         if count > len(shown):
             names += f" and {count - len(shown)} more"
@@ -85,13 +88,23 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
     steps = line.candidate_steps
     k = bisect.bisect_right(steps, min(hi - 1, latest))
     consumers = [s.index for s in p.consumers.values()]
+
+    def fits(i: int) -> bool:
+        return line.stages[i].consumer_group not in groups and all(
+            line.runs_before(i, c) for c in consumers
+        )
+
     for j in range(k - 1, bisect.bisect_left(steps, lo) - 1, -1):  # the last to start first
         i = line.candidates[j]
-        if line.stages[i].consumer_group not in groups and all(
-            line.runs_before(i, c) for c in consumers
-        ):
+        if fits(i):
             return i
-    return None
+    if line.start[p.at] > latest:
+        return None
+    # Beside the anchor at its step, still streaming when it finishes: the longest first.
+    beside = [
+        i for i in line.outlasting(p.at) if i not in p.anchors and line.stages[i].task and fits(i)
+    ]
+    return max(beside, key=lambda i: (line.stages[i].duration_us or 0, line.rank[i]), default=None)
 
 
 def _anchor(p: Placed) -> str:

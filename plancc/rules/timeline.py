@@ -144,13 +144,48 @@ class Timeline:
         """The stages between stage a and stage c, in step order."""
         return self.span(*self.window(a, c))
 
-    def streamed(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+    def outlasting(self, a: int) -> list[int]:
+        """The stages starting at stage a's step that read weights and, both with a
+        `duration_us`, run longer than a (timed: finish later): still running, and
+        streaming, when a finishes. In step order; none when a has no duration."""
+        own = self.stages[a].duration_us
+        if own is None:
+            return []
+        step = self.start[a]
+        k = bisect.bisect_left(self.streaming_steps, step)
+        out: list[int] = []
+        for i in itertools.islice(self.streaming, k, None):
+            if self.start[i] != step:
+                break
+            d = self.stages[i].duration_us
+            if self.times is not None:
+                if self.times[1][i] > self.times[1][a]:
+                    out.append(i)
+            elif d is not None and decimal(d) > decimal(own):
+                out.append(i)
+        return out
+
+    def streamed(
+        self, a: int, c: int, groups: set[Group], anchors: Sequence[int] = ()
+    ) -> tuple[int, int, list[int]]:
         """The weight bytes read by the stages between stage a and stage c outside
-        ``groups``: (bytes, how many stages, the first three of them). In a timed layer
-        kind, "between" is in time: every stage running after a's finish and before c's
-        start, also one beside a that is still running when a finishes."""
+        ``groups``: (bytes, how many stages, the first three of them). A stage beside a
+        at its step that runs longer (``outlasting``; not one of a join's ``anchors``)
+        streams while the warm is in flight too. In a timed layer kind, "between" is in
+        time: every stage running after a's finish and before c's start, which takes in
+        those beside a."""
         if self.times is not None:
-            return self._streamed_in_time(a, c, groups)
+            return self._streamed_in_time(a, c, groups, anchors)
+        beside = [
+            i
+            for i in self.outlasting(a)
+            if i not in anchors and self.stages[i].consumer_group not in groups
+        ]
+        extra = sum(self.stages[i].read_bytes(t) for i in beside for t in self.weights[i])
+        total, count, shown = self._streamed_by_step(a, c, groups)
+        return total + extra, count + len(beside), (beside + shown)[:3]
+
+    def _streamed_by_step(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
         lo, hi = self.window(a, c)
         if hi <= lo:
             return 0, 0, []
@@ -172,7 +207,9 @@ class Timeline:
                 shown.append(i)
         return total, count, shown
 
-    def _streamed_in_time(self, a: int, c: int, groups: set[Group]) -> tuple[int, int, list[int]]:
+    def _streamed_in_time(
+        self, a: int, c: int, groups: set[Group], anchors: Sequence[int]
+    ) -> tuple[int, int, list[int]]:
         assert self.times is not None
         begin, end = self.times
         lo, hi = end[a], begin[c]
@@ -180,6 +217,7 @@ class Timeline:
             i
             for i in self.streaming
             if i not in (a, c)
+            and i not in anchors
             and begin[i] < hi
             and end[i] > lo
             and self.stages[i].consumer_group not in groups

@@ -42,6 +42,8 @@ class Dims:
     dims: dict[str, str] = field(default_factory=dict)  # name -> expression text
     values: dict[str, object] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    # A layer function's `scalar * ROWS` products: (scalar, ROWS as written), found once.
+    scaled: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
 
     def expr(self, mod: Module, node: ast.expr) -> str:
         where = f"{self.resolver.show(mod.path)}:{node.lineno}: '{clip(ast.unparse(node))}'"
@@ -165,14 +167,16 @@ def stacked(
     first = shape[0] if shape else None
     if not (isinstance(first, ast.BinOp) and isinstance(first.op, ast.Mult)):
         return None
-    fn = next(
-        (
-            n
-            for n in ast.walk(reading.module.tree)
-            if isinstance(n, ast.FunctionDef) and n.name == reading.function
-        ),
-        None,
-    )
+    fn = reading.module.globals.get(reading.function)  # a top-level one: found at once
+    if not isinstance(fn, ast.FunctionDef):
+        fn = next(
+            (
+                n
+                for n in ast.walk(reading.module.tree)
+                if isinstance(n, ast.FunctionDef) and n.name == reading.function
+            ),
+            None,
+        )
     if fn is None:
         return None
     scalars = {
@@ -181,18 +185,23 @@ def stacked(
         if isinstance(a.annotation, ast.Subscript)
         and ast.unparse(a.annotation.value) == "pl.Scalar"
     }
+    if not scalars:  # no layer index to scale: no slab offset (and no walk of the body)
+        return None
     rows = ast.unparse(first.right)
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.BinOp)
+    if id(fn) not in dims.scaled:
+        dims.scaled[id(fn)] = [
+            (node.left.id, ast.unparse(node.right))
+            for node in ast.walk(fn)
+            if isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Mult)
             and isinstance(node.left, ast.Name)
             and node.left.id in scalars
-            and ast.unparse(node.right) == rows
-        ):
-            kind = _INDEX_TYPES.get(scalars[node.left.id], "int32")
+        ]
+    for index, scaled_rows in dims.scaled[id(fn)]:
+        if scaled_rows == rows:
+            kind = _INDEX_TYPES.get(scalars[index], "int32")
             typed = "" if kind == "int32" else f", index_type: {kind}"
             layers = dims.expr(mod, first.left)
-            stack = f", stacked: {{layers: {layers}, index: {node.left.id}{typed}}}"
+            stack = f", stacked: {{layers: {layers}, index: {index}{typed}}}"
             return stack, dims.expr(mod, first.right)
     return None

@@ -326,3 +326,13 @@ def test_a_join_candidate_waits_for_the_anchor_resolve_picks(tmp_path: Path) -> 
     judged = candidate_warm(found.plan, found.plan.layers["dec"], ("fast", "slow"), ("wo",))
     assert (judged.anchor, judged.live) == (declared.anchor, declared.live)
     assert row.evaluation.window_us == 0  # from slow's finish, not fast's (8 µs)
+
+
+def test_a_directory_of_plans_is_no_plan_file(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(Path(GRAPH).read_text("utf-8"), "utf-8")
+    result = _run("suggest", str(tmp_path))
+    assert (result.exit_code, result.output) == (
+        2,
+        f"plancc: {tmp_path}: 2 plans; suggest takes one plan file\n",
+    )

@@ -59,7 +59,9 @@ def suggest(
 ) -> Suggestions:
     """``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
     report = validate_paths([path], source_root=source_root)  # durations change no error
-    result = report.results[0]
+    if len(report.results) != 1:  # a directory: which plan was meant is not for us to pick
+        raise UsageError(f"{path}: {len(report.results)} plans; suggest takes one plan file")
+    (result,) = report.results
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
     if errors or plan is None:

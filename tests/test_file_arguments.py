@@ -239,5 +239,5 @@ def test_the_runtime_reads_no_fifo_as_a_manifest_or_its_module(fifo: Path, tmp_p
 
 def test_suggest_writes_no_suggestion_through_a_fifo(fifo: Path) -> None:
     with pytest.raises(UsageError) as caught:
-        _write(str(fifo), [])
+        _write(str(fifo), [], None)
     assert str(caught.value) == f"{fifo}: cannot write the suggestion: not a regular file"

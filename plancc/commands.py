@@ -348,6 +348,7 @@ def suggest(
         ),
     ] = (),
     trace: Trace = None,
+    sets: Sets = (),
     top: Annotated[
         int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
     ] = 10,
@@ -357,9 +358,11 @@ def suggest(
     fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
 ) -> int:
     """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
-    return Run(plan, [*layer], [*candidate], trace, top, fmt, fix)(console.out, console.err)
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets))
+    return run(console.out, console.err)
 
 
 @command()

@@ -7,8 +7,9 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from plancc import ir
 from plancc.api import validate_paths
@@ -54,8 +55,11 @@ def suggest(
     given: Sequence[str] = (),
     *,
     trace: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> Suggestions:
-    report = validate_paths([path])  # its errors: durations change no error
+    """``overrides``: `--set`, the params' values fixed; the rest rank at their defaults."""
+    # Its errors: durations change no error.
+    report = validate_paths([path], overrides=overrides)
     result = report.results[0]
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan

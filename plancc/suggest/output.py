@@ -4,7 +4,7 @@ or one JSON object (docs/suggest.md, "Output")."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -156,12 +156,15 @@ class Run:
     top: int
     fmt: str
     fix: bool
+    overrides: Mapping[str, int]  # `--set`: the params' values fixed (``api.parse_sets``)
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
         """Print its output (``out``) and any error lines (``err``); the exit code."""
         if self.top < 1:
             raise UsageError(f"--top {self.top}: must be at least 1")
-        found = suggest(self.plan, self.kinds, self.given, trace=self.trace)
+        found = suggest(
+            self.plan, self.kinds, self.given, trace=self.trace, overrides=self.overrides
+        )
         if found.errors:
             for d in found.errors:
                 err(f"{d.file}:{d.line}:{d.col}: error {d.code}: {d.message}")

@@ -359,3 +359,13 @@ def test_a_bad_set_is_a_usage_error(given: str, said: str, monkeypatch: pytest.M
     result = _run("suggest", "plans/qwen3_14b.yaml", "--set", given)
     assert result.exit_code == 2
     assert said in result.output
+
+
+def test_a_directory_of_plans_is_no_plan_file(tmp_path: Path) -> None:
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(Path(GRAPH).read_text("utf-8"), "utf-8")
+    result = _run("suggest", str(tmp_path))
+    assert (result.exit_code, result.output) == (
+        2,
+        f"plancc: {tmp_path}: 2 plans; suggest takes one plan file\n",
+    )

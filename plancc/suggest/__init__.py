@@ -58,9 +58,10 @@ def suggest(
     overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> Suggestions:
     """``overrides``: `--set`, the params' values fixed; the rest rank at their defaults."""
-    # Its errors: durations change no error.
-    report = validate_paths([path], overrides=overrides)
-    result = report.results[0]
+    report = validate_paths([path], overrides=overrides)  # its errors: durations change none
+    if len(report.results) != 1:  # a directory: which plan was meant is not for us to pick
+        raise UsageError(f"{path}: {len(report.results)} plans; suggest takes one plan file")
+    (result,) = report.results
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
     if errors or plan is None:

@@ -348,6 +348,7 @@ def suggest(
         ),
     ] = (),
     trace: Trace = None,
+    sets: Sets = (),
     top: Annotated[
         int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
     ] = 10,
@@ -359,10 +360,11 @@ def suggest(
     no_source: NoSource = False,
 ) -> int:
     """Rank the warms each layer kind could have by the rules' findings (hypotheses to measure)."""
+    from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
     root = sources(source_root, no_source)
-    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, root)
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root)
     return run(console.out, console.err)
 
 

@@ -328,6 +328,39 @@ def test_a_join_candidate_waits_for_the_anchor_resolve_picks(tmp_path: Path) -> 
     assert row.evaluation.window_us == 0  # from slow's finish, not fast's (8 µs)
 
 
+def test_set_fixes_a_param_and_ranks_at_that_value() -> None:
+    # At the default context (2048) the KV stream leaves Qwen3-14B's wo warm in L2; at
+    # 4096 it evicts it (PC106): nothing beats no warm.
+    qwen = str(ROOT / "plans/qwen3_14b.yaml")
+    at_default = json.loads(_run("suggest", qwen, "--format", "json").output)
+    result = _run("suggest", qwen, "--format", "json", "--top", "200", "--set", "CTX=4096")
+    assert result.exit_code == 0, result.output
+    at_4096 = json.loads(result.output)
+    assert at_default["layers"][0]["candidates"][0]["anchor"] == ["q_proj", "k_proj", "v_proj"]
+    first, *rest = at_4096["layers"][0]["candidates"]
+    assert (first["anchor"], first["class"]) == ([], "none")
+    join = next(c for c in rest if c["anchor"] == ["q_proj", "k_proj", "v_proj"])
+    assert (join["class"], join["codes"]) == ("loss", ["PC106"])
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (
+            "CTX=8192",
+            "plancc: --set CTX=8192: plans/qwen3_14b.yaml: param 'CTX' ranges over [1, 4096]",
+        ),
+        ("FOO=1", "plancc: --set FOO: no plan given has a param 'FOO'"),
+        ("CTX", "plancc: --set CTX: expected NAME=VALUE, e.g. --set CTX=4096"),
+    ],
+)
+def test_a_bad_set_is_a_usage_error(given: str, said: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = _run("suggest", "plans/qwen3_14b.yaml", "--set", given)
+    assert result.exit_code == 2
+    assert said in result.output
+
+
 def test_a_directory_of_plans_is_no_plan_file(tmp_path: Path) -> None:
     for name in ("a.yaml", "b.yaml"):
         (tmp_path / name).write_text(Path(GRAPH).read_text("utf-8"), "utf-8")

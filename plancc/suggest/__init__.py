@@ -7,8 +7,9 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from plancc import ir
 from plancc.api import validate_paths
@@ -55,10 +56,12 @@ def suggest(
     given: Sequence[str] = (),
     *,
     trace: str | None = None,
+    overrides: Mapping[str, int] = MappingProxyType({}),
     source_root: str | None = None,
 ) -> Suggestions:
-    """``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
-    report = validate_paths([path], source_root=source_root)  # durations change no error
+    """``overrides``: `--set`, the params' values fixed; the rest rank at their defaults.
+    ``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
+    report = validate_paths([path], source_root=source_root, overrides=overrides)
     if len(report.results) != 1:  # a directory: which plan was meant is not for us to pick
         raise UsageError(f"{path}: {len(report.results)} plans; suggest takes one plan file")
     (result,) = report.results

@@ -4,7 +4,7 @@ or one JSON object (docs/suggest.md, "Output")."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -156,6 +156,7 @@ class Run:
     top: int
     fmt: str
     fix: bool
+    overrides: Mapping[str, int]  # `--set`: the params' values fixed (``api.parse_sets``)
     source_root: str | None = None  # as `validate` takes it (`--source-root`, `--no-source`)
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
@@ -163,7 +164,12 @@ class Run:
         if self.top < 1:
             raise UsageError(f"--top {self.top}: must be at least 1")
         found = suggest(
-            self.plan, self.kinds, self.given, trace=self.trace, source_root=self.source_root
+            self.plan,
+            self.kinds,
+            self.given,
+            trace=self.trace,
+            overrides=self.overrides,
+            source_root=self.source_root,
         )
         if found.errors:
             for d in found.errors:

@@ -125,9 +125,10 @@ def facts(result: PlanResult) -> PlanFacts:
     layers = []
     for layer in plan.layers.values():
         warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))
-        timed = bool(layer.stages) and all(s.duration_us is not None for s in layer.stages)
         mine = tuple(e for e in entries if e.layer == layer.name)
         judged = result.analysis.layers.get(layer.name)
+        # A kind the rules did not judge (a schema error spoiled a stage) is drawn in steps.
+        timed = judged is not None and judged.timed
         peak = judged.peak if judged is not None else layer_peak(layer)  # not judged: drawn
         layers.append(LayerFacts(layer, warms, _held(layer), peak, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))

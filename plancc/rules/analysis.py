@@ -16,7 +16,7 @@ from types import MappingProxyType
 from plancc import ir
 from plancc.liveness import Peak, layer_peak
 from plancc.rules.placed import Placed, placed
-from plancc.rules.timeline import Landing, once_per_plan
+from plancc.rules.timeline import Landing, once_per_plan, timeline
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class LayerFacts:
     layer: ir.Layer
     warms: Mapping[str, WarmFacts]  # by warm name: its anchored warms, in listing order
     peak: Peak  # the most L2 its warms hold during one step (PC030, PC032)
+    timed: bool  # every stage has a duration: the rules judge its windows in time
 
     def live_stages(self, warm: ir.Warm) -> tuple[ir.Stage, ...]:
         """The stages during whose step ``warm`` holds L2, in step order."""
@@ -105,7 +106,12 @@ def analyse(plan: ir.Plan) -> Analysis:
     for p in placed(plan):
         by_layer.setdefault(p.layer.name, {}).setdefault(p.warm.name, _warm_facts(p, rate))
     layers = {
-        name: LayerFacts(layer, MappingProxyType(by_layer.get(name, {})), peak(plan, layer))
+        name: LayerFacts(
+            layer,
+            MappingProxyType(by_layer.get(name, {})),
+            peak(plan, layer),
+            timeline(plan, layer).times is not None,
+        )
         for name, layer in plan.layers.items()
         if layer.complete
     }

@@ -198,7 +198,7 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
     if differ:
         words = f"below {label(above)}: {PLACES[i].words(e, above)}"
     else:
-        words = f"ties with {label(above)} on every place of the key"
+        words = f"ties with {label(above)}: the rules find nothing to tell them apart"
     if klass(e) == LOSS and i not in (0, *_LOSS_PLACES):
         words += f"; a loss: {loss_fault(e)}"  # the place that decided is not why it loses
     return words

@@ -7,7 +7,8 @@ repeated name_hint, a constant branch, a warm scope (attn/); a helper chosen
 at import time from an environment variable (envbound/); a call of a generated
 warm function (warmcall/); names the plan's rules refuse or YAML misreads, private
 tasks, a kernel without a name_hint inside a run, a constant bound again under its own
-name in another module (private/). Each has its golden `extract.yaml`
+name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
+11/17 of one weight's columns, and a slice of another form read whole (share/). Each has its golden `extract.yaml`
 (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
@@ -34,6 +35,7 @@ FIXTURES = {
     "envbound": ("layer.py:mixed_layer", []),
     "warmcall": ("layer.py:mlp", []),
     "private": ("layer.py:_mix_layer", []),
+    "share": ("layer.py:mlp", []),
 }
 SOURCE_CODES = {f"PC20{i}" for i in range(9)}
 
@@ -1059,3 +1061,52 @@ def test_suggest_takes_the_source_options(attn: Path, monkeypatch: pytest.Monkey
     monkeypatch.chdir(attn)
     bad = CliRunner().invoke(app, ["suggest", plan, "--source-root", "nowhere"])
     assert (bad.exit_code, bad.stderr) == (2, "plancc: --source-root nowhere: not a directory\n")
+
+
+def test_extract_shares_of_column_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SPMD kernel over block indices 0..5 and a parallel loop over 6..16, each
+    slicing `X : X + TN` with X = index * TN, read 6/17 and 11/17 of w_gate; a loop of
+    step 2 is no such form: w_down stays a whole read."""
+    lines = _extract("share", monkeypatch).splitlines()
+    assert lines.count("          - {tensor: w_gate, share: 6/17}") == 1
+    assert lines.count("          - {tensor: w_gate, share: 11/17}") == 1
+    down = "      - {name: down_proj, deps: [gate_proj_0], reads: [x, w_down], kernel: down_proj}"
+    assert down in lines
+    r = read_layer(str(DATA / "share" / "layer.py"), "mlp", str(DATA / "share"))
+    assert [k.columns for k in r.kernels] == [{"w_gate": (0, 768)}, {"w_gate": (768, 2176)}, {}]
+
+
+@pytest.mark.parametrize(
+    ("before", "body"),
+    [
+        ("", "w = w_gate[0:8, c0 : c0 + TN]\n        v = w_gate[0:8, 0:TN]"),  # a second form
+        ("", "w = w_gate[0:8, c0 : c0 + 2 * TN]"),  # a width that is not the step
+        ("", "w = pl.slice(w_gate, [8, TN], [0, c0])"),  # not a subscript
+        ("w_gate = pl.reshape(w_gate, [16, 64])\n    ", "w = w_gate[0:8, c0 : c0 + TN]"),
+    ],
+)
+def test_other_slices_are_whole_reads(before: str, body: str, tmp_path: Path) -> None:
+    (tmp_path / "layer.py").write_text(
+        "import pypto.language as pl\n\nTN = 16\n\n\n@pl.jit.inline\n"
+        "def mlp(w_gate: pl.Tensor[[8, 128], pl.BF16]):\n"
+        f"    {before}with pl.spmd(4, name_hint='gate_proj'):\n"
+        "        c0 = pl.get_block_idx() * TN\n"
+        f"        {body}\n",
+        encoding="utf-8",
+    )
+    r = read_layer(str(tmp_path / "layer.py"), "mlp", str(tmp_path))
+    assert [(k.name, k.reads, k.columns) for k in r.kernels] == [("gate_proj", {"w_gate"}, {})]
+
+
+def test_spmd_block_index_share(tmp_path: Path) -> None:
+    """The form the cases above break: 4 blocks of 16 columns of 128."""
+    (tmp_path / "layer.py").write_text(
+        "import pypto.language as pl\n\nTN = 16\n\n\n@pl.jit.inline\n"
+        "def mlp(w_gate: pl.Tensor[[8, 128], pl.BF16]):\n"
+        "    with pl.spmd(4, name_hint='gate_proj'):\n"
+        "        c0 = pl.get_block_idx() * TN\n"
+        "        w = w_gate[0:8, c0 : c0 + TN]\n",
+        encoding="utf-8",
+    )
+    r = read_layer(str(tmp_path / "layer.py"), "mlp", str(tmp_path))
+    assert [k.columns for k in r.kernels] == [{"w_gate": (0, 64)}]

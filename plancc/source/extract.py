@@ -18,6 +18,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
@@ -35,11 +36,11 @@ from plancc.source.extract_names import (
 )
 from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
-from plancc.source.reading import Reading
+from plancc.source.reading import Kernel, Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
-from plancc.source.values import FreeNames
+from plancc.source.values import FreeNames, int_or_none
 from plancc.usage import UsageError
 
 
@@ -139,6 +140,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     # Tensors: each parameter once, or once per kind where the kinds disagree.
     seen: dict[str, tuple[list[str], str]] = {}
     clash: set[str] = set()
+    lasts: dict[tuple[str, str], int] = {}  # a parameter's last dim, where it is a constant
     per_kind: dict[str, dict[str, tuple[list[str], str]]] = {}
     for kind, reading in readings:
         mine: dict[str, tuple[list[str], str]] = {}
@@ -163,6 +165,9 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             if stack:  # its slab; the stack goes with the dtype: `bf16, stacked: {…}`
                 shape.insert(0, stack[1])
             mine[p.name] = (shape, p.dtype + (stack[0] if stack else ""))
+            last = int_or_none(resolver.const(mod, p.dims[-1])) if p.dims else None
+            if last is not None and last > 0:
+                lasts[(kind, p.name)] = last
             if p.name in seen and seen[p.name] != mine[p.name]:
                 clash.add(p.name)
             seen.setdefault(p.name, mine[p.name])
@@ -211,6 +216,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             names=names,
             notices=notices,
             suffix=suffix,
+            lasts=lasts,
         )
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
     notices += [f"{u.file}:{u.line}: {u.what}" for u in resolver.notes[read_notes:]]
@@ -228,6 +234,7 @@ def _layer(
     names: dict[tuple[str, str], str],
     notices: list[str],
     suffix: str,
+    lasts: dict[tuple[str, str], int],
 ) -> list[str]:
     """One layer kind; its warms' names end in ``suffix`` (warm names are plan-wide).
     Stages, their reads, tasks and deps are the runs the source checks compare
@@ -250,7 +257,9 @@ def _layer(
         for member in runs.kernels[i]:
             read |= member.reads
         reads = [
-            scalar(names[(kind, p)]) for p in reading.params if p in read and (kind, p) in names
+            _read(names[(kind, p)], p, runs.kernels[i], lasts.get((kind, p)))
+            for p in reading.params
+            if p in read and (kind, p) in names
         ]
         if reads:
             entry.append(f"reads: [{', '.join(reads)}]")
@@ -272,6 +281,19 @@ def _layer(
     if warm_lines:
         lines += ["    warms:", *warm_lines]
     return lines
+
+
+def _read(name: str, param: str, members: Sequence[Kernel], last: int | None) -> str:
+    """A stage's read of ``param``: `{tensor: NAME, share: A/B}` when each of its kernels
+    reads the same columns of it, a part of its ``last`` dim; else the plain name."""
+    cols = {m.columns.get(param) for m in members}
+    span = cols.pop() if len(cols) == 1 else None
+    if span is None or last is None or span[1] > last:
+        return scalar(name)
+    share = Fraction(span[1] - span[0], last)
+    if share >= 1:
+        return scalar(name)
+    return f"{{tensor: {scalar(name)}, share: {share.numerator}/{share.denominator}}}"
 
 
 def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:

@@ -42,6 +42,9 @@ class Kernel:
     line: int
     task: str | None = None  # the `as` variable, in its own function
     reads: set[str] = field(default_factory=set)  # tensor roots
+    # A read of columns [lo, hi) of a layer parameter only, where every subscript shows it
+    # (docs/sources.md, "Partial reads"); a root not here is read whole.
+    columns: dict[str, tuple[int, int]] = field(default_factory=dict)
     writes: set[str] = field(default_factory=set)
     deps: set[int] = field(default_factory=set)  # explicit: `deps=` (task_dummy mapped through)
     after: set[int] = field(default_factory=set)  # the last writers of what it reads or writes

@@ -8,8 +8,8 @@ at import time from an environment variable (envbound/); a call of a generated
 warm function (warmcall/); names the plan's rules refuse or YAML misreads, private
 tasks, a kernel without a name_hint inside a run, a constant bound again under its own
 name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
-11/17 of one weight's columns, and a slice of another form read whole (share/). Each has its golden `extract.yaml`
-(``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
+11/17 of one weight's columns, and a slice of another form read whole (share/). Each
+has its golden `extract.yaml` (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
 from __future__ import annotations

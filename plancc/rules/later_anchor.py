@@ -50,12 +50,11 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
         if p.first is None:
             continue
-        layer, warm, line, first = p.layer, p.warm, p.line, p.first.index
-        groups = {s.consumer_group for s in p.consumers.values()}
-        later = _last_candidate(p, groups)
-        if later is None:
+        layer, warm, first = p.layer, p.warm, p.first.index
+        later = _last_candidate(p, p.groups)
+        if later is None or p.streamed is None:
             continue
-        total, count, shown = line.streamed(p.at, first, groups, p.anchors)
+        total, count, shown = p.streamed
         names = ", ".join(f"'{layer.stages[i].name}'" for i in shown)
         if count > len(shown):
             names += f" and {count - len(shown)} more"

@@ -15,7 +15,7 @@ from functools import cached_property
 
 from plancc import fixes, ir
 from plancc.rules import anchored
-from plancc.rules.timeline import Landing, Timeline, once_per_plan, timeline
+from plancc.rules.timeline import Group, Landing, Timeline, once_per_plan, timeline
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,19 @@ class Placed:
         if self.first is None:
             return None
         return self.line.landing(self.at, self.first.index, self.bytes)
+
+    @cached_property
+    def groups(self) -> set[Group]:
+        """The consumer groups the warm touches (PC103, PC104)."""
+        return {s.consumer_group for s in self.consumers.values()}
+
+    @cached_property
+    def streamed(self) -> tuple[int, int, list[int]] | None:
+        """PC104's weights streamed between the anchor and the first consumer, outside
+        the touched groups: (bytes, stages, the first three); None without a consumer."""
+        if self.first is None:
+            return None
+        return self.line.streamed(self.at, self.first.index, self.groups, self.anchors)
 
     @property
     def bytes(self) -> int:

@@ -100,8 +100,8 @@ def evaluate(plan: ir.Plan, c: Candidate) -> Evaluation:
             landed += min(int(landing.landed), p.bytes)
         elif not landing.fires:
             landed += p.bytes  # no estimate: a warm that can land counts as landed
-        groups = {s.consumer_group for s in p.consumers.values()}
-        streamed = max(streamed, line.streamed(p.at, p.first.index, groups, p.anchors)[0])
+        assert p.streamed is not None  # it has a first consumer
+        streamed = max(streamed, p.streamed[0])
         if first is None or line.rank[p.first.index] < first[0]:
             first = (line.rank[p.first.index], p.first.name)
     nbytes = sum(plan.tensors[t].bytes or 0 for t in c.tensors)

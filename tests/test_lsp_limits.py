@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -693,3 +694,32 @@ def test_a_request_gives_way_to_one_check_only() -> None:
     again.start()
     again.join(HANG)
     assert not again.is_alive()  # once is all
+
+
+def test_a_config_that_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
+    """The editor reads a plan's `config:` as `validate` does: a FIFO is PC005 at once,
+    and completion and go-to-definition of a config key find nothing, without blocking."""
+    os.mkfifo(tmp_path / "config.json")
+    text = (
+        "plancc: 1\nmodel: m\nplatform: a2a3\nconfig: config.json\n"
+        "dims: {D: hidden_size}\ntensors: {w: {shape: [D], dtype: bf16}}\n"
+        "layers: {k: {stages: [{name: s, reads: [w]}]}}\n"
+    )
+    path = tmp_path / "p.yaml"
+    path.write_text(text, "utf-8")
+
+    def hung(*_: object) -> None:
+        raise AssertionError("a read of the FIFO blocked")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        state = server_module.analyse(
+            path.as_uri(), 1, text, {}, codec=PositionCodec(), docs_url=""
+        )
+        assert [d.code for d in state.result.diagnostics] == ["PC005"]
+        assert completion.config_keys(state, int) == []
+        assert navigation._config_key(state, "hidden_size", {}) is None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -19,7 +19,7 @@ from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
 from plancc.fixes.apply import chosen, yaml_text
 from plancc.inputs import PlanInput
-from plancc.load import Document, PathT, read_capped
+from plancc.load import Document, PathT, read_config_file
 from plancc.names import PLATFORMS, identifier_problem
 from plancc.platforms import PLATFORMS as PLATFORM_TABLE
 from plancc.rules.analysis import Analysis, LayerFacts, WarmFacts
@@ -60,6 +60,7 @@ __all__ = [
     "ir",
     "l2_bytes",
     "platform_names",
+    "read_config_file",
     "silenceable",
     "where_of",
     "yaml_text",
@@ -91,7 +92,7 @@ def _reader(unsaved: Mapping[Path, str]) -> Callable[[Path], bytes]:
             text = unsaved.get(path.resolve())
         except (OSError, RuntimeError):  # a symlink loop: reading the file reports it
             text = None
-        return text.encode("utf-8") if text is not None else read_capped(path)
+        return text.encode("utf-8") if text is not None else read_config_file(path)
 
     return read
 

@@ -153,7 +153,7 @@ def config_keys(state: PlanState, of: type) -> list[str]:
     if path is None:
         return []
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(pc.read_config_file(path))  # a regular file, capped
     except (OSError, ValueError, RecursionError):
         return []
     if not isinstance(data, dict):

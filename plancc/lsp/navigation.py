@@ -60,7 +60,7 @@ def _config_key(state: PlanState, name: str, unsaved: dict[Path, str]) -> lsp.Lo
     if path is None:
         return None
     try:
-        source = unsaved.get(path) or path.read_text("utf-8")
+        source = unsaved.get(path) or pc.read_config_file(path).decode("utf-8")  # capped
     except (OSError, ValueError):
         return None
     m = re.search(r'"' + re.escape(name) + r'"\s*:', source)

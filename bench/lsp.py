@@ -212,7 +212,7 @@ def in_process_ms(text: str, source_root: str | None) -> tuple[list[float], list
     run, as in the server): wall times and CPU times (the CPU time is what the wall time
     would be on an idle machine: several jobs share two cores here)."""
     from plancc.api import diagnose_plan
-    from plancc.inputs import PlanInput
+    from plancc.load.inputs import PlanInput
 
     diagnose_plan(PlanInput(str(PLAN), PLAN), text.encode("utf-8"), source_root=source_root)
     wall, cpu = [], []

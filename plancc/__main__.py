@@ -1,3 +1,3 @@
-from plancc.launch import main
+from plancc.cli.launch import main
 
 main()

@@ -14,16 +14,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from plancc import codes, inputs, ir
+from plancc import codes, ir
 from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
-from plancc.inputs import PlanInput
-from plancc.load import Document, FileReader, load, read_config_file
+from plancc.facts.analysis import EMPTY, Analysis
+from plancc.load import Document, FileReader, inputs, load, read_config_file
+from plancc.load.inputs import PlanInput
 from plancc.measure.durations import timed
 from plancc.resolve import resolve
 from plancc.rules import Finding
-from plancc.rules.analysis import EMPTY, Analysis
 from plancc.source.root import unchecked
 from plancc.text import plural
 from plancc.usage import UsageError as UsageError  # noqa: PLC0414 (re-exported)
@@ -211,7 +211,7 @@ def unknown_sets(results: Sequence[PlanResult], overrides: Mapping[str, int]) ->
     known = {p.name for r in results if r.plan is not None for p in r.plan.params}
     for name in overrides:
         if name not in known:
-            from plancc.names import suggest  # noqa: PLC0415 (only for a typo)
+            from plancc.tables.names import suggest  # noqa: PLC0415 (only for a typo)
 
             hint = suggest(name, known)
             raise UsageError(
@@ -342,7 +342,8 @@ def build(
     ``compare``, which finds every output missing).
     """
 
-    from plancc import orphans, render, write  # noqa: PLC0415 (jinja2 only for build)
+    from plancc import render, write  # noqa: PLC0415 (jinja2 only for build)
+    from plancc.render import orphans  # noqa: PLC0415 (jinja2 only for build)
 
     out_dir = _out_dir(paths, out, stdin_filename)
     report = validate_paths(paths, stdin_filename, source_root, overrides)

@@ -18,8 +18,8 @@ from types import MappingProxyType
 from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
+from plancc.facts.analysis import EMPTY, Analysis, analyse
 from plancc.rules import Finding, discover
-from plancc.rules.analysis import EMPTY, Analysis, analyse
 
 
 def catalog() -> list[Code]:
@@ -49,7 +49,7 @@ class Allowed:
 class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
-    analysis: Analysis = EMPTY  # what the rules judged by (plancc.rules.analysis)
+    analysis: Analysis = EMPTY  # what the rules judged by (plancc.facts.analysis)
     # Each rule's diagnostic with the finding it was made of (its warm, the stages it
     # names: where `plancc report` marks it), shown or silenced.
     findings: Mapping[Diagnostic, Finding] = field(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from plancc.dtypes import DTYPES
+from plancc.tables.dtypes import DTYPES
 
 
 class Severity(StrEnum):

@@ -21,9 +21,9 @@ from functools import cached_property
 from typing import Any
 
 from plancc.diagnostics import Pos
-from plancc.dtypes import DType
-from plancc.platforms import Platform
 from plancc.schedule import Schedule, schedule
+from plancc.tables.dtypes import DType
+from plancc.tables.platforms import Platform
 
 # Where a record's node is (no argument), or a node under it (``locate("name")``).
 Locate = Callable[..., Pos]

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from plancc.outputs import MANIFEST_FORMAT
 from plancc.reading import open_regular, read_regular
+from plancc.tables.outputs import MANIFEST_FORMAT
 
 __all__ = [
     "FORMAT",
@@ -75,7 +75,7 @@ class PlatformMismatchError(ManifestError):
 
 def _advice(manifest_platform: str, running_platform: str, warms: bool) -> str:
     """What to do about a platform mismatch; true by the platform table (no warm without SDMA)."""
-    from plancc.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
+    from plancc.tables.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
 
     running = PLATFORMS.get(running_platform)
     if running is None:
@@ -220,7 +220,7 @@ def _parse(source: str, data: Any) -> Manifest:
             f"warm{'' if len(warms) == 1 else 's'}; "
             "it is true exactly when there is a warm"
         )
-    from plancc.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
+    from plancc.tables.platforms import PLATFORMS  # noqa: PLC0415 (generated modules import this; keep it light)
 
     if enable and not PLATFORMS[data["platform"]].sdma:
         raise MalformedManifestError(
@@ -239,6 +239,6 @@ def _listed(value: str | list[str]) -> tuple[str, ...]:
 def _validator() -> Any:
     from jsonschema import Draft202012Validator  # noqa: PLC0415 (generated modules import this; keep it light)
 
-    from plancc.resources import read_text  # noqa: PLC0415 (generated modules import this; keep it light)
+    from plancc.tables.resources import read_text  # noqa: PLC0415 (generated modules import this; keep it light)
 
     return Draft202012Validator(json.loads(read_text("schemas", "manifest.schema.json")))

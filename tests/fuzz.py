@@ -148,7 +148,7 @@ class Figures:
 def check(raw: bytes, tmp: Path) -> None:
     """One input through the loader (both parsers' paths) and the whole front end."""
     from plancc import api, load
-    from plancc.inputs import PlanInput
+    from plancc.load.inputs import PlanInput
 
     start = time.perf_counter()
     fast, pure = load.load("p.yaml", raw), load.load("p.yaml", raw, pure=True)

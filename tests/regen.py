@@ -1,11 +1,11 @@
 """Regenerate every derived file: ``make regen``.
 
-Derived from the code and its data tables (plancc/dtypes.json, plancc/platforms.json,
+Derived from the code and its data tables (plancc/tables/dtypes.json, plancc/tables/platforms.json,
 the models, the rule docstrings):
 
 - schemas/warm-plan.schema.json: the JSON Schema of the models (`plancc schema`);
-- plancc/model.py: the plan in memory, named tuples of the models (``tests.regen_model``);
-- plancc/schema_gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
+- plancc/schema/plan.py: the plan in memory, named tuples of the models (``tests.regen_model``);
+- plancc/schema/gate.py: that schema compiled by fastjsonschema (``tests.regen_gate``);
 - schemas/manifest.schema.json: its platform and dtype enums;
 - docs/rules.md: the rule reference;
 - docs/plan-format.md: the dtype list and the platform list of the example;
@@ -31,14 +31,14 @@ def _enum(values: list[str]) -> str:
 
 
 def _manifest_schema(text: str) -> str:
-    from plancc import outputs
-    from plancc.dtypes import DTYPES
-    from plancc.platforms import PLATFORMS
+    from plancc.tables import outputs
+    from plancc.tables.dtypes import DTYPES
+    from plancc.tables.platforms import PLATFORMS
 
     enums = {"a2a3": list(PLATFORMS), "bf16": list(DTYPES)}  # recognised by a first entry
     for first, values in enums.items():
         text = re.sub(rf'"enum": \["{first}"[^\]]*\]', lambda _, v=values: _enum(v), text)
-    # The format id and the output names, as plancc.outputs has them.
+    # The format id and the output names, as plancc.tables.outputs has them.
     said = {
         r'"const": "plancc-manifest/[^"]*"': f'"const": "{outputs.MANIFEST_FORMAT}"',
         r"format plancc-manifest/[^\s\",]*": f"format {outputs.MANIFEST_FORMAT}",
@@ -51,8 +51,8 @@ def _manifest_schema(text: str) -> str:
 
 
 def _plan_format(text: str) -> str:
-    from plancc.dtypes import DTYPES
-    from plancc.platforms import PLATFORMS
+    from plancc.tables.dtypes import DTYPES
+    from plancc.tables.platforms import PLATFORMS
 
     text = re.sub(
         r"(PyPTO dtype name, lower case: `)[^`]*(`)",
@@ -68,7 +68,7 @@ def _plan_format(text: str) -> str:
 
 
 def _plan_schema() -> str:
-    from plancc.schema_model import json_schema_text
+    from plancc.schema.declared import json_schema_text
 
     return json_schema_text()
 
@@ -96,8 +96,8 @@ PLAN_FORMAT = ROOT / "docs" / "plan-format.md"
 # Each derived file (but the goldens) and how its text is made (each when asked).
 DERIVED: dict[Path, Callable[[], str]] = {
     ROOT / "schemas" / "warm-plan.schema.json": _plan_schema,
-    ROOT / "plancc" / "model.py": _model,
-    ROOT / "plancc" / "schema_gate.py": _gate,
+    ROOT / "plancc" / "schema" / "plan.py": _model,
+    ROOT / "plancc" / "schema" / "gate.py": _gate,
     MANIFEST: lambda: _manifest_schema(MANIFEST.read_text("utf-8")),
     ROOT / "docs" / "rules.md": _rules_doc,
     PLAN_FORMAT: lambda: _plan_format(PLAN_FORMAT.read_text("utf-8")),

@@ -16,8 +16,8 @@ CASES = ROOT / "tests" / "cases"
 
 def fixed(plan: Path) -> bytes | None:
     """The case's text once every fix is applied, or None when it has none."""
-    from plancc.fixes.apply import fix_plan
-    from plancc.inputs import PlanInput
+    from plancc.edits.apply import fix_plan
+    from plancc.load.inputs import PlanInput
 
     relative = plan.relative_to(ROOT).as_posix()
     done = fix_plan(PlanInput(relative, plan), plan.read_bytes(), unsafe=True)

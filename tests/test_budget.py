@@ -135,7 +135,7 @@ def test_exactly_l2_is_a_warning_and_one_byte_more_an_error() -> None:
     # The boundary of PC030 ("exceed L2"): exactly L2 is only over the budget.
     from typer.testing import CliRunner
 
-    from plancc.cli import app
+    from plancc.cli.app import app
 
     cases = Path(__file__).parent / "cases" / "semantics"
     for name, code in (("pc030_exactly_l2_is_pc032", 0), ("pc030_one_byte_over", 1)):
@@ -376,6 +376,6 @@ def test_peak_equals_brute_force(
     report = validate_paths([str(write_plan("\n".join(lines) + "\n"))])
     plan = report.results[0].plan
     assert plan is not None
-    from plancc.metrics import l2_numbers
+    from plancc.facts.metrics import l2_numbers
 
     assert l2_numbers(plan)["peak_bytes"] == _brute_force_peak(n_stages, sizes, warms, reads)

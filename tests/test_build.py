@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from plancc import write
 from plancc.api import UsageError, build
-from plancc.cli import app
-from plancc.names import MAX_NAME
-from plancc.platforms import PLATFORMS
+from plancc.cli.app import app
 from plancc.runtime import load_manifest
+from plancc.tables.names import MAX_NAME
+from plancc.tables.platforms import PLATFORMS
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -188,7 +188,7 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
 
 
 def test_schema_enums_follow_the_tables() -> None:
-    from plancc.dtypes import DTYPES
+    from plancc.tables.dtypes import DTYPES
 
     assert SCHEMA["properties"]["platform"]["enum"] == list(PLATFORMS)
     tensor = SCHEMA["$defs"]["warm"]["properties"]["tensors"]["items"]

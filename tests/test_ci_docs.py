@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from plancc import __version__, api, inputs
+from plancc import __version__, api
 from plancc.check import catalog as all_codes
 from plancc.check import check
-from plancc.cli import app
+from plancc.cli.app import app
+from plancc.cli.options import COMMANDS, Option
 from plancc.codes import STAGE_CODES
 from plancc.diagnostics import Diagnostic
-from plancc.load import load
-from plancc.options import COMMANDS, Option
+from plancc.load import inputs, load
 from plancc.resolve import resolve
 from plancc.validate import validate
 

@@ -1,5 +1,5 @@
 """Cold start is a feature: `plancc validate` imports nothing it does not need: no
-jinja2, and (through plancc.launch) no command imports typer, click or pydantic."""
+jinja2, and (through plancc.cli.launch) no command imports typer, click or pydantic."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ PLAN = ROOT / "tests" / "cases" / "valid" / "contract_example.yaml"
 
 _PROBE = """
 import json, sys
-import plancc.launch
+import plancc.cli.launch
 sys.argv = ["plancc", *sys.argv[1:]]
 try:
-    plancc.launch.main(sys.argv[1:])  # given argv: it exits as usual, so this runs on
+    plancc.cli.launch.main(sys.argv[1:])  # given argv: it exits as usual, so this runs on
 except SystemExit as exc:
     code = exc.code
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
@@ -66,7 +66,7 @@ def test_validate_and_build_load_no_typer_and_no_pydantic(tmp_path: Path, args: 
     assert code in (0, 1)
     assert "plancc.resolve" in modules
     assert not {"typer", "click", "pydantic", "pydantic_core", "jsonschema"} & _tops(modules)
-    assert "plancc.cli" not in modules
+    assert "plancc.cli.app" not in modules
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_validate_and_build_load_no_typer_and_no_pydantic(tmp_path: Path, args: 
 )
 def test_every_command_starts_without_typer(tmp_path: Path, args: list[str]) -> None:
     # typer (with click and the pydantic it checks values with) is a third of a cold
-    # start: plancc.launch reads every command's plain arguments itself.
+    # start: plancc.cli.launch reads every command's plain arguments itself.
     code, modules = _modules_after(*args, cwd=tmp_path)
     assert code in (0, 1)
     assert not {"typer", "click", "pydantic", "pydantic_core"} & _tops(modules)
@@ -100,14 +100,14 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
     assert code == 0
     assert not {"jinja2", "pydantic", "jsonschema", "ruamel"} & _tops(modules)
     assert not {m for m in modules if m.startswith("plancc.")} - {
-        "plancc.launch",
-        "plancc.options",
+        "plancc.cli.launch",
+        "plancc.cli.options",
         "plancc.usage",
-        "plancc.commands",
-        "plancc.reporting",
-        "plancc.command_options",
+        "plancc.cli.commands",
+        "plancc.cli.reporting",
+        "plancc.cli.shared_options",
         "plancc.cli",
-        "plancc.console",
+        "plancc.cli.console",
     }
 
 
@@ -147,7 +147,7 @@ def test_make_compiles_the_package_when_it_makes_the_environment(tmp_path: Path)
     compile_line = next(line for line in dry[install:] if "compileall" in line)
     assert compile_line == ".venv/bin/python -m compileall -q plancc"
     (tmp_path / "plancc" / "lsp").mkdir(parents=True)  # a few modules, one in a subpackage
-    for name in ("__init__.py", "launch.py", "lsp/__init__.py"):
+    for name in ("__init__.py", "api.py", "lsp/__init__.py"):
         shutil.copy(ROOT / "plancc" / name, tmp_path / "plancc" / name)
     subprocess.run(
         [sys.executable, *compile_line.split()[1:]],

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc.api import validate_paths
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.codes import SOURCE_CODES, STAGE_CODES, UNUSED_SILENCE
 
 CORE = Path(__file__).parent / "cases" / "core"

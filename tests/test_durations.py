@@ -10,8 +10,8 @@ from measure_fixtures import Task, trace_events
 from typer.testing import CliRunner
 
 from plancc import api
-from plancc.cli import app
-from plancc.inputs import PlanInput
+from plancc.cli.app import app
+from plancc.load.inputs import PlanInput
 from plancc.measure.durations import apply, durations
 from plancc.measure.errors import InputError
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 
 REASON = "measured\nat ep2 \x1b[31mred"
 SHOWN = "measured\\nat ep2 \\x1b[31mred"  # as every format shows it

@@ -18,7 +18,7 @@ import measure_fixtures as fx
 import pytest
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.load import read_config_file
 from plancc.measure import files
 from plancc.reading import open_regular, read_regular

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc.api import diagnose_plan
-from plancc.cli import app
-from plancc.fixes.apply import _apply_bytes
-from plancc.inputs import PlanInput
+from plancc.cli.app import app
+from plancc.edits.apply import _apply_bytes
+from plancc.load.inputs import PlanInput
 from tests import regen_fixed
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -109,7 +109,7 @@ def _fmt(text: str) -> str:
 
 
 def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    from plancc.cli import app
+    from plancc.cli.app import app
 
     result = runner.invoke(app, ["fmt", *args], input=stdin)
     return result.exit_code, result.stdout, result.stderr
@@ -475,7 +475,7 @@ def test_the_written_layout_is_read_once_by_libyaml_for_its_comments(
     # The round-trip reading is most of a `plancc fmt`: the layout it wrote is checked for
     # lost comments through libyaml's events, and through that reading only without them.
     import plancc.fmt as fmt_module
-    from plancc import fmt_layout
+    from plancc.fmt import layout as fmt_layout
 
     text = "plancc: 1\nmodel: a  # the model\nlint: {ignore: ['#x', PC101]}  # why\n"
     reads: list[str] = []
@@ -546,7 +546,7 @@ def test_a_plan_fmt_cannot_read_for_its_layout_is_said_and_the_others_go_on(
 ) -> None:
     from ruamel.yaml.parser import ParserError
 
-    from plancc import fmt_layout
+    from plancc.fmt import layout as fmt_layout
 
     (messy.parent / "a.yaml").write_text("plancc: 1\nmodel: a\n")
     (messy.parent / "b.yaml").write_text("plancc: 1\nmodel: b\n")

@@ -17,12 +17,12 @@ import pytest
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from plancc import reporting
 from plancc.api import Validation as Report
 from plancc.api import validate_paths
 from plancc.check import catalog as all_codes
-from plancc.cli import app
-from plancc.commands import Format, _emit
+from plancc.cli import reporting
+from plancc.cli.app import app
+from plancc.cli.commands import Format, _emit
 from plancc.formats import github as fmt_github
 from plancc.formats import sarif as fmt_sarif
 from plancc.formats import text as fmt_text

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from plancc.api import validate_paths
+from plancc.facts.metrics import measure_numbers
 from plancc.formats.json import json_
-from plancc.metrics import measure_numbers
 
 CONFIG = {"ratios": [0, 4, 4, 0, 4], "n": 5}
 

@@ -16,7 +16,7 @@ import pytest
 from test_build import PLAN
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 
 runner = CliRunner()
 BASH = shutil.which("bash")

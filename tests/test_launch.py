@@ -1,4 +1,4 @@
-"""plancc.launch: whatever it reads itself, from the commands' declarations, gives the
+"""plancc.cli.launch: whatever it reads itself, from the commands' declarations, gives the
 same output and exit code as typer's path, and anything else is left to typer."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plancc import cli, console, launch
+from plancc.cli import app as cli
+from plancc.cli import console, launch
 from tests.test_cli import CLEAN, ERROR, WARNING
 
 

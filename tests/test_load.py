@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from plancc import compose as composer
 from plancc.api import diagnose_plan
 from plancc.diagnostics import Diagnostic, Pos, Severity
-from plancc.inputs import PlanInput
 from plancc.load import MAX_BYTES, MAX_DEPTH, MAX_NODES, Document, load, read_capped
+from plancc.load import compose as composer
+from plancc.load.inputs import PlanInput
 
 BLOCK = b"""\
 plancc: 1

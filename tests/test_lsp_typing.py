@@ -52,7 +52,7 @@ def test_every_state_of_typing_the_flash_plan(shard: int) -> None:
 
 def test_validate_does_not_import_pygls() -> None:
     code = (
-        "import sys\nfrom plancc.cli import app\n"
+        "import sys\nfrom plancc.cli.app import app\n"
         "app(['validate', '-q', 'plans/deepseek_v4_flash.yaml'], standalone_mode=False)\n"
         "print('pygls' in sys.modules, 'plancc.lsp' in sys.modules)"
     )

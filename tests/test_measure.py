@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FLASH = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"

@@ -11,7 +11,7 @@ import measure_fixtures as fx
 import pytest
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.measure import trace as tr
 
 ROOT = Path(__file__).resolve().parent.parent

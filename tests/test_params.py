@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc import api
-from plancc.cli import app
+from plancc.cli.app import app
 
 # The KV stream grows with the context: it passes the warm of wo only at 4096 tokens.
 PLAN = """\

@@ -1,5 +1,5 @@
 """ruamel's C parser and its pure-Python one load every text alike: the same tree,
-positions, ranges and diagnostics, through the one composer (plancc/compose.py).
+positions, ranges and diagnostics, through the one composer (plancc/load/compose.py).
 The pure one is the reference; the C one is the path taken where it is installed."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from plancc import api, compose
+from plancc import api
 from plancc import load as loader
 from plancc.diagnostics import Diagnostic
-from plancc.load import MAX_DEPTH, MAX_NODES, Document, load
+from plancc.load import MAX_DEPTH, MAX_NODES, Document, compose, load
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted((ROOT / "tests" / "cases").rglob("*.yaml")) + sorted(

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from plancc import render
 from plancc.api import validate_paths
-from plancc.cli import app
+from plancc.cli.app import app
 
 ROOT = Path(__file__).parent.parent
 PLAN = ROOT / "plans" / "qwen3_14b.yaml"

@@ -20,15 +20,15 @@ def test_derived_file_is_current(path: Path) -> None:
 def test_the_lists_follow_the_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     # A new dtype or platform reaches every derived list (and so fails the test above
     # until `make regen` has run).
-    from plancc import dtypes, platforms
+    from plancc.tables import dtypes, platforms
 
     monkeypatch.setitem(dtypes.DTYPES, "fp64", dtypes.DType("fp64", "FP64", 64))
     monkeypatch.setitem(platforms.PLATFORMS, "a9", platforms.Platform("a9", None, False, None, ""))
     schema = ROOT_SCHEMA.read_text("utf-8")
     assert '"uint64", "bool", "fp64"]' in regen._manifest_schema(schema)
     assert '"a5sim", "a9"]' in regen._manifest_schema(schema)
-    # ... and so do the manifest's format id and the output names (plancc.outputs).
-    from plancc import outputs
+    # ... and so do the manifest's format id and the output names (plancc.tables.outputs).
+    from plancc.tables import outputs
 
     monkeypatch.setattr(outputs, "MANIFEST_FORMAT", "plancc-manifest/2")
     monkeypatch.setattr(outputs, "MODULE_SUFFIX", "_prefetch.py")
@@ -48,11 +48,11 @@ PLAN_FORMAT = regen.PLAN_FORMAT
 
 
 def test_a_key_declared_on_a_model_reaches_the_plan_and_fmt() -> None:
-    # Adding a key is one edit of plancc/schema_model.py: `make regen` carries it to
+    # Adding a key is one edit of plancc/schema/declared.py: `make regen` carries it to
     # the named tuple, its builder and the order `plancc fmt` writes.
     from pydantic import create_model
 
-    from plancc import schema_model
+    from plancc.schema import declared as schema_model
     from tests import regen_model
 
     stage = create_model("Stage", __base__=schema_model.Stage, priority=(list[str], []))
@@ -86,13 +86,14 @@ def test_the_generated_builder_reads_the_corpus_as_pydantic_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Every tree `validate` builds a plan from, over the whole corpus, gives the same
-    # plan (types kept at every level: 1 is not 1.0) through plancc.model as through
+    # plan (types kept at every level: 1 is not 1.0) through plancc.schema.plan as through
     # pydantic, and the corpus builds every class at least once.
     import pydantic
 
     import plancc.validate as stage
-    from plancc import model, schema_model
     from plancc.api import validate_paths
+    from plancc.schema import declared as schema_model
+    from plancc.schema import plan as model
 
     trees: list[dict[str, Any]] = []
 

@@ -26,8 +26,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plancc import ir, render, resources, shell
+from plancc import ir, render
 from plancc.api import validate_paths
+from plancc.render import shell
+from plancc.tables import resources
 
 ROOT = Path(__file__).resolve().parent.parent
 FLASH = ROOT / "plans" / "deepseek_v4_flash.yaml"
@@ -782,7 +784,7 @@ def test_manifest_text_is_json_with_inline_number_lists(plans: dict[str, ir.Plan
 
 
 def test_jinja_stays_off_the_validate_path() -> None:
-    code = "import sys, plancc.cli, plancc.api, plancc.formats; print('jinja2' in sys.modules)"
+    code = "import sys, plancc.cli.app, plancc.api, plancc.formats; print('jinja2' in sys.modules)"
     result = _run(sys.executable, "-c", code)
     assert result.stdout.strip() == "False", result.stderr
 

@@ -29,7 +29,7 @@ from test_report_html import CSP, stress_result
 
 from plancc.api import PlanResult
 from plancc.api import diagnose_plan as _diagnose
-from plancc.inputs import PlanInput
+from plancc.load.inputs import PlanInput
 from plancc.report_html import render
 from plancc.report_html.facts import facts
 from plancc.report_html.layout import EM

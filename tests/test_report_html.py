@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from plancc.api import PlanResult
 from plancc.api import diagnose_plan as _diagnose
-from plancc.cli import app
-from plancc.inputs import PlanInput
-from plancc.liveness import layer_peak
+from plancc.cli.app import app
+from plancc.facts.liveness import layer_peak
+from plancc.load.inputs import PlanInput
 from plancc.report_html import context, render
 from plancc.report_html.facts import facts
 from plancc.report_html.fmt import px

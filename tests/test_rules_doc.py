@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from plancc.check import catalog as all_codes
 from plancc.check import lookup
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.diagnostics import Severity
 from plancc.rules import RULES
 

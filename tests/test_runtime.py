@@ -10,7 +10,6 @@ import pytest
 
 from plancc import runtime
 from plancc.api import build
-from plancc.platforms import PLATFORMS
 from plancc.runtime import (
     MalformedManifestError,
     ManifestError,
@@ -18,6 +17,7 @@ from plancc.runtime import (
     load_manifest,
     worker_options,
 )
+from plancc.tables.platforms import PLATFORMS
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_MANIFEST = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"

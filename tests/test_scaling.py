@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from plancc import ir
 from plancc.api import validate_paths
-from plancc.platforms import PLATFORMS
-from plancc.rules.timeline import Timeline, bisect_exact, decimal
+from plancc.facts.timeline import Timeline, bisect_exact, decimal
+from plancc.tables.platforms import PLATFORMS
 from tests import bench_plans
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +109,7 @@ def test_the_library_leaves_the_callers_collector_alone(
 def test_the_rules_of_one_check_work_out_each_shared_index_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from plancc.rules import analysis, placed, timeline
+    from plancc.facts import analysis, placed, timeline
 
     made: list[str] = []
 

@@ -11,9 +11,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.load import Document, load
-from plancc.schema_model import json_schema_text
+from plancc.schema.declared import json_schema_text
 from plancc.validate import plan_schema_text
 
 ROOT = Path(__file__).parent.parent

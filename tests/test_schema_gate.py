@@ -1,4 +1,4 @@
-"""plancc.schema_gate, the compiled schema, answers only "passes or not", and only
+"""plancc.schema.gate, the compiled schema, answers only "passes or not", and only
 "passes" when the jsonschema reference finds nothing: it may be stricter, never laxer."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from plancc import schema_gate
 from plancc.load import Document, load
+from plancc.schema import gate as schema_gate
 from plancc.validate import _validator
 
 ROOT = Path(__file__).resolve().parent.parent

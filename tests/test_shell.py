@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plancc import shell
+from plancc.render import shell
 
 BASH = shutil.which("bash")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from plancc.api import validate_paths
-from plancc.cli import app
+from plancc.cli.app import app
 
 # Two warms at one anchor: `first` fires PC107 (its consumer runs right after
 # the anchor); `second` fires PC101 (shared anchor) and PC104 (s1, with a task,

@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc import api
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.diagnostics import Diagnostic
 from plancc.source.modules import MAX_BYTES, SourceError
 from plancc.source.reader import read_layer

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc import api
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.source import limits, modules, resolver, scopes
 from plancc.source.modules import SourceError, load_module
 from plancc.source.reader import read_layer

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from plancc import api
-from plancc.inputs import PlanInput
+from plancc.load.inputs import PlanInput
 from plancc.source import cache, reader
 from plancc.source.modules import SourceError
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import plancc.suggest
-from plancc.cli import app
+from plancc.cli.app import app
 from plancc.suggest import LayerSuggestions, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.output import CAPPED

@@ -13,7 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from plancc import api, ir
-from plancc.inputs import PlanInput
+from plancc.load.inputs import PlanInput
 from plancc.suggest import suggest, suggest_plan
 from plancc.suggest.rank import label
 

@@ -98,21 +98,21 @@ def test_the_wheel_ships_schemas_templates_and_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "plancc/schemas/warm-plan.schema.json" in names
     assert "plancc/py.typed" in names
-    assert "plancc/platforms.json" in names
+    assert "plancc/tables/platforms.json" in names
     for folder, package in (("schemas", "plancc/schemas"), ("templates", "plancc/templates")):
         shipped = sorted(p.name for p in (ROOT / folder).iterdir() if p.is_file())
         assert shipped, folder
         for name in shipped:
             assert f"{package}/{name}" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "plancc = plancc.launch:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "plancc = plancc.cli.launch:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_the_installed_plancc_is_the_wheel(venv: Path, tmp_path: Path) -> None:
     probe = _run(
         venv / "bin" / "python",
         "-c",
-        "import plancc, plancc.resources as r\n"
+        "import plancc, plancc.tables.resources as r\n"
         "print(plancc.__file__)\n"
         "print(r.resource_dir('schemas').joinpath('warm-plan.schema.json'))\n"
         "for f in r.resource_dir('templates').iterdir(): print(f)\n",

@@ -7,9 +7,9 @@ from typing import Any
 
 from plancc.api import BuildResult, Validation
 from plancc.diagnostics import Diagnostic, printable
+from plancc.facts.metrics import plan_numbers
 from plancc.fixes import data_json, fix_json
 from plancc.formats.base import Options, OutputFormat
-from plancc.metrics import plan_numbers
 
 
 def _json_diagnostic(d: Diagnostic) -> dict[str, Any]:

@@ -76,7 +76,7 @@ def _result(
 def _fix(d: Diagnostic, fix: Fix, doc: Document) -> dict[str, Any] | None:
     """A SARIF fix: its title, the nodes it changes written again (``replacements``), and
     plancc's own edits on plan paths and its safety in the property bag."""
-    from plancc.fixes.regions import replacements  # noqa: PLC0415 (cold start: only for a fix)
+    from plancc.edits.regions import replacements  # noqa: PLC0415 (cold start: only for a fix)
 
     found = replacements(doc, fix)
     if not found:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from plancc.api import BuildResult, BuiltPlan, PlanResult, Validation
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, printable
+from plancc.facts.metrics import plan_numbers
 from plancc.formats.base import Options, OutputFormat, allowed_by, stale_message
-from plancc.metrics import plan_numbers
-from plancc.summary import peak_share, summary_line, unused_notice
+from plancc.formats.summary import peak_share, summary_line, unused_notice
 from plancc.text import plural
 
 _COLOURS = {

@@ -14,17 +14,17 @@ from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
-from plancc.dtypes import DTYPES
+from plancc.edits.apply import chosen, yaml_text
+from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
 from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
-from plancc.fixes.apply import chosen, yaml_text
-from plancc.inputs import PlanInput
 from plancc.load import Document, PathT, read_config_file
-from plancc.names import PLATFORMS, identifier_problem
-from plancc.platforms import PLATFORMS as PLATFORM_TABLE
-from plancc.rules.analysis import Analysis, LayerFacts, WarmFacts
+from plancc.load.inputs import PlanInput
 from plancc.source.cache import deadline as reading_deadline
 from plancc.source.root import NO_SOURCE
+from plancc.tables.dtypes import DTYPES
+from plancc.tables.names import PLATFORMS, identifier_problem
+from plancc.tables.platforms import PLATFORMS as PLATFORM_TABLE
 from plancc.text import fmt_bytes, fmt_percent, fmt_size
 
 __all__ = [

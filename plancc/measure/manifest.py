@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plancc.measure.errors import InputError
-from plancc.platforms import PLATFORMS
 from plancc.runtime import ManifestError, load_manifest
+from plancc.tables.platforms import PLATFORMS
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ template), ``manifest_json`` (the runtime manifest) and ``fit`` (the line-fitter
 from __future__ import annotations
 
 from plancc import ir
-from plancc.outputs import MANIFEST_FORMAT, manifest_file, module_file
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.manifest_json import manifest, render_manifest
 from plancc.render.module_view import doc_escape, py_str, render_module
+from plancc.tables.outputs import MANIFEST_FORMAT, manifest_file, module_file
 
 __all__ = [
     "LINE_LENGTH",

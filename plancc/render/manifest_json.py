@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 from plancc import ir
-from plancc.metrics import forward_numbers, l2_numbers, measure_numbers
-from plancc.outputs import MANIFEST_FORMAT, module_file
+from plancc.facts.analysis import Analysis, analyse
+from plancc.facts.metrics import forward_numbers, l2_numbers, measure_numbers
 from plancc.render.module_view import anchor_of, render_module
-from plancc.rules.analysis import Analysis, analyse
+from plancc.tables.outputs import MANIFEST_FORMAT, module_file
 
 
 def manifest(

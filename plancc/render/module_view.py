@@ -10,10 +10,10 @@ from typing import Any
 
 from plancc import expr as ex
 from plancc import ir
-from plancc.outputs import MODULE_HEADER, manifest_file
 from plancc.render.fit import LINE_LENGTH, fit_lines
+from plancc.render.shell import regenerate
 from plancc.resolve.namespace import anchor_params
-from plancc.shell import regenerate
+from plancc.tables.outputs import MODULE_HEADER, manifest_file
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
 
 @cache
 def _environment() -> Any:
-    from plancc.resources import template_environment  # noqa: PLC0415 (jinja2 only for build)
+    from plancc.tables.resources import template_environment  # noqa: PLC0415 (jinja2 only for build)
 
     env = template_environment(autoescape=False)
     env.filters["py_str"] = py_str

@@ -19,11 +19,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from plancc import __version__, inputs, ir, write
+from plancc import __version__, ir, write
 from plancc.api import PlanResult, UsageError, diagnose_plan, unknown_sets
 from plancc.codes import Severity
-from plancc.metrics import forward_numbers, l2_numbers, warm_bytes
-from plancc.outputs import report_file
+from plancc.facts.metrics import forward_numbers, l2_numbers, warm_bytes
+from plancc.formats.summary import peak_share
+from plancc.load import inputs
 from plancc.report_html import fmt, layout
 from plancc.report_html.facts import Entry, LayerFacts, PlanFacts, facts
 from plancc.report_html.measure import Measure, for_plan
@@ -31,8 +32,8 @@ from plancc.report_html.measure import read as read_measure
 from plancc.report_html.occupancy import Occupancy, occupancy
 from plancc.report_html.strip import strip
 from plancc.report_html.timeline import Timeline, timeline
-from plancc.resources import template_environment
-from plancc.summary import peak_share
+from plancc.tables.outputs import report_file
+from plancc.tables.resources import template_environment
 
 TEMPLATE = "report.html.j2"
 DEFAULT_DIR = "build"

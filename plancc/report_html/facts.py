@@ -16,10 +16,10 @@ from plancc import ir
 from plancc.api import PlanResult
 from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.liveness import Peak, layer_peak
+from plancc.facts.analysis import Analysis
+from plancc.facts.analysis import WarmFacts as Judged
+from plancc.facts.liveness import Peak, layer_peak
 from plancc.rules import Finding
-from plancc.rules.analysis import Analysis
-from plancc.rules.analysis import WarmFacts as Judged
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
 OCCUPANCY_CODES = frozenset({"PC030", "PC032"})

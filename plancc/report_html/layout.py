@@ -22,9 +22,9 @@ from fractions import Fraction
 from itertools import accumulate
 
 from plancc import ir
+from plancc.facts.timeline import decimal
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts
-from plancc.rules.timeline import decimal
 
 WIDTH = 1160  # the SVG viewBox width: fits a 1280 px window with the page's margins
 X0 = 112  # the plot's left edge; the gutter left of it names the rows

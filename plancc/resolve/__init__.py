@@ -17,13 +17,13 @@ from types import MappingProxyType
 from plancc import codes, ir
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.load import ConfigError, FileReader, read_config, read_config_file
-from plancc.platforms import PLATFORMS
 from plancc.resolve.context import Context
 from plancc.resolve.dims import resolve_dims
 from plancc.resolve.forward import MAX_FORWARD_LAYERS, resolve_forward
 from plancc.resolve.layers import parse_size, resolve_layer
 from plancc.resolve.namespace import check_function_names, check_namespace
 from plancc.resolve.tensors import resolve_tensors
+from plancc.tables.platforms import PLATFORMS
 from plancc.validate import Validated
 
 __all__ = ["MAX_FORWARD_LAYERS", "parse_size", "resolve"]

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from plancc import codes, fixes, ir, model
+from plancc import codes, fixes, ir
 from plancc import expr as ex
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import FileReader, PathT, read_config_file
-from plancc.names import closest, identifier_problem
+from plancc.schema import plan as model
+from plancc.tables.names import closest, identifier_problem
 from plancc.text import clip
 from plancc.validate import Validated
 

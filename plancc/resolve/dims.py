@@ -6,8 +6,8 @@ import contextlib
 
 from plancc import codes, ir
 from plancc import expr as ex
-from plancc.graph import shortest_cycle, strongly_connected
 from plancc.resolve.context import Context, Unresolved
+from plancc.resolve.graph import shortest_cycle, strongly_connected
 from plancc.text import clip
 
 

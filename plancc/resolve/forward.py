@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from plancc import codes, ir, model
+from plancc import codes, ir
 from plancc.diagnostics import Pos
 from plancc.resolve.context import Context, Unresolved, is_int
+from plancc.schema import plan as model
 from plancc.text import clip
 
 MAX_FORWARD_LAYERS = 100_000  # far beyond any model; keeps a typo'd `repeat` from exhausting memory

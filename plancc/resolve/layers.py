@@ -9,14 +9,15 @@ from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
 
-from plancc import codes, ir, model
+from plancc import codes, ir
 from plancc.diagnostics import Pos
-from plancc.liveness import join_gate, live_interval, readers
+from plancc.facts.liveness import join_gate, live_interval, readers
 from plancc.load import PathT
-from plancc.model import SIZE_PATTERN
 from plancc.resolve.context import Context, Unresolved
 from plancc.resolve.tensors import flat_view, tensor_ref
 from plancc.schedule import Schedule, schedule
+from plancc.schema import plan as model
+from plancc.schema.plan import SIZE_PATTERN
 from plancc.text import clip
 
 _UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9}

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from plancc import codes, ir, model
+from plancc import codes, ir
 from plancc import expr as ex
 from plancc.diagnostics import Pos
-from plancc.dtypes import DTYPES
 from plancc.load import PathT
-from plancc.names import dtype_hint
 from plancc.resolve.context import Context, Exprs, Unresolved, too_many
+from plancc.schema import plan as model
+from plancc.tables.dtypes import DTYPES
+from plancc.tables.names import dtype_hint
 from plancc.text import clip
 
 

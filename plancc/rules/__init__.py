@@ -103,17 +103,3 @@ def discover() -> list[Rule]:
             importlib.import_module(f"{__name__}.{info.name}")
         _discovered = True  # only now: after a failed import, the next call tries again
     return RULES
-
-
-def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
-    """The warms that stage-order rules can judge, with their anchor's index.
-
-    A warm whose `after` names no stage (PC010) has no place in time; a layer
-    kind with a stage replaced after a schema error has no reliable order.
-    Both are left to the other rules rather than guessed at.
-    """
-    for layer in plan.layers.values():
-        if layer.complete:
-            for warm in layer.warms:
-                if warm.anchor is not None:
-                    yield layer, warm, warm.anchor

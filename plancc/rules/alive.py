@@ -14,10 +14,10 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.liveness import step_stage
+from plancc.facts.liveness import step_stage
+from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
-from plancc.rules.placed import Placed, anchor_fix, placed
-from plancc.rules.timeline import Timeline
 from plancc.text import fmt_percent, fmt_share, fmt_size
 
 

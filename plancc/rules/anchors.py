@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
-from plancc.rules import Finding, anchored, rule
-from plancc.rules.placed import placed
-from plancc.rules.timeline import timeline
+from plancc.facts.placed import anchored, placed
+from plancc.facts.timeline import timeline
+from plancc.rules import Finding, rule
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)

@@ -7,10 +7,10 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.liveness import Peak
-from plancc.platforms import PLATFORMS
+from plancc.facts.analysis import peak as layer_peak_of
+from plancc.facts.liveness import Peak
 from plancc.rules import Finding, rule
-from plancc.rules.analysis import peak as layer_peak_of
+from plancc.tables.platforms import PLATFORMS
 from plancc.text import fmt_bytes, fmt_fraction, plural
 
 

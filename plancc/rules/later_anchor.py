@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts.timeline import Group
 from plancc.rules import Finding, rule
-from plancc.rules.placed import Placed, anchor_fix, placed
-from plancc.rules.timeline import Group
 from plancc.text import fmt_size
 
 

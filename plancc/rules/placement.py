@@ -27,10 +27,10 @@ from functools import partial
 
 from plancc import fixes, ir
 from plancc.codes import Severity
-from plancc.liveness import layer_peak
+from plancc.facts.liveness import layer_peak
+from plancc.facts.placed import Placed, consumer_order, placed, warm_path
+from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
-from plancc.rules.placed import Placed, consumer_order, placed, warm_path
-from plancc.rules.timeline import Timeline
 
 
 def _groups(line: Timeline) -> dict[tuple[str, str], list[ir.Stage]]:

@@ -22,10 +22,8 @@ from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
 
-from plancc.dtypes import DTYPES
-from plancc.fmt_layout import Layout
+from plancc.fmt.layout import Layout
 from plancc.load import ConfigError, read_config_at
-from plancc.names import identifier_problem
 from plancc.source.extract_dims import Dims, stacked
 from plancc.source.extract_names import (
     kind_names,
@@ -41,6 +39,8 @@ from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
 from plancc.source.values import FreeNames, int_or_none
+from plancc.tables.dtypes import DTYPES
+from plancc.tables.names import identifier_problem
 from plancc.usage import UsageError
 
 

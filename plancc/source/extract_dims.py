@@ -8,12 +8,12 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from plancc.names import identifier_problem
 from plancc.source.limits import OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Reading
 from plancc.source.resolver import Resolver
 from plancc.source.values import ClassV, Dynamic, Instance
+from plancc.tables.names import identifier_problem
 from plancc.text import clip
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)

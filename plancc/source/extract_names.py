@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from plancc.names import MAX_NAME, identifier_problem
-from plancc.scalars import INT, STR, core_tag
+from plancc.load.scalars import INT, STR, core_tag
 from plancc.source.extract_dims import Dims
 from plancc.source.modules import SourceError
 from plancc.source.reading import Kernel, Reading
 from plancc.source.root import split_source
 from plancc.source.values import FreeNames
+from plancc.tables.names import MAX_NAME, identifier_problem
 from plancc.text import plural
 
 

@@ -11,7 +11,7 @@ from plancc import ir
 from plancc.codes import Code
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.fixes import Fix
-from plancc.model import Plan as ModelPlan
+from plancc.schema.plan import Plan as ModelPlan
 from plancc.source.reading import Reading
 from plancc.validate import Validated
 

@@ -8,8 +8,8 @@ from typing import Any
 from plancc import codes, fixes, ir
 from plancc.diagnostics import Pos
 from plancc.fixes import Fix
-from plancc.names import identifier_problem
 from plancc.source.findings import Findings, LayerReading
+from plancc.tables.names import identifier_problem
 
 
 def check_warms(findings: Findings, it: LayerReading) -> None:

@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.api import validate_paths
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
-from plancc.rules.timeline import timeline
+from plancc.facts.timeline import timeline
 from plancc.suggest import candidates as cands
 from plancc.suggest.evaluate import evaluate
 from plancc.suggest.rank import Ranked, rank

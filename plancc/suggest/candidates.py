@@ -22,8 +22,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from plancc import ir
-from plancc.names import suggest as did_you_mean
-from plancc.rules.timeline import Timeline
+from plancc.facts.timeline import Timeline
+from plancc.tables.names import suggest as did_you_mean
 from plancc.text import clip
 from plancc.usage import UsageError
 

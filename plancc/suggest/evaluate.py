@@ -20,10 +20,10 @@ from typing import Any
 from plancc import ir
 from plancc.codes import Severity
 from plancc.diagnostics import Pos
-from plancc.liveness import join_gate, live_interval, readers
+from plancc.facts.liveness import join_gate, live_interval, readers
+from plancc.facts.placed import placed
+from plancc.facts.timeline import share_timeline
 from plancc.rules import discover
-from plancc.rules.placed import placed
-from plancc.rules.timeline import share_timeline
 from plancc.suggest.candidates import Candidate
 
 PREFIX = "prefetch_"

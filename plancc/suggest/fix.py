@@ -2,7 +2,7 @@
 
 Written through the fixes' edits (``plancc.fixes``: one ``Replace`` of the kind's
 `warms`, unsafe, as every warm moved in time), applied to the plan's text by
-``plancc.fixes.apply`` (`fmt`'s layout: comments kept). A kind whose top is "no warm"
+``plancc.edits.apply`` (`fmt`'s layout: comments kept). A kind whose top is "no warm"
 is left as it is, and so is one whose top gain is its declared warm already. The
 plan written must validate without an error, or nothing is written.
 """
@@ -14,11 +14,11 @@ from pathlib import Path
 from plancc import ir
 from plancc.api import diagnose_plan
 from plancc.codes import Severity
+from plancc.edits.apply import FixError, apply
 from plancc.fixes import Fix, Replace, Safety, Value
-from plancc.fixes.apply import FixError, apply
-from plancc.fmt_layout import FmtError
-from plancc.inputs import PlanInput
+from plancc.fmt.layout import FmtError
 from plancc.load import MAX_BYTES
+from plancc.load.inputs import PlanInput
 from plancc.reading import read_regular
 from plancc.suggest import LayerSuggestions, Suggestions
 from plancc.suggest.candidates import Part

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from plancc.outputs import manifest_file
 from plancc.suggest import MAX_ENUMERATED, LayerSuggestions, Suggestions, suggest
 from plancc.suggest.rank import Ranked, label
+from plancc.tables.outputs import manifest_file
 from plancc.text import fmt_share, fmt_size
 from plancc.usage import UsageError
 

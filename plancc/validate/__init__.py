@@ -27,8 +27,8 @@ from typing import Any
 from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import Document, PathT
-from plancc.model import Plan, plan_from_tree
-from plancc.resources import read_text
+from plancc.schema.plan import Plan, plan_from_tree
+from plancc.tables.resources import read_text
 from plancc.validate.explain import Spoils, explain, kind_of
 from plancc.validate.recover import Broken, drop_spoiled, spoil
 
@@ -104,7 +104,7 @@ def validate(doc: Document) -> Validated:
         got = kind_of(doc.data)
         d = diag(doc.file, doc.at(()), codes.STRUCTURE, f"a plan must be a mapping, not {got}")
         return Validated(doc, None, Broken(), (d,), {})
-    from plancc import schema_gate  # noqa: PLC0415 (the compiled schema: with the first plan)
+    from plancc.schema import gate as schema_gate  # noqa: PLC0415 (the compiled schema: with the first plan)
 
     broken = Broken()
     found: list[tuple[Diagnostic, Spoils]] = []

@@ -11,8 +11,8 @@ from typing import Any
 from plancc import codes
 from plancc.diagnostics import Diagnostic, diag
 from plancc.load import Document, PathT
-from plancc.model import NAME_PATTERNS, SIZE_PATTERN
-from plancc.names import suggest
+from plancc.schema.plan import NAME_PATTERNS, SIZE_PATTERN
+from plancc.tables.names import suggest
 from plancc.text import clip
 from plancc.validate.recover import KeyOnly
 

@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from plancc.load import PathT
-from plancc.resources import read_text
+from plancc.tables.resources import read_text
 
 
 @cache

@@ -18,7 +18,12 @@ import stat
 from collections.abc import Collection
 from pathlib import Path
 
-from plancc.outputs import MANIFEST_FORMAT, MANIFEST_SUFFIX, MODULE_HEADER, MODULE_SUFFIX
+from plancc.tables.outputs import (
+    MANIFEST_FORMAT,
+    MANIFEST_SUFFIX,
+    MODULE_HEADER,
+    MODULE_SUFFIX,
+)
 from plancc.write import FileStatus, Status
 
 _READ_LIMIT = 4 * 1024 * 1024  # a manifest is kilobytes; a bigger file is not one

@@ -1,9 +1,9 @@
 """The command line through typer: help, shell completion and usage errors.
 
-Each command of ``plancc.commands`` becomes a typer command whose parameters are
+Each command of ``plancc.cli.commands`` becomes a typer command whose parameters are
 built from the command's own signature (its ``Option`` and ``Argument``
 declarations), so an option is declared once, there. Each runs under
-``plancc.console.guarded`` (one-line errors, exit 2). ``plancc.launch``, the
+``plancc.cli.console.guarded`` (one-line errors, exit 2). ``plancc.cli.launch``, the
 console script, comes here only for what it does not read itself.
 """
 
@@ -16,8 +16,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 import typer.core
 
-from plancc import commands, console
-from plancc.options import COMMANDS, REQUIRED, Argument, Param, params_of
+from plancc.cli import commands, console
+from plancc.cli.options import COMMANDS, REQUIRED, Argument, Param, params_of
 
 
 class _Command(typer.core.TyperCommand):
@@ -118,5 +118,5 @@ for _name, _command in COMMANDS.items():
 
 
 def main() -> NoReturn:
-    """The command line through typer (``plancc.launch.main`` is the console script)."""
+    """The command line through typer (``plancc.cli.launch.main`` is the console script)."""
     console.main(app)

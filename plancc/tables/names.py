@@ -6,8 +6,8 @@ import keyword
 import re
 from collections.abc import Iterable
 
-from plancc.dtypes import DTYPES
-from plancc.platforms import PLATFORMS as _PLATFORM_TABLE
+from plancc.tables.dtypes import DTYPES
+from plancc.tables.platforms import PLATFORMS as _PLATFORM_TABLE
 from plancc.text import clip
 
 KEYWORDS = frozenset(keyword.kwlist)

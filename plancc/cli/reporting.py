@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from plancc import console
+from plancc.cli import console
 
 if TYPE_CHECKING:
     from plancc.api import Validation
     from plancc.formats import Options, OutputFormat
-    from plancc.inputs import Skipped
+    from plancc.load.inputs import Skipped
 
 
 # The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,

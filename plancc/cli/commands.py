@@ -4,7 +4,7 @@ and whose body calls ``plancc.api`` (or its own module), prints, and returns its
 A command is registered with ``@command``. Each parameter is ``Annotated`` with an
 ``Option`` (its spellings) or an ``Argument``, its help and metavar: that
 signature is the one declaration of the command's options. ``plancc.cli`` builds
-typer's commands from it (help, completion, usage errors) and ``plancc.launch``
+typer's commands from it (help, completion, usage errors) and ``plancc.cli.launch``
 reads the plain forms of every command's arguments from it without typer, for
 cold start. Bodies import what they use inside the function, so that ``plancc
 rules`` loads no pipeline; usage and I/O problems raise ``api.UsageError``.
@@ -16,8 +16,15 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated
 
-from plancc import __version__, console
-from plancc.command_options import (
+from plancc import __version__
+from plancc.cli import console
+from plancc.cli.options import Argument, Option, command
+from plancc.cli.reporting import Format, say_skipped
+from plancc.cli.reporting import decided as _decided
+from plancc.cli.reporting import emit as _emit
+from plancc.cli.reporting import output as _output
+from plancc.cli.reporting import say_refused as _say_refused
+from plancc.cli.shared_options import (
     DiffOpt,
     FixOpt,
     FormatOpt,
@@ -33,12 +40,6 @@ from plancc.command_options import (
     UnsafeFixes,
     sources,
 )
-from plancc.options import Argument, Option, command
-from plancc.reporting import Format, say_skipped
-from plancc.reporting import decided as _decided
-from plancc.reporting import emit as _emit
-from plancc.reporting import output as _output
-from plancc.reporting import say_refused as _say_refused
 from plancc.usage import UsageError
 
 
@@ -82,7 +83,7 @@ def validate(
     source_root = sources(source_root, no_source)
 
     if fix or diff:
-        from plancc.fixes.apply import fix_paths  # noqa: PLC0415 (cold start)
+        from plancc.edits.apply import fix_paths  # noqa: PLC0415 (cold start)
 
         if trace is not None:  # a fix is made from the plan as written
             raise UsageError("--trace: not with --fix or --diff")
@@ -173,7 +174,8 @@ def fmt(
 ) -> int:
     """Rewrite plans in the canonical layout, every comment kept."""
     from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
-    from plancc import inputs, write  # noqa: PLC0415 (cold start)
+    from plancc import write  # noqa: PLC0415 (cold start)
+    from plancc.load import inputs  # noqa: PLC0415 (cold start)
 
     try:
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
@@ -238,7 +240,7 @@ def explain(
 ) -> int:
     """Print the documentation of one diagnostic code."""
     from plancc.check import catalog, lookup  # noqa: PLC0415 (cold start)
-    from plancc.names import suggest  # noqa: PLC0415 (cold start)
+    from plancc.tables.names import suggest  # noqa: PLC0415 (cold start)
     from plancc.text import clip  # noqa: PLC0415 (cold start)
 
     codes = catalog()

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from plancc.compose_nodes import Node, PathT, Pending, copy_tree
 from plancc.diagnostics import Where, pos_of
-from plancc.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar, unsupported
+from plancc.load.nodes import Node, PathT, Pending, copy_tree
+from plancc.load.scalars import MAP, MERGE, NULL, SEQ, STR, core_tag, scalar, unsupported
 
 # Aliases are allowed, but the tree they stand for is bounded: an alias bomb is
 # rejected by adding up node sizes, never by expanding them.

@@ -22,7 +22,7 @@ measured again. ``plancc validate --fix`` applies safe fixes; ``--unsafe-fixes``
 applies both (docs/cli.md).
 
 This module is a leaf (layer 1): the diagnostics carry its values. Applying a fix
-to a plan's text is ``plancc.fixes.apply``.
+to a plan's text is ``plancc.edits.apply``.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import ir
-from plancc.liveness import Peak, layer_peak
-from plancc.rules.placed import Placed, placed
-from plancc.rules.timeline import Landing, once_per_plan, timeline
+from plancc.facts.liveness import Peak, layer_peak
+from plancc.facts.placed import Placed, placed
+from plancc.facts.timeline import Landing, once_per_plan, timeline
 
 
 @dataclass(frozen=True)

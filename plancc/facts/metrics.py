@@ -1,7 +1,7 @@
 """The numbers a plan stands for: warms, bytes, the L2 peak, per-forward counts.
 
 Typed data, no text: read by render (the manifest), the output formats and
-``plancc.summary``, so that all of them say the same.
+``plancc.formats.summary``, so that all of them say the same.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
-from plancc.liveness import plan_peak
+from plancc.facts.liveness import plan_peak
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
 # until a few thousand have been issued; comparisons need ≥ 500 rounds.

@@ -6,7 +6,7 @@ their own diagnostic code (the version, a name's form, a dtype) live in the
 schema for editors but not in the models: ``names`` and ``resolve`` report
 them as PC003, PC013 and PC023, so the models stay lenient there.
 
-At run time a plan is ``plancc.model``'s named tuples, generated from these
+At run time a plan is ``plancc.schema.plan``'s named tuples, generated from these
 models by ``make regen`` (tests/regen_model.py) with the patterns below and the
 key order `plancc fmt` writes: pydantic is imported only to write the schema. A
 key of the format is declared here and nowhere else.
@@ -20,8 +20,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
-from plancc.dtypes import DTYPES
-from plancc.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
+from plancc.tables.dtypes import DTYPES
+from plancc.tables.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
 
 _NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
 # At most MAX_NAME characters, as names.identifier_problem checks (PC013).

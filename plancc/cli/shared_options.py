@@ -1,4 +1,4 @@
-"""The options several commands share, each declared once (``plancc.commands`` uses
+"""The options several commands share, each declared once (``plancc.cli.commands`` uses
 them): a command's own options stay on its signature there."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated
 
-from plancc.options import Argument, Option
-from plancc.reporting import Format
+from plancc.cli.options import Argument, Option
+from plancc.cli.reporting import Format
 
 Paths = Annotated[
     list[str],

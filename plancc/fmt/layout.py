@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from plancc import yaml_pure
-from plancc.fmt_scalars import folded, quoted, trimmed
-from plancc.model import KEY_ORDER
+from plancc.fmt.scalars import folded, quoted, trimmed
+from plancc.load import pure as yaml_pure
+from plancc.schema.plan import KEY_ORDER
 
 WIDTH = 88
 # The top-level keys written without a blank line between them (the rest are sections).
@@ -140,7 +140,7 @@ class Layout:
         return self.scalar_spans
 
     def run(self, edit: Callable[[Node], None] | None = None) -> str | None:
-        """The text laid out; ``edit`` changes the tree first (``plancc.fixes.apply``)."""
+        """The text laid out; ``edit`` changes the tree first (``plancc.edits.apply``)."""
         root = self.parse()
         if root is None or root.kind != "map" or not root.entries:
             return None
@@ -287,7 +287,7 @@ class Layout:
     def ordered(self, node: Node, path: tuple[str, ...]) -> list[Entry]:
         if node.kind == "seq":
             return node.entries
-        # The keys in the order plancc/schema_model.py declares them.
+        # The keys in the order plancc/schema/declared.py declares them.
         order = next((o for p, o in KEY_ORDER.items() if _path_match(path, p)), ())
         rank = {k: i for i, k in enumerate(order)}
         return sorted(node.entries, key=lambda e: rank.get(_name(e), len(order)))

@@ -1,6 +1,6 @@
 """A fix as replacements of the plan's text, for SARIF's ``fixes`` (which hold text): each
 node an edit changes is written again, in flow style. `validate --fix` and the editor
-keep the layout and the comments (``plancc.fixes.apply``, ``plancc.lsp.actions``)."""
+keep the layout and the comments (``plancc.edits.apply``, ``plancc.lsp.actions``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import copy
 from typing import Any
 
 from plancc.diagnostics import Pos, Where, pos_of
+from plancc.edits.apply import yaml_text
 from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value
-from plancc.fixes.apply import yaml_text
 from plancc.load import Document
 
 _REMOVED = object()

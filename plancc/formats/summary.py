@@ -1,5 +1,5 @@
 """A plan's summary line, as `plancc validate` prints it: the numbers of
-``plancc.metrics`` in words."""
+``plancc.facts.metrics`` in words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
-from plancc.metrics import plan_numbers, unused_kinds
+from plancc.facts.metrics import plan_numbers, unused_kinds
 from plancc.text import fmt_fraction, fmt_share, plural
 
 

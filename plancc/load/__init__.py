@@ -23,10 +23,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from plancc import codes, yaml_messages
-from plancc.compose import MAX_DEPTH, MAX_NODES, Composed, Composer, Reject
-from plancc.compose_nodes import PathT
+from plancc import codes
 from plancc.diagnostics import Diagnostic, Pos, Where, diag, pos_of, where_of
+from plancc.load import messages as yaml_messages
+from plancc.load.compose import MAX_DEPTH, MAX_NODES, Composed, Composer, Reject
+from plancc.load.nodes import PathT
 from plancc.reading import read_regular
 from plancc.text import clip
 
@@ -365,7 +366,7 @@ def unbroken(text: str) -> tuple[str, dict[int, str] | None]:
 
 
 def _pure_events(text: str) -> Callable[[], Any]:
-    from plancc import yaml_pure  # noqa: PLC0415 (the pure parser: a fallback, or to word an error)
+    from plancc.load import pure as yaml_pure  # noqa: PLC0415 (the pure parser: a fallback, or to word an error)
 
     return yaml_pure.events(text)  # type: ignore[no-any-return]
 

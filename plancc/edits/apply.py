@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from types import MappingProxyType
 
-from plancc import inputs, write
+from plancc import write
 from plancc.api import (
     PlanResult,
     UsageError,
@@ -34,9 +34,9 @@ from plancc.api import (
 )
 from plancc.diagnostics import Diagnostic
 from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value
-from plancc.fmt_layout import Entry, FmtError, Layout, Node, _name
-from plancc.inputs import PlanInput
-from plancc.load import load
+from plancc.fmt.layout import Entry, FmtError, Layout, Node, _name
+from plancc.load import inputs, load
+from plancc.load.inputs import PlanInput
 
 MAX_PASSES = 10  # a fix never leads back to a finding (tested); this only bounds a loop
 

@@ -3,7 +3,7 @@
 typer and click (and the pydantic typer converts values with) take about
 100 ms to import, more than the rest of a cold `plancc validate`. So this
 module reads the arguments itself when they are of the plain forms below,
-from the same declarations (``plancc.commands``: each command's signature)
+from the same declarations (``plancc.cli.commands``: each command's signature)
 that ``plancc.cli`` hands typer, and runs the command. Anything else
 (``--help``, completion, an unknown or a short option run together with its
 value, a value that looks like an option, a bad choice, a missing argument)
@@ -23,8 +23,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
-from plancc import commands, console
-from plancc.options import COMMANDS, REQUIRED, Argument, Command, Option, Param, params_of
+from plancc.cli import commands, console
+from plancc.cli.options import COMMANDS, REQUIRED, Argument, Command, Option, Param, params_of
 
 
 class _Unread(Exception):
@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     output (``console.run``). Given ``argv`` (tests, in process), it exits as usual."""
     parsed = parse(sys.argv[1:] if argv is None else argv)
     if parsed is None:
-        from plancc import cli  # noqa: PLC0415 (typer only for what launch does not read)
+        from plancc.cli import app as cli  # noqa: PLC0415 (typer only for what launch does not read)
 
         cli.main()
     found, command = parsed

@@ -48,10 +48,10 @@ from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
-from plancc import inputs, write
+from plancc import write
 from plancc.diagnostics import Diagnostic
-from plancc.fmt_layout import FmtError, Layout, comments, scalar_span
-from plancc.load import c_parser, load, unbroken
+from plancc.fmt.layout import FmtError, Layout, comments, scalar_span
+from plancc.load import c_parser, inputs, load, unbroken
 from plancc.text import clip
 
 __all__ = ["FmtError", "FmtRun", "format_plan", "run"]

@@ -1,7 +1,7 @@
 """How a command declares its options: ``Annotated`` parameters of its function.
 
-``plancc.commands`` declares every command this way, once; ``plancc.cli`` turns the
-declarations into typer's parameters and ``plancc.launch`` parses the plain forms
+``plancc.cli.commands`` declares every command this way, once; ``plancc.cli`` turns the
+declarations into typer's parameters and ``plancc.cli.launch`` parses the plain forms
 of a command line from them without typer (``Param``: one parameter as both read it).
 """
 

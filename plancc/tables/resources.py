@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import jinja2
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parent.parent  # the package's folder
 
 
 def resource_dir(name: str) -> Traversable:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from plancc import fixes, ir
-from plancc.rules import anchored
-from plancc.rules.timeline import Group, Landing, Timeline, once_per_plan, timeline
+from plancc.facts.timeline import Group, Landing, Timeline, once_per_plan, timeline
 
 
 @dataclass(frozen=True)
@@ -110,6 +109,20 @@ def placed(plan: ir.Plan) -> list[Placed]:
     """Each anchored warm with its first consumers, worked out once per plan: PC040 and
     PC101 to PC107 read the same list."""
     return once_per_plan(plan, "placed", plan.layers, lambda: list(_each_placed(plan)))
+
+
+def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
+    """The warms that stage-order rules can judge, with their anchor's index.
+
+    A warm whose `after` names no stage (PC010) has no place in time; a layer
+    kind with a stage replaced after a schema error has no reliable order.
+    Both are left to the other rules rather than guessed at.
+    """
+    for layer in plan.layers.values():
+        if layer.complete:
+            for warm in layer.warms:
+                if warm.anchor is not None:
+                    yield layer, warm, warm.anchor
 
 
 def _each_placed(plan: ir.Plan) -> Iterator[Placed]:

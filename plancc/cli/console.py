@@ -4,7 +4,7 @@ Exit codes: 0 clean or warnings only; 1 errors (or warnings under --strict);
 2 usage or I/O errors, in one line on stderr. No input produces a traceback: an
 unexpected exception prints one line (``--debug`` shows the traceback). The
 commands themselves are in ``plancc.cli``; typer is imported only by ``main``, so
-that ``plancc.launch`` can run a command without it.
+that ``plancc.cli.launch`` can run a command without it.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def run(command: Callable[[], int | None], *, at_once: bool = False) -> NoReturn
 def main(app: typer.Typer) -> NoReturn:
     """The console script through typer. A usage error is one line on stderr (not
     click's usage block) and nothing on stdout."""
-    import typer  # noqa: PLC0415 (plancc.launch runs validate and build without it)
+    import typer  # noqa: PLC0415 (plancc.cli.launch runs validate and build without it)
 
     ce = _click_exceptions()
 

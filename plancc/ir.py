@@ -199,6 +199,10 @@ class Warm:
     # Every anchor stage's index, in the order `after` lists them: one, or a join's; empty
     # when one names no stage.
     anchors: tuple[int, ...] = ()
+    # False when an item of its `tensors` did not resolve (an unknown tensor, a bad view):
+    # the rules that judge the warm as a whole wait for the error (its entries are not
+    # the plan's).
+    complete: bool = True
 
     @property
     def join(self) -> bool:
@@ -232,8 +236,10 @@ class Layer:
     name: str
     stages: tuple[Stage, ...]
     warms: tuple[Warm, ...]
-    # False when a stage was replaced by a stand-in after a schema error: the
-    # rules that judge stage order and reads skip the layer kind rather than guess.
+    # False when a stage was replaced by a stand-in after a schema error, or an error
+    # left an entry of a stage's `deps` or `reads` out (an unknown name): the rules that
+    # judge stage order and reads skip the layer kind rather than judge a graph or
+    # readers that are not the plan's (one mistake, one finding: its error).
     complete: bool = True
 
     @cached_property

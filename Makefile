@@ -39,9 +39,10 @@ types: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest $(if $(SLOW),,-m "not slow")
 
-# `make fuzz FUZZ_TARGET=source`: model code (tests/fuzz_source.py) instead of plans.
+# `make fuzz FUZZ_TARGET=source`: model code (tests/fuzz_source.py) instead of plans;
+# `FUZZ_TARGET=edits`: the editor's incremental edits (tests/fuzz_edits.py).
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.$(if $(filter source,$(FUZZ_TARGET)),fuzz_source,fuzz) --seconds $(or $(FUZZ_SECONDS),60)
+	$(BIN)/python -m tests.$(if $(filter source edits,$(FUZZ_TARGET)),fuzz_$(FUZZ_TARGET),fuzz) --seconds $(or $(FUZZ_SECONDS),60)
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden

@@ -242,7 +242,7 @@ class PlanServer(LanguageServer):
         self.window_log_message(lsp.LogMessageParams(kind, message))
 
 
-class _Lines(TextDocument):
+class PlanDocument(TextDocument):
     """A buffer whose lines are LSP's (ending at LF, CRLF, CR), which the client's
     positions count: pygls splits as ``str.splitlines``, also at U+2028, U+0085,
     U+2029, VT and FF, and would apply every later edit a line off."""
@@ -252,8 +252,8 @@ class _Lines(TextDocument):
         return tuple(split_lines(self.source))
 
 
-class _Workspace(Workspace):
-    """pygls's workspace, its buffers ``_Lines``."""
+class PlanWorkspace(Workspace):
+    """pygls's workspace, its buffers ``PlanDocument``s."""
 
     def _create_text_document(
         self,
@@ -262,7 +262,7 @@ class _Workspace(Workspace):
         version: int | None = None,
         language_id: str | None = None,
     ) -> TextDocument:
-        return _Lines(
+        return PlanDocument(
             doc_uri,
             source=source,
             version=version,
@@ -287,7 +287,7 @@ def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's d
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
         # pygls made the workspace just before: its buffers count lines as LSP does.
-        ls.workspace.__class__ = _Workspace
+        ls.workspace.__class__ = PlanWorkspace
         ls.settings.initialize(params)
 
     @server.feature(lsp.INITIALIZED)

@@ -36,6 +36,7 @@ FIXTURES = {
     "warmcall": ("layer.py:mlp", []),
     "private": ("layer.py:_mix_layer", []),
     "share": ("layer.py:mlp", []),
+    "collective": ("layer.py:tp_layer", []),
 }
 SOURCE_CODES = {f"PC20{i}" for i in range(9)}
 
@@ -899,6 +900,7 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
     stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
     assert stages == (
         "      - {name: proj_a, task: a_tid, deps: [], reads: [x, w_a], kernel: proj_a}\n"
+        "      # collective, not SDMA: pld.tensor.put (TPUT through a UB tile, vector-core MTE)\n"
         "      - {name: exchange, deps: [proj_a], kernel: exchange}\n"
         "      - {name: proj_b, deps: [exchange], reads: [w_b, y], kernel: proj_b}\n"
         "      - {name: proj_c, deps: [], reads: [x, w_c], kernel: proj_c}\n"
@@ -911,6 +913,37 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
     r = read_layer(str(plan.parent / "comm.py"), "tp_layer")
     unread = r.kernels[3]
     assert (unread.opaque, unread.after) == (True, {0, 1, 2})  # it waits for all before it
+
+
+def test_a_collective_says_its_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kernel that calls an inter-rank primitive (also through a helper: the barrier's
+    notify and wait) is marked with what runs it; none of PyPTO's is SDMA, so no stage gets
+    `sdma: true` (docs/sources.md, "Collectives")."""
+    r = read_layer(str(DATA / "collective" / "layer.py"), "tp_layer")
+    assert [(k.name, k.collectives) for k in r.kernels] == [
+        ("heads_a2a", ("pld.tensor.put", "pld.system.notify", "pld.system.wait")),
+        ("o_proj", ()),
+        ("reduce_scatter", ("pld.tensor.put",)),
+    ]
+    assert "sdma" not in _extract("collective", monkeypatch)
+
+
+def test_an_sdma_collective_is_an_sdma_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were a primitive to move its data by SDMA, its stage would be `sdma: true`, which
+    PC105 judges a warm alive across."""
+    from plancc.source import collectives
+
+    sdma_put = collectives.Primitive("by SDMA", sdma=True)
+    monkeypatch.setitem(collectives.PRIMITIVES, "pld.tensor.put", sdma_put)
+    stages = _extract("collective", monkeypatch).split("stages:\n")[1]
+    assert stages == (
+        "      # collective, by SDMA: pld.tensor.put (by SDMA), pld.system.notify (TNOTIFY, a "
+        "scalar store), pld.system.wait (TWAIT, a poll)\n"
+        "      - {name: heads_a2a, deps: [], reads: [x], sdma: true, kernel: heads_a2a}\n"
+        "      - {name: o_proj, task: o_tid, deps: [heads_a2a], reads: [w_o], kernel: o_proj}\n"
+        "      # collective, by SDMA: pld.tensor.put (by SDMA)\n"
+        "      - {name: reduce_scatter, deps: [o_proj], sdma: true, kernel: reduce_scatter}\n"
+    )
 
 
 def test_bare_tensor_parameters_take_their_callers_shapes(

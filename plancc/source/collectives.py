@@ -19,9 +19,9 @@ import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from plancc.source.limits import Budget
 from plancc.source.modules import Module
-from plancc.source.resolver import Resolver
-from plancc.source.values import FuncV, dotted, walk_body
+from plancc.source.values import dotted, walk_body
 
 
 @dataclass(frozen=True)
@@ -59,26 +59,24 @@ PRIMITIVES: dict[str, Primitive] = {
 }
 
 
-def called(resolver: Resolver, module: Module, nodes: Sequence[ast.AST]) -> tuple[str, ...]:
+def called(module: Module, nodes: Sequence[ast.AST], budget: Budget) -> tuple[str, ...]:
     """The inter-rank primitives a kernel body (``nodes``, of ``module``) calls, also
-    through the helpers it calls by name (`tp_group_barrier`'s notify and wait), in the
-    order met, each once."""
+    through the functions of its module it calls by name (`tp_group_barrier`'s notify
+    and wait), in the order met, each once."""
     found: dict[str, None] = {}
-    seen: set[tuple[str, str]] = set()
-    todo: list[tuple[Module, Sequence[ast.AST]]] = [(module, nodes)]
+    seen: set[str] = set()
+    todo: list[Sequence[ast.AST]] = [nodes]
     while todo:
-        mod, body = todo.pop(0)
-        for node in body:
+        for node in todo.pop(0):
             if not isinstance(node, ast.Call):
                 continue
             name = dotted(node.func)
+            helper = module.globals.get(name) if isinstance(node.func, ast.Name) else None
             if name in PRIMITIVES:
                 found.setdefault(name)
-            elif isinstance(node.func, ast.Name):
-                helper = resolver.global_callee(mod, node.func)
-                if isinstance(helper, FuncV) and (helper.module.path, name) not in seen:
-                    seen.add((helper.module.path, name))
-                    todo.append((helper.module, list(walk_body(helper.node.body, resolver.budget))))
+            elif isinstance(helper, ast.FunctionDef) and name not in seen:
+                seen.add(name)
+                todo.append(list(walk_body(helper.body, budget)))
     return tuple(found)
 
 

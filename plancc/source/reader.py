@@ -369,7 +369,7 @@ class Reader:
         k = Kernel(
             len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
         )
-        k.collectives = called(self.resolver, callee.module, self.scopes.nodes(fn.body))
+        k.collectives = called(callee.module, self.scopes.nodes(fn.body), self.budget)
         for a in params:
             given = roots(bound.get(a.arg))
             ann = a.annotation

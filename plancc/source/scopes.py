@@ -153,7 +153,7 @@ class Scopes:
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
         self.touch(frame, k, nodes)
-        k.collectives = called(self.resolver, frame.module, nodes)
+        k.collectives = called(frame.module, nodes, self.budget)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"

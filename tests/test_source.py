@@ -427,13 +427,17 @@ def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_plan_without_source_is_unchanged(tmp_path: Path) -> None:
     """The shipped plans' checks, without their `source` keys, are today's."""
+    keys = ("source:", "source_params:", "source_root:", "source_defines:")
     for plan in sorted((Path(__file__).parent.parent / "plans").glob("*.yaml")):
-        text = plan.read_text(encoding="utf-8")
-        kept = "".join(
-            line + "\n"
-            for line in text.splitlines()
-            if not line.lstrip().startswith(("source:", "source_params:", "source_root:"))
-        )
+        kept, dropping = "", -1  # the indent of a dropped key whose block follows
+        for line in plan.read_text(encoding="utf-8").splitlines():
+            indent = len(line) - len(line.lstrip())
+            if line.strip() and indent <= dropping:
+                dropping = -1
+            if line.lstrip().startswith(keys):
+                dropping = indent
+            elif dropping < 0:
+                kept += line + "\n"
         copy = tmp_path / plan.name
         copy.write_text(kept, encoding="utf-8")
         shutil.copytree(plan.parent / "configs", tmp_path / "configs", dirs_exist_ok=True)

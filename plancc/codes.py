@@ -139,8 +139,9 @@ suggests the closest defined name. What follows only from it is not reported
 while it stands: with a name of a stage's `deps` or `reads` unknown, the rules
 that judge the layer kind's graph and readers (PC030, PC032, PC040-PC042,
 PC101-PC108, PC201-PC206) skip the kind; with one of a warm's
-`tensors` unknown, those that judge the warm as a whole (PC040, PC042,
-PC101-PC107) skip the warm.
+`tensors` or `after` unknown, those that judge the warm as a whole (PC040,
+PC042, PC101-PC107) skip the warm, and the budget rules (PC030, PC032) its
+layer kind (its peak would be a guess).
 
 Fix: its fix (unsafe: a guess) replaces the name by the closest one, where the
 node is the name itself and its list does not hold that name already.

@@ -21,6 +21,9 @@ from typer.testing import CliRunner
 from plancc.api import diagnose_plan
 from plancc.cli.app import app
 from plancc.load.inputs import PlanInput
+from plancc.lsp import actions
+from plancc.lsp.diagnostics import to_lsp
+from plancc.lsp.state import analyse
 from tests import fix_sweep, regen_fixed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,6 +147,27 @@ def test_errors_fixes_come_first_one_a_pass(
         "p.yaml: fixed PC102: issue in consumer order: [b, a]",
     ]
     assert Path("p.yaml").read_text() == GRAPH.replace("tensors: [a, b]", "tensors: [b, a]")
+
+
+def test_a_fix_aliases_share_is_offered_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two warms share one `tensors` list through a YAML alias: the fix that would remove
+    its unread tensor would edit both warms, so neither JSON, SARIF, the editor (but its
+    `allow`, which edits one warm's own keys) nor `--fix` offers it."""
+    monkeypatch.chdir(tmp_path)
+    case = ROOT / "tests" / "cases" / "rules" / "pc041_aliased_warms_get_no_fix.yaml"
+    Path("p.yaml").write_bytes(case.read_bytes())
+    data = json.loads(_validate("-f", "json", "p.yaml")[1])
+    assert [(d["code"], "fix" in d) for d in data["diagnostics"]] == [("PC041", False)] * 2
+    log = json.loads(_validate("-f", "sarif", "p.yaml")[1])
+    assert [("fixes" in r) for r in log["runs"][0]["results"]] == [False, False]
+    assert fix_sweep.made(case, case.read_bytes())[1] == []
+    state = analyse(case.as_uri(), 1, case.read_text(), {}, codec=fix_sweep.CODEC, docs_url="")
+    titles = [a.title for a in actions.code_actions(state, to_lsp(state)[:1])]
+    assert titles == ["allow PC041 on warm 'warm_1' (fill in the reason)"]
+    assert _validate("--fix", "p.yaml")[0] == 0
+    assert Path("p.yaml").read_bytes() == case.read_bytes()
 
 
 def test_the_sweep_applies_fixes() -> None:

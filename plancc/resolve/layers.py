@@ -274,6 +274,8 @@ def resolve_warm(
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     gates = _anchors(ctx, kind, w, by_name, locate)
     anchors = tuple(s.index for s in gates)
+    # An `after` naming nothing (or a stage twice) leaves the warm out of time.
+    whole_after = bool(gates)
     gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
     anchor = None if gate is None else gate.index
     entries: list[ir.WarmEntry] = []
@@ -328,7 +330,7 @@ def resolve_warm(
         path=ctx.v.doc_path(path),
         listed=_listed(ctx, path),
         anchors=anchors,
-        complete=whole,
+        complete=whole and whole_after,
     )
 
 

@@ -52,6 +52,12 @@ budget: 1
         pytest.param(
             "a:\n- x\n- y\nb: 1\n", [Remove(("a",), (0, 1))], "a: []\nb: 1\n", id="indentless"
         ),
+        pytest.param(  # a dash alone on its line, its comment beside it
+            "w:\n  - # the first\n    name: a\n  -\n\n    name: b\nz: 1\n",
+            [Remove(("w",), (0,))],
+            "w:\n  -\n\n    name: b\nz: 1\n",
+            id="dash-alone",
+        ),
         pytest.param(
             "a: [x, y, z]  # c\n", [Remove(("a",), (0,))], "a: [y, z]  # c\n", id="flow-first"
         ),

@@ -104,6 +104,7 @@ def position(doc: Document, offset: int) -> Pos:
 
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#.*$")  # a comment to the end of a line
 _WORDS = {"null", "true", "false", "nan", "inf"}
 
 
@@ -291,13 +292,18 @@ class _Collection:
         return item
 
     def _dash(self, value: int, path: Path) -> int:
-        text = self.src.text
-        at = value - 1
-        while at >= 0 and text[at] in " \t\r\n":
-            at -= 1
-        if at < 0 or text[at] != "-":
-            raise FixError(f"no '-' before {_name(path)}")
-        return at
+        """The `-` of the block list item whose value starts at ``value``: before it on its
+        line, or alone (with a comment) on a line above it."""
+        src, text, at = self.src, self.src.text, value
+        while True:
+            head = src.line_start(at)
+            code = text[head:at].rstrip(" \t")
+            if code.endswith("-"):
+                return head + len(code) - 1
+            if code or head == 0:
+                raise FixError(f"no '-' before {_name(path)}")
+            above = src.line_start(head - 1)  # the value starts its line: the line above
+            at = above + len(_COMMENT.sub("", text[above : src.line_end(above)]))
 
     def _lines(self, item: _Item) -> None:
         """The item's lines: where its last line's text ends and the line after starts

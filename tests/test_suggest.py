@@ -227,8 +227,10 @@ def test_fix_writes_the_top_gain_keeping_comments(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("bom", "newline"), [("\ufeff", "\r\n"), ("", "\r")])
 def test_fix_keeps_the_bom_and_the_line_breaks(tmp_path: Path, bom: str, newline: str) -> None:
     plan = tmp_path / "early.yaml"
-    text = Path(GRAPH).read_text("utf-8").replace(
-        "after: q_proj, tensors: [wo_a, wo_b]}", "after: rms_norm, tensors: [wo_a, wo_b]}"
+    text = (
+        Path(GRAPH)
+        .read_text("utf-8")
+        .replace("after: q_proj, tensors: [wo_a, wo_b]}", "after: rms_norm, tensors: [wo_a, wo_b]}")
     )
     plan.write_bytes((bom + text.replace("\n", newline)).encode())
     result = _run("suggest", str(plan), "--top", "1", "--fix")

@@ -148,6 +148,12 @@ def test_line_breaks_and_the_bom_stay(newline: str, bom: str) -> None:
     assert got == bom + want.replace("\n", newline)
 
 
+def test_a_comment_on_the_first_line_after_a_bom() -> None:
+    # The first line is the comment of the first key: it goes with it, the BOM stays.
+    text = "\ufeff# the lint\nlint: {ignore: [PC1]}\na: 1\n"
+    assert _fixed(text, Remove((), ("lint",))) == "\ufeffa: 1\n"
+
+
 def test_unicode_line_separators_are_characters() -> None:
     # U+2028, U+0085, U+2029 in a comment: the lines after it are where LSP counts them.
     text = "# a\u2028b\x85c\u2029d\na:\n  - x\n  - y\n"

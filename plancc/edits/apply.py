@@ -12,6 +12,7 @@ when a fix would lead back to a text seen before, or after ``MAX_PASSES``.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ def fix_loop(
     result = diagnose(raw)
     applied: list[tuple[Diagnostic, Fix]] = []
     refused: dict[str, None] = {}
-    seen = {raw}
+    seen = {_digest(raw)}  # the texts so far, by digest (a 4 MiB plan, a pass each)
     text = raw
     for _ in range(MAX_PASSES):
         step = _next(result, seen, refused, unsafe=unsafe)
@@ -73,7 +74,7 @@ def fix_loop(
             break
         d, fix, text = step
         applied.append((d, fix))
-        seen.add(text)
+        seen.add(_digest(text))
         result = diagnose(text)
     return Fixed(label, raw, text, tuple(applied), result, tuple(refused))
 
@@ -91,9 +92,13 @@ def _next(
         except FixError as exc:
             refused.setdefault(f"{d.code} ({d.line}:{d.col}): {exc}")
             continue
-        if new not in seen:
+        if _digest(new) not in seen:
             return d, d.fix, new
     return None
+
+
+def _digest(text: bytes) -> bytes:
+    return hashlib.sha256(text).digest()
 
 
 def fix_plan(

@@ -300,7 +300,7 @@ class _Collection:
             code = text[head:at].rstrip(" \t")
             if code.endswith("-"):
                 return head + len(code) - 1
-            if code or head == 0:
+            if code or head <= src.starts[0]:
                 raise FixError(f"no '-' before {_name(path)}")
             above = src.line_start(head - 1)  # the value starts its line: the line above
             at = above + len(_COMMENT.sub("", text[above : src.line_end(above)]))
@@ -322,7 +322,7 @@ class _Collection:
         if text[head : item.start].strip(" \t"):
             return  # after `- ` or another key: not alone on its line
         lead, column = head, item.start - head
-        while lead > 0:
+        while lead > src.starts[0]:  # the first line's start (past a BOM)
             above = src.line_start(lead - 1)
             line = text[above : src.line_end(above)]
             stripped = line.lstrip(" \t")

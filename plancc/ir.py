@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
 
 from plancc.diagnostics import Pos
 from plancc.schedule import Schedule, schedule
@@ -279,13 +278,6 @@ class Plan:
         """The params this check takes away from their default, as a message says it:
         ``BATCH=1, CTX=128``; empty at the defaults."""
         return ", ".join(f"{p.name}={p.value}" for p in self.params if p.value != p.default)
-
-    @cached_property
-    def derived(self) -> dict[object, tuple[object, Any]]:
-        """What the rules work out once per plan and share (``rules.timeline.once_per_plan``):
-        kept with the plan and gone with it (nothing in it refers back to the plan). Not a
-        field: not compared, not copied by ``replace``."""
-        return {}
 
     @property
     def warms(self) -> tuple[Warm, ...]:

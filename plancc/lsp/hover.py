@@ -96,7 +96,9 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
     if found is None:
         return None
     layer, warm = found
-    analysis = state.result.analysis
+    checked = state.result.facts
+    assert checked is not None  # the plan was checked
+    analysis = checked.analysis
     facts = analysis.layers.get(layer.name)
     live = [s.name for s in facts.live_stages(warm)] if facts is not None else []
     lines = [

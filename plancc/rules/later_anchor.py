@@ -7,14 +7,15 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts import Facts
+from plancc.facts.placed import Placed, anchor_fix
 from plancc.facts.timeline import Group
 from plancc.rules import Finding, rule
 from plancc.text import fmt_size
 
 
 @rule("PC104", "later-anchor", Severity.WARNING)
-def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 
     A candidate is a stage between the anchor and the warm's first consumer
@@ -47,7 +48,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
     not a verdict: its fix is unsafe, as every anchor move.
     """
-    for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
+    for p in facts.placed:  # each warm's consumers, shared with PC101-PC107
         if p.first is None:
             continue
         layer, warm, first = p.layer, p.warm, p.first.index

@@ -23,7 +23,9 @@ an ``Unresolved`` note with its line (PC208).
 Bounds (``limits``): a file is read up to 4 MiB, at most ``MAX_MODULES``
 modules, helpers nest at most ``MAX_DEPTH`` deep and blocks ``MAX_BLOCKS``, a
 helper that calls itself is opaque, and one budget pays every statement walked,
-node visited and constant evaluated; past a bound the rest is a PC208 note.
+node visited and constant evaluated; past a bound the rest is a PC208 note. Given a
+deadline (the editor's bound for a check), the budget also looks at the clock and
+stops the reading past it (``OutOfTime``), between two of its steps.
 Problems reading the layer's own file raise ``SourceError`` (PC200); nothing here
 raises anything else for bad input.
 """
@@ -36,7 +38,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
+from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
@@ -411,9 +413,11 @@ def read_layer(
     function: str,
     root: str | None = None,
     defines: Mapping[str, object] = MappingProxyType({}),
+    deadline: Deadline | None = None,
 ) -> Reading:
     """The reading of ``function`` in the Python file ``path`` (SourceError: PC200), the
-    code's run-time choices taken as ``defines`` says (choices.py), else at their default."""
-    resolver = Resolver(root)
+    code's run-time choices taken as ``defines`` says (choices.py), else at their default.
+    Past ``deadline`` it stops with its work (OutOfTime: the editor's bound, ``cache``)."""
+    resolver = Resolver(root, Budget(deadline=deadline))
     resolver.defines = defines
     return Reader(resolver).read(path, function)

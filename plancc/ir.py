@@ -152,6 +152,12 @@ class Stage:
         """Where its entry starts: `plancc report` places diagnostics by it."""
         return None if self.locate is None else self.locate()
 
+    @property
+    def number(self) -> int:
+        """Its place in the layer kind's list as people count, from 1 (``index`` counts
+        from 0): how the report and the editor's hover name it."""
+        return self.index + 1
+
     @cached_property
     def consumer_group(self) -> tuple[str, str]:
         """Stages sharing a declared group consume together; any other stage is its own group."""

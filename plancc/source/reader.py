@@ -59,6 +59,7 @@ from plancc.source.values import (
     WarmFnV,
     dotted,
     eval_local,
+    int_or_none,
     is_incore,
     is_jit,
     is_opaque,
@@ -177,7 +178,14 @@ class Reader:
     def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
-            self.scopes.bind(frame, target.id, stmt)
+            frame.rebound.add(target.id)
+            span = None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                span = self.scopes.span(frame, frame.spans, stmt.value, None)
+            if span is None:
+                frame.spans.pop(target.id, None)
+            else:
+                frame.spans[target.id] = span
             if isinstance(value, TaskV):
                 file = self.resolver.show(frame.module.path)
                 task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
@@ -216,7 +224,15 @@ class Reader:
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
         # A loop outside kernels runs its scopes many times: each is one kernel.
-        before = self.scopes.enter(frame, stmt, lambda a: self.const_in(frame, a))
+        for n in walk(stmt.target, self.budget):
+            if isinstance(n, ast.Name):
+                frame.env[n.id] = ConstV(UNKNOWN)
+                frame.spans.pop(n.id, None)
+        before = dict(frame.spans)
+        var = stmt.target.id if isinstance(stmt.target, ast.Name) else None
+        bounds = self.bounds(frame, it)
+        if var is not None and bounds is not None:
+            frame.spans[var] = (*bounds, 1)
         file = self.resolver.show(frame.module.path)
         loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
         outer = frame.loops
@@ -225,8 +241,24 @@ class Reader:
             return self.block(frame, stmt.body)
         finally:
             frame.loops = outer
+            # Past the loop a name holds one value: spans set inside it end with it.
             frame.spans = {n: s for n, s in before.items() if frame.spans.get(n) == s}
             loop.end = len(self.scopes.kernels)
+
+    def bounds(self, frame: Frame, it: ast.expr) -> tuple[int, int] | None:
+        """[lo, hi) of `pl.parallel` / `pl.range` / `pl.unroll` with constant bounds and
+        step 1 (no keyword), else None."""
+        loops = ("pl.parallel", "pl.range", "pl.unroll")
+        if not (isinstance(it, ast.Call) and dotted(it.func) in loops) or it.keywords:
+            return None
+        args = [int_or_none(self.const_in(frame, a)) for a in it.args]
+        if len(args) == 3 and args[2] == 1:
+            args = args[:2]
+        if len(args) == 1:
+            args = [0, *args]
+        if len(args) != 2 or args[0] is None or args[1] is None or args[0] >= args[1]:
+            return None
+        return (args[0], args[1])
 
     def if_(self, frame: Frame, stmt: ast.If) -> Any:
         test = self.const_in(frame, stmt.test)

@@ -64,3 +64,35 @@ def test_a_tour_block_prints_what_the_readme_shows(
     if shown:  # a block without output only promises the command runs cleanly
         assert result.stdout == shown
     assert result.exit_code == (1 if index == 1 else 0), result.stdout
+
+
+def _docs() -> list[Path]:
+    """Every Markdown file of the repository (not the virtual environment or a build)."""
+    skip = {".venv", ".git", "build", "dist", "node_modules"}
+    return sorted(
+        p
+        for p in ROOT.rglob("*.md")
+        if not skip & set(p.relative_to(ROOT).parts) and ".egg-info" not in str(p)
+    )
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def test_docs_link_only_to_files_in_the_repository() -> None:
+    """A user has the repository, not the files its authors had beside it: every relative
+    link of every Markdown file names a file or directory inside the repository, and no
+    doc points at the brief's `../shared` tree."""
+    bad = []
+    docs = _docs()
+    assert ROOT / "docs" / "architecture.md" in docs
+    for doc in docs:
+        text = doc.read_text("utf-8")
+        assert "../shared" not in text, doc
+        for target in LINK.findall(re.sub(r"```.*?```", "", text, flags=re.S)):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL, or a place in the same page
+            path = (doc.parent / target.split("#")[0]).resolve()
+            if not path.is_relative_to(ROOT) or not path.exists():
+                bad.append(f"{doc.relative_to(ROOT)}: {target}")
+    assert bad == []

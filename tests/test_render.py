@@ -1,4 +1,4 @@
-"""The generated module, checked by its AST: the PyPTO form of docs/pypto-facts, exactly.
+"""The generated module, checked by its AST: the PyPTO form of docs/build.md, exactly.
 
 Golden text (test_build.py) catches drift; these tests say what must hold for
 every plan: the decorator, the parameters and their annotations, the flat

@@ -211,7 +211,7 @@ def test_a_stopped_reading_is_never_kept_as_a_whole_one(
 ) -> None:
     """What is kept of a reading stopped at its deadline is the stop, without the reader's
     frames; a check without a deadline reads the layer again, to its end."""
-    monkeypatch.setattr(limits, "MAX_WORK", 300_000)  # the whole reading in a second or so
+    monkeypatch.setattr(limits, "MAX_WORK", 20_000)  # the whole reading within a second or so
     plan = costly_layer(tmp_path / "costly")
     layer, root = str(plan.parent / "layer.py"), str(plan.parent)
     with cache.deadline(0.05), pytest.raises(OutOfTime):
@@ -222,7 +222,7 @@ def test_a_stopped_reading_is_never_kept_as_a_whole_one(
     whole = cache.read(layer, "mlp", root)
     assert reads == [("layer.py", "mlp")] * 2
     assert [(u.what, u.effect) for u in whole.unresolved] == [
-        ("mlp() needs more than 300,000 steps of work", "the rest of it is not read")
+        ("mlp() needs more than 20,000 steps of work", "the rest of it is not read")
     ]
     assert getattr(modules._journal, "paths", None) is None  # the stop closed its journal
 

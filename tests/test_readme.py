@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,32 @@ def test_docs_link_only_to_files_in_the_repository() -> None:
             if not path.is_relative_to(ROOT) or not path.exists():
                 bad.append(f"{doc.relative_to(ROOT)}: {target}")
     assert bad == []
+
+
+def _collected(marker: str) -> int:
+    """How many tests `pytest -m MARKER` runs (skipped ones included), as collected."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", marker],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = re.search(r"^(\d+)(?:/\d+)? tests? collected", out, re.M)
+    assert found is not None, out[-500:]
+    return int(found[1])
+
+
+@pytest.mark.slow  # collects every test module again
+def test_the_readme_counts_the_tests_a_fresh_clone_runs() -> None:
+    """The README's figures, rounded to two significant digits as it gives them."""
+    said = re.search(
+        r"`make test` runs about ([\d,]+) tests; `make test\s+SLOW=1` about ([\d,]+)", README
+    )
+    assert said is not None
+    fast, slow = (int(n.replace(",", "")) for n in said.groups())
+    assert (fast, slow) == (_round(_collected("not slow")), _round(_collected("slow")))
+
+
+def _round(n: int) -> int:
+    return int(float(f"{n:.2g}"))

@@ -23,7 +23,7 @@ from plancc.facts.placed import Placed, each_placed
 from plancc.facts.timeline import Timeline
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one check's: equal only to itself
 class Facts:
     """One resolved plan's shared facts, built by ``facts_of``."""
 
@@ -44,13 +44,12 @@ def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType
     the base layer kind's timeline); one whose stages are not the layer kind's is not used."""
     lines: dict[str, Timeline] = {}
     for name, layer in plan.layers.items():
-        if layer.complete:
-            given = timelines.get(name)
-            lines[name] = (
-                given
-                if given is not None and given.stages is layer.stages
-                else (Timeline(plan, layer))
-            )
+        if not layer.complete:
+            continue  # a stand-in stage: no reliable order, not judged
+        line = timelines.get(name)
+        if line is None or line.stages is not layer.stages:
+            line = Timeline(plan, layer)
+        lines[name] = line
     placed = tuple(each_placed(plan, lines))
     peaks = {name: layer_peak(layer) for name, layer in plan.layers.items()}
     kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)

@@ -125,7 +125,9 @@ The `config:` file cannot be used: it is missing or unreadable, is not a
 regular file, is larger than 4 MiB, is not JSON, repeats a key in an object
 (JSON keeps one of the two silently; the message names the key and its lines,
 as a duplicate key in the plan is PC001), its top level is not an object, or a
-key the plan uses is not an integer. Reported at the `config` node.
+key the plan uses is not an integer. Reported at the `config` node. A message
+names a key of the file and its value's type (`a string`), never the value
+but a number: a plan may name any JSON file on the machine that checks it.
 """,
 )
 UNKNOWN_NAME: Final = Code(
@@ -188,9 +190,10 @@ BAD_FORWARD: Final = Code(
     """
 `forward` cannot be expanded: a `from_config` key that is not a list of
 integers, a list value with no entry in `kinds`, or `layers` larger than the
-list. The message names the value and the layer index. A `repeat` or `layers`
-over a `dynamic` dim, a forward of more than 100,000 layers, or an empty one
-(`forward: []`, or a config list with no entries), is PC014 too.
+list. The message names the value (its type when it is no number) and the
+layer index. A `repeat` or `layers` over a `dynamic` dim, a forward of more
+than 100,000 layers, or an empty one (`forward: []`, or a config list with no
+entries), is PC014 too.
 """,
 )
 BAD_DEPS: Final = Code(

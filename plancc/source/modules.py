@@ -1,10 +1,19 @@
 """Python modules of model code: parsed once, kept while the file is unchanged.
 
-A module is parsed again only when its mtime or size changed, so a long-lived
-process (the language server) re-reads a source file only when it changes. Only a
-regular file is read, opened without blocking and read up to ``MAX_BYTES``; an
+A module is parsed again only when it changed, so a long-lived process (the language
+server) re-reads a source file only when it changes. Only a regular file is read,
+opened without blocking and read up to ``MAX_BYTES``, within ``READ_SECONDS``; an
 expression nested deeper than ``MAX_EXPR_DEPTH`` is cut there when it is parsed
 (the cut part reads as `...`), so no walk over a module's tree recurses further.
+
+Unchanged means the same ``Version``: the file's stamp (size, mtime_ns, ctime_ns,
+inode, device) and a digest of its bytes (of a directory: of its names). The stamp
+alone is trusted once it is settled: read more than ``RACY_NS`` after its ctime, so
+that any later change gives another ctime (an edit that keeps size and mtime,
+``touch -d``, ``cp -p``, changes the ctime; an atomic rename, the inode). A stamp read
+sooner may be shared by a change in the same tick of the file system's clock: its
+bytes are read and compared again on every look until it settles (git's "racy"
+files).
 """
 
 from __future__ import annotations
@@ -12,15 +21,27 @@ from __future__ import annotations
 import ast
 import contextlib
 import errno
+import hashlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from stat import S_ISDIR
 
 from plancc.reading import read_regular
 from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
 
-__all__ = ["MAX_BYTES", "Module", "SourceError", "clear_cache", "load_module", "source_bytes"]
+__all__ = [
+    "MAX_BYTES",
+    "Module",
+    "SourceError",
+    "Version",
+    "clear_cache",
+    "load_module",
+    "source_bytes",
+    "version",
+]
 
 
 class SourceError(Exception):
@@ -36,17 +57,34 @@ class Module:
     cut: tuple[int, ...] = ()  # the lines of the expressions cut at MAX_EXPR_DEPTH
 
 
-_CACHE: dict[str, tuple[tuple[int, int], Module | str]] = {}
+Stamp = tuple[int, int, int, int, int]  # (size, mtime_ns, ctime_ns, inode, device)
+Version = tuple[Stamp, bytes]  # and a digest of the bytes (a directory: of its names)
+# A change within this of a stamp's ctime may keep the stamp (the file system's clock
+# ticks in jiffies, or in seconds on some): larger than any tick, and any clock skew a
+# network file system shows.
+RACY_NS = 2_000_000_000
+
+
+@dataclass
+class _Entry:
+    stamp: Stamp
+    digest: bytes
+    settled: bool  # the stamp was read RACY_NS after its ctime: trusted alone
+    parsed: Module | str | None = None  # the module, why it cannot be read; None: not yet
+
+
+_CACHE: dict[str, _Entry] = {}
+_lock = threading.Lock()  # the checks of several documents share the cache
 _journal = threading.local()  # .paths: where this thread's ``journal`` writes
 
 
 @contextlib.contextmanager
-def journal() -> Iterator[list[tuple[str, tuple[int, int] | None]]]:
+def journal() -> Iterator[list[tuple[str, Version | None]]]:
     """Within it, on this thread, every path ``load_module`` is asked for, read or not, is
-    appended to the list it gives with the stamp it was read at (None: missing); a kept
+    appended to the list it gives with the version it was read at (None: missing); a kept
     reading is checked against them (``cache``)."""
     outer = getattr(_journal, "paths", None)
-    paths: list[tuple[str, tuple[int, int] | None]] = []
+    paths: list[tuple[str, Version | None]] = []
     _journal.paths = paths
     try:
         yield paths
@@ -54,30 +92,66 @@ def journal() -> Iterator[list[tuple[str, tuple[int, int] | None]]]:
         _journal.paths = outer
 
 
-def _stamp(path: str) -> tuple[int, int]:
+def _stamp(path: str) -> tuple[Stamp, bool]:
+    """The stamp of ``path`` and whether it is a directory; OSError, ValueError."""
     st = os.stat(path)
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev), S_ISDIR(st.st_mode)
+
+
+def _entry(path: str) -> tuple[_Entry, bytes | None]:
+    """The entry of ``path`` as it is now, and its bytes when they were read for it (a
+    file whose stamp is new or not settled). OSError and ValueError when it is missing."""
+    now = time.time_ns()  # before the stat: a stamp is settled by when it was read
+    stamp, directory = _stamp(path)
+    with _lock:
+        old = _CACHE.get(path)
+    if old is not None and old.stamp == stamp and old.settled:
+        return old, None
+    raw: bytes | None = None
+    problem: str | None = None
+    if directory:
+        content = "\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")
+    else:
+        try:
+            content = raw = source_bytes(path)
+        except SourceError as exc:
+            problem = str(exc)
+            content = problem.encode("utf-8", "surrogateescape")
+    digest = hashlib.blake2b(content, digest_size=16).digest()
+    kept = old.parsed if old is not None and old.digest == digest else None
+    entry = _Entry(stamp, digest, now - stamp[2] > RACY_NS, problem or kept)
+    with _lock:
+        _CACHE[path] = entry
+    return entry, raw
+
+
+def version(path: str) -> Version | None:
+    """The version of the file or directory at ``path`` now (None: missing); its bytes
+    are read only while its stamp is new or not settled."""
+    try:
+        entry, _ = _entry(path)
+    except (OSError, ValueError):
+        return None
+    return entry.stamp, entry.digest
 
 
 def load_module(path: str) -> Module:
-    """The parsed module at ``path``; parsed again only when its mtime or size changed.
-    Raises SourceError when it is missing, unreadable, too large or not Python."""
+    """The parsed module at ``path``; parsed again only when it changed. Raises
+    SourceError when it is missing, unreadable, too large or not Python."""
     paths = getattr(_journal, "paths", None)
     try:
-        stamp = _stamp(path)
+        entry, raw = _entry(path)
     except (OSError, ValueError) as exc:
         if paths is not None:
             paths.append((path, None))
         raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
     if paths is not None:
-        paths.append((path, stamp))
-    hit = _CACHE.get(path)
-    if hit is None or hit[0] != stamp:
-        hit = (stamp, _parse(path))
-        _CACHE[path] = hit
-    if isinstance(hit[1], str):
-        raise SourceError(hit[1])
-    return hit[1]
+        paths.append((path, (entry.stamp, entry.digest)))
+    if entry.parsed is None:
+        entry.parsed = _parse(path, raw if raw is not None else source_bytes(path))
+    if isinstance(entry.parsed, str):
+        raise SourceError(entry.parsed)
+    return entry.parsed
 
 
 def _reason(exc: BaseException) -> str:
@@ -98,11 +172,9 @@ def source_bytes(path: str) -> bytes:
         raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
 
 
-def _parse(path: str) -> Module | str:
+def _parse(path: str, raw: bytes) -> Module | str:
     try:
-        tree = _parse_apart(source_bytes(path), path)
-    except SourceError as exc:
-        return str(exc)
+        tree = _parse_apart(raw, path)
     except SyntaxError as exc:
         return f"{path}:{exc.lineno or 1}: does not parse: {exc.msg}"
     except ValueError as exc:  # a NUL in the source, on the Pythons whose parser says so

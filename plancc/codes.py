@@ -352,7 +352,10 @@ SOURCE_UNRESOLVED: Final = Code(
 Part of the source cannot be resolved without running it: a helper chosen at
 import time (from an environment variable), a branch on something that is not
 a constant, a call of a plain Python function given tensors, a parameter's
-dim whose constant is chosen at import time. The message names the line.
+dim whose constant is chosen at import time. The message names the line. A
+model file that blocks on read (it waits for data, as `/proc/kmsg` does, or is
+not read within 2 seconds) is not judged either: the layer kind's source, or
+the module it imports, is named instead.
 The reader takes such code as a kernel that may read and write every tensor
 it is given, with any of the names its code could give; the checks that
 depend on it are skipped, not guessed. A notice: it never changes the exit

@@ -29,6 +29,7 @@ from plancc.lsp import server as server_module
 from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.server import analyse, create
 from plancc.lsp.state import PlanState
+from plancc.source import modules
 from tests.bench_plans import spread
 from tests.test_source_cache import costly_layer
 
@@ -57,9 +58,9 @@ BYE = request(99, "shutdown") + notify("exit")
 class Server:
     """`plancc lsp` in its own process, spoken to over its pipes as an editor does."""
 
-    def __init__(self) -> None:
+    def __init__(self, command: tuple[str, ...] = ("-m", "plancc", "lsp")) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "plancc", "lsp"],
+            [sys.executable, *command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -266,6 +267,101 @@ def test_a_costly_model_holds_no_other_document(server: Server, tmp_path: Path) 
     server.send(BYE)
     assert server.answer(99)["result"] is None
     assert server.proc.wait(HANG) == 0
+
+
+# The server with reads of the model files named block*.py blocked in the read system
+# call, on a pipe nobody writes to: a file of a hung network mount.
+_BLOCKING_SERVER = """
+import os
+from plancc.source import modules
+r, w = os.pipe()
+real = modules.read_regular
+def read(path, limit):
+    if os.path.basename(path).startswith("block"):
+        os.read(r, 1)
+    return real(path, limit)
+modules.read_regular = read
+from plancc.cli.launch import main
+main(["lsp"])
+"""
+BLOCKED_PLAN = """\
+plancc: 1
+model: m{i}
+platform: a2a3
+source_root: "."
+tensors: {{a: {{shape: [4], dtype: fp32}}}}
+layers:
+  l:
+    source: block.py:f
+    stages: [{{name: s}}]
+"""
+
+
+def _published(server: Server, uris: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """The next diagnostics of each of ``uris``."""
+    got: dict[str, list[dict[str, Any]]] = {}
+    while set(got) != uris:
+        message = server.receive()
+        params = message.get("params") or {}
+        if message.get("method") == "textDocument/publishDiagnostics" and params["uri"] in uris:
+            got[params["uri"]] = params["diagnostics"]
+    return got
+
+
+@pytest.mark.slow  # READ_SECONDS of the blocked reads
+def test_model_files_that_block_on_read_hold_no_check_for_long(tmp_path: Path) -> None:
+    """As many plans as there are check threads, each naming model code that blocks on
+    read (each check stopped there held its thread for ever: no other document was
+    checked again): each is PC208 after READ_SECONDS, another plan is checked by then,
+    and once given up on, a blocked file is never waited on again."""
+    server = Server(("-c", _BLOCKING_SERVER))
+    try:
+        server.send(INIT)
+        server.answer(1)
+        blocked = []
+        for i in range(server_module.CHECKERS):
+            (tmp_path / f"p{i}").mkdir()
+            (tmp_path / f"p{i}" / "block.py").write_text("X = 1\n", "utf-8")
+            plan = tmp_path / f"p{i}" / "plan.yaml"
+            plan.write_text(BLOCKED_PLAN.format(i=i), "utf-8")
+            blocked.append(plan)
+        start = time.monotonic()
+        uris = {_open(server, plan) for plan in blocked}
+        other = _open(server, DEMO)
+        got = _published(server, {*uris, other})
+        assert time.monotonic() - start < modules.READ_SECONDS + 5
+        for plan in blocked:
+            [notice] = got[plan.as_uri()]
+            assert notice["code"] == "PC208"
+            assert notice["range"]["start"] == {"line": 7, "character": 12}
+            assert notice["message"] == (
+                f"source of layer kind 'l' not checked: {plan.parent}/block.py was not read "
+                f"within {modules.READ_SECONDS:g} s: it blocks on read"
+            )
+        # Changed again, every plan is checked at once: the blocked reads still wait.
+        start = time.monotonic()
+        for version, uri in enumerate([*sorted(uris), other], start=2):
+            text = Path(uri.removeprefix("file://")).read_text("utf-8") + "# edited\n"
+            changed = {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": text}],
+            }
+            server.send(notify("textDocument/didChange", changed))
+        again = _published(server, {*uris, other})
+        assert time.monotonic() - start < modules.READ_SECONDS
+        assert all(
+            d[0]["message"].endswith("blocks on read: an earlier read of it still waits")
+            for uri, d in again.items()
+            if uri != other
+        )
+        server.send(BYE)
+        assert server.answer(99)["result"] is None
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+        for stream in (server.proc.stdin, server.proc.stdout, server.proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def test_exit_ends_at_once_while_a_costly_check_runs(server: Server, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from plancc.source.limits import MAX_BYTES, MAX_EXPR_DEPTH
 
 __all__ = [
     "MAX_BYTES",
+    "Blocked",
     "Module",
     "SourceError",
     "Version",
@@ -46,6 +47,12 @@ __all__ = [
 
 class SourceError(Exception):
     """The layer's source cannot be read; the message says what and where (PC200)."""
+
+
+class Blocked(SourceError):
+    """A file that blocks on read (it waits for data that may never come: ``/proc/kmsg``, a
+    file of a hung network mount): what plancc could not judge (PC208), never waited on
+    past ``READ_SECONDS``."""
 
 
 @dataclass
@@ -63,6 +70,7 @@ Version = tuple[Stamp, bytes]  # and a digest of the bytes (a directory: of its 
 # ticks in jiffies, or in seconds on some): larger than any tick, and any clock skew a
 # network file system shows.
 RACY_NS = 2_000_000_000
+READ_SECONDS = 2.0  # a model file not read within this blocks on read (a disk reads 4 MiB in less)
 
 
 @dataclass
@@ -70,10 +78,11 @@ class _Entry:
     stamp: Stamp
     digest: bytes
     settled: bool  # the stamp was read RACY_NS after its ctime: trusted alone
-    parsed: Module | str | None = None  # the module, why it cannot be read; None: not yet
+    parsed: Module | SourceError | None = None  # the module, or why not; None: not yet
 
 
 _CACHE: dict[str, _Entry] = {}
+_reads: dict[str, _Read] = {}  # reads under way, and those given up on that still wait
 _lock = threading.Lock()  # the checks of several documents share the cache
 _journal = threading.local()  # .paths: where this thread's ``journal`` writes
 
@@ -108,15 +117,15 @@ def _entry(path: str) -> tuple[_Entry, bytes | None]:
     if old is not None and old.stamp == stamp and old.settled:
         return old, None
     raw: bytes | None = None
-    problem: str | None = None
+    problem: SourceError | None = None
     if directory:
         content = "\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")
     else:
         try:
             content = raw = source_bytes(path)
         except SourceError as exc:
-            problem = str(exc)
-            content = problem.encode("utf-8", "surrogateescape")
+            problem = exc
+            content = repr(exc).encode("utf-8", "surrogateescape")
     digest = hashlib.blake2b(content, digest_size=16).digest()
     kept = old.parsed if old is not None and old.digest == digest else None
     entry = _Entry(stamp, digest, now - stamp[2] > RACY_NS, problem or kept)
@@ -149,8 +158,9 @@ def load_module(path: str) -> Module:
         paths.append((path, (entry.stamp, entry.digest)))
     if entry.parsed is None:
         entry.parsed = _parse(path, raw if raw is not None else source_bytes(path))
-    if isinstance(entry.parsed, str):
-        raise SourceError(entry.parsed)
+    if isinstance(entry.parsed, SourceError):
+        # A new one each time: raising one kept would grow its traceback every time.
+        raise type(entry.parsed)(*entry.parsed.args)
     return entry.parsed
 
 
@@ -158,21 +168,75 @@ def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
+@dataclass
+class _Read:
+    """A read of one file in a thread of its own: until when it is waited for, its outcome."""
+
+    thread: threading.Thread
+    until: float  # time.monotonic()
+    out: list[bytes | BaseException]
+
+
 def source_bytes(path: str) -> bytes:
     """The bytes of ``path``, read as every file argument is (``plancc.reading``): a
-    regular file only, never waited on, at most ``MAX_BYTES``. SourceError when it
-    cannot be."""
+    regular file only, never waited on, at most ``MAX_BYTES``, within ``READ_SECONDS``.
+    SourceError when it cannot be; Blocked when it blocks.
+
+    The read runs in a thread of its own, waited for until ``READ_SECONDS`` after it
+    started (by every check that asks for the file meanwhile: one read, one bound). A
+    read that blocks cannot be stopped: its thread is left waiting (a daemon: it holds
+    no exit), and while it waits the file is Blocked at once, for every check."""
+    with _lock:
+        read = _reads.get(path)
+        if read is not None and not read.thread.is_alive() and time.monotonic() >= read.until:
+            read = None  # a read given up on that returned at last: its bytes may be old
+        mine = read is None
+        if read is None:
+            out: list[bytes | BaseException] = []
+            worker = threading.Thread(target=_read, args=(path, out), name="plancc-read")
+            worker.daemon = True
+            read = _reads[path] = _Read(worker, time.monotonic() + READ_SECONDS, out)
+            worker.start()
+    left = read.until - time.monotonic()
+    read.thread.join(max(0.0, left))
+    if read.thread.is_alive():
+        if mine or left > 0:
+            raise Blocked(f"{path} was not read within {READ_SECONDS:g} s: it blocks on read")
+        raise Blocked(f"{path} blocks on read: an earlier read of it still waits")
+    if mine:
+        with _lock:
+            if _reads.get(path) is read:
+                del _reads[path]
+    return _outcome(path, read.out[0])
+
+
+def _read(path: str, out: list[bytes | BaseException]) -> None:
     try:
-        return read_regular(path, MAX_BYTES)
-    except OSError as exc:
-        if exc.errno in (errno.EINVAL, errno.EFBIG):  # not a regular file; past the cap
-            raise SourceError(f"{path} is {exc.strerror}") from None
-        raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
-    except ValueError as exc:  # a NUL in the path
-        raise SourceError(f"cannot read {path}: {_reason(exc)}") from None
+        out.append(read_regular(path, MAX_BYTES))
+    except BaseException as exc:  # given to the caller's thread
+        out.append(exc)
 
 
-def _parse(path: str, raw: bytes) -> Module | str:
+def _outcome(path: str, got: bytes | BaseException) -> bytes:
+    if isinstance(got, bytes):
+        return got
+    if isinstance(got, OSError):
+        if got.errno == errno.EAGAIN:  # non-blocking, it said it would block
+            raise Blocked(f"{path} {got.strerror}") from None
+        if got.errno in (errno.EINVAL, errno.EFBIG):  # not a regular file; past the cap
+            raise SourceError(f"{path} is {got.strerror}") from None
+        raise SourceError(f"cannot read {path}: {_reason(got)}") from None
+    if isinstance(got, ValueError):  # a NUL in the path
+        raise SourceError(f"cannot read {path}: {_reason(got)}") from None
+    raise got
+
+
+def _parse(path: str, raw: bytes) -> Module | SourceError:
+    problem = _parsed(path, raw)
+    return SourceError(problem) if isinstance(problem, str) else problem
+
+
+def _parsed(path: str, raw: bytes) -> Module | str:
     try:
         tree = _parse_apart(raw, path)
     except SyntaxError as exc:

@@ -526,6 +526,28 @@ async def test_a_diagnostic_never_waits_behind_a_request(monkeypatch: pytest.Mon
     assert events == ["request started", "published", "request answered"]
 
 
+@pytest.mark.asyncio
+async def test_a_change_leaves_no_bookkeeping_behind() -> None:
+    """pygls kept the future of every notification's handler (each change's: 2.2 KiB,
+    48 → 92 MiB over 20,000 edits); every one is freed once handled, so the bookkeeping
+    is the same after 300 changes as after one (bench/lsp.py measures the memory)."""
+    wire = Wire()
+    uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")
+    await wire.open(uri, text)
+    futures = wire.server.protocol._request_futures
+    for version in range(2, 302):
+        wire.change(uri, version, text + f"# {version}\n")
+        if version % 100 == 1:
+            await wire.until(lambda m, v=version: (m.get("params") or {}).get("version") == v)
+    await wire.until(lambda m: (m.get("params") or {}).get("version") == 301)
+    wire.give(
+        {"id": 7, "method": "textDocument/documentSymbol", "params": {"textDocument": {"uri": uri}}}
+    )
+    await wire.until(lambda m: m.get("id") == 7)
+    assert len(futures) == 0, list(futures)[:3]
+    assert len(wire.server.changes) == len(wire.server.seen) == 1
+
+
 def test_a_long_answer_pauses_while_a_check_runs() -> None:
     """The outline of 100 warms, made while a check runs (``pause`` waits on the idle
     event, cleared): it stops at its first symbol, and goes on once the check ends.

@@ -32,6 +32,7 @@ import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 # The largest body read: a plan is at most 4 MiB (MAX_BYTES), and JSON escaping
 # grows text at most sixfold (a control character is `\u00XX`).
@@ -197,6 +198,31 @@ class _Wire:
         error = {"code": code, "message": message}
         body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error}).encode()  # ASCII
         self.writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, freeing each message's bookkeeping once it is handled.
+
+    pygls keeps the future of every handler it runs in ``_request_futures`` (so that a
+    request can be cancelled) and takes it out only when it answers a request: a
+    notification's (each `didChange`: pygls's own handler, a generator, runs ours) was
+    kept for ever, 2.2 KiB a change (48 → 92 MiB over 20,000 edits). Here every handler's
+    future leaves when it is done."""
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Callable[[Any], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        def done(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
 
 
 def _answered(record: logging.LogRecord) -> bool:

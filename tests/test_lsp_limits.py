@@ -183,8 +183,83 @@ def test_a_body_that_is_no_message_is_answered(server: Server) -> None:
     parse = server.answer(None)["error"]
     assert parse["code"] == -32700
     assert parse["message"].startswith("the message is not JSON: ")
-    server.send(b"Content-Length: 3\r\n\r\n[1]")
+    server.send(b"Content-Length: 1\r\n\r\n7")
     assert server.answer(None)["error"] == {"code": -32600, "message": "a message is a JSON object"}
+    server.send(BYE)
+    assert server.answer(99)["result"] is None
+    assert server.proc.wait(HANG) == 0
+
+
+INVALID = 'not a JSON-RPC 2.0 message: "jsonrpc" must be "2.0"'
+BATCH = "a batch: LSP has none; send each message alone"
+HOVER = {"textDocument": {"uri": "file:///a.yaml"}, "position": {"line": 0, "character": 0}}
+
+
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+# Each message, and the answer JSON-RPC 2.0 (and LSP, for ids and methods) gives it; None:
+# none (a notification, a response). The first was never answered: the client waited.
+SPEC: list[tuple[Any, Any]] = [
+    ({"id": 2, "method": "textDocument/hover", "params": HOVER}, _error(2, -32600, INVALID)),
+    ({"jsonrpc": "1.0", "id": 3, "method": "shutdown"}, _error(3, -32600, INVALID)),
+    ({"method": "initialized", "params": {}}, _error(None, -32600, INVALID)),
+    (
+        {"jsonrpc": "2.0", "method": 1, "params": "bar"},  # the spec's own example
+        _error(None, -32600, '"method" must be a string'),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": {"a": 1}, "method": "shutdown"},
+        _error(None, -32600, '"id" must be an integer or a string'),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": True, "method": "shutdown"},
+        _error(None, -32600, '"id" must be an integer or a string'),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": "bar"},
+        _error(4, -32600, '"params" must be an object or an array'),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 5},
+        _error(
+            5,
+            -32600,
+            'neither a request nor a notification ("method") nor a response ("result")',
+        ),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": 6, "method": "no/such"},
+        _error(6, -32601, "no/such: no such method"),
+    ),
+    (
+        {"jsonrpc": "2.0", "id": "7", "method": "$/unknown"},
+        _error("7", -32601, "$/unknown: no such method"),
+    ),
+    ({"jsonrpc": "2.0", "method": "no/such"}, None),  # a notification: never answered
+    ({"jsonrpc": "2.0", "method": "$/unknown", "params": {}}, None),
+    ({"jsonrpc": "2.0", "id": 8, "result": None}, None),  # a response to nothing: dropped
+    ([], _error(None, -32600, "an empty batch")),
+    (
+        [{"jsonrpc": "2.0", "id": 9, "method": "shutdown"}, 1, {"jsonrpc": "2.0", "method": "x"}],
+        [_error(9, -32600, BATCH), _error(None, -32600, BATCH)],
+    ),
+    ([{"jsonrpc": "2.0", "method": "initialized", "params": {}}], None),  # notifications only
+]
+
+
+def test_every_message_gets_the_answer_the_spec_gives(server: Server) -> None:
+    """Each message of SPEC, then a request that is answered: what came before its answer
+    is what the message got (nothing, for a notification or a response)."""
+    for n, (message, answer) in enumerate(SPEC, start=100):
+        server.send(frame(message))
+        server.send(request(n, "textDocument/documentSymbol", _doc("none.yaml")))
+        got = []
+        while (m := server.receive()) != {"jsonrpc": "2.0", "id": n, "result": []}:
+            if not (isinstance(m, dict) and m.get("method") == "window/logMessage"):
+                got.append(m)
+        assert got == ([] if answer is None else [answer]), message
     server.send(BYE)
     assert server.answer(99)["result"] is None
     assert server.proc.wait(HANG) == 0

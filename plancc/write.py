@@ -133,7 +133,7 @@ def _current(path: Path) -> bytes | None:
     if stat.S_ISDIR(st.st_mode):
         raise WriteError(f"{path}: is a directory")
     if not stat.S_ISREG(st.st_mode):
-        return None  # a FIFO, a socket, a device: replaced by a regular file
+        return None  # a FIFO, a socket, a device: never read (and never replaced)
     try:
         return real.read_bytes()
     except OSError as exc:
@@ -142,16 +142,19 @@ def _current(path: Path) -> bytes | None:
 
 def _writable(path: Path, real: Path) -> os.stat_result | None:
     """The stat of the file at ``real`` that writing ``path`` replaces (None: none yet);
-    WriteError when it must not be replaced: read-only, or one of several hard links."""
+    WriteError when it must not be replaced: not a regular file, read-only, or one of
+    several hard links."""
     try:
         st = real.lstat()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(st.st_mode):
-        return None  # not a regular file: nothing of it to keep
     where = path if real == path else f"{path} (a link to {real})"
+    if stat.S_ISDIR(st.st_mode):
+        raise WriteError(f"{where}: is a directory")
+    if not stat.S_ISREG(st.st_mode):  # renamed over, /dev/null would be a file
+        raise WriteError(f"{where}: is not a regular file (a FIFO, a device); not replaced")
     # Its mode bits, not access(): root may write anything, yet a file its user made
     # read-only is not one to rewrite behind their back.
     if not st.st_mode & 0o222 or not os.access(real, os.W_OK):

@@ -5,6 +5,7 @@ line endings and the file's mode, refuses a read-only or hard-linked file with a
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import measure_example as ex
 import pytest
 from typer.testing import CliRunner
 
@@ -318,3 +320,58 @@ def test_a_fix_killed_while_writing_loses_nothing_and_its_temp_file_goes_next_ti
     assert plan.read_bytes() == before  # the kill lost nothing
     _ran(tmp_path, w)
     assert [p.name for p in tmp_path.iterdir()] == ["p.yaml"]
+
+
+# -- the other writers: `schema -o`, `measure --out`; devices -----------------------------------
+
+
+def test_build_never_renames_over_a_device_a_link_names(tmp_path: Path) -> None:
+    """Written through, a link to /dev/null would have made it a file (as root)."""
+    (tmp_path / "p.yaml").write_text(BUILT, "utf-8")
+    (tmp_path / "demo_warms.py").symlink_to("/dev/null")
+    code, out = BUILD.run(tmp_path)
+    assert code == 2, out
+    assert "demo_warms.py (a link to /dev/null): is not a regular file (a FIFO, a device)" in out
+    assert Path("/dev/null").is_char_device()
+    assert not (tmp_path / "demo_warms.manifest.json").exists()  # nothing of the build
+
+
+def test_a_fifo_output_is_refused_not_replaced(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(BUILT, "utf-8")
+    os.mkfifo(tmp_path / "demo_warms.py")
+    code, out = BUILD.run(tmp_path)
+    assert code == 2, out
+    assert "demo_warms.py: is not a regular file (a FIFO, a device); not replaced" in out
+    assert (tmp_path / "demo_warms.py").is_fifo()
+
+
+def test_schema_out_writes_as_every_writer(tmp_path: Path) -> None:
+    target = tmp_path / "kept" / "schema.json"
+    target.parent.mkdir()
+    target.write_text("old\n", "utf-8")
+    target.chmod(0o640)
+    (tmp_path / "schema.json").symlink_to(target)
+    run = CliRunner().invoke(app, ["schema", "-o", str(tmp_path / "schema.json")])
+    assert run.exit_code == 0, run.output
+    assert (tmp_path / "schema.json").is_symlink()
+    assert target.read_text("utf-8").startswith("{")
+    assert target.stat().st_mode & 0o777 == 0o640
+    target.chmod(0o444)
+    run = CliRunner().invoke(app, ["schema", "-o", str(target)])
+    assert run.exit_code == 2
+    assert f"{target}: is read-only; not rewritten (make it writable first)" in run.output
+
+
+def test_measure_out_writes_as_every_writer(tmp_path: Path) -> None:
+    manifest = ROOT / "tests" / "golden" / "deepseek_v4_flash_warms.manifest.json"
+    ex.write_example(tmp_path, json.loads(manifest.read_text("utf-8"))["forward"]["kinds"])
+    out = tmp_path / "report.txt"
+    os.link(tmp_path / "bench-warm.log", out)  # a file with another name
+    args = [*ex.example_args(str(manifest), str(tmp_path)), "--out", str(out)]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 2, run.output
+    assert f"{out}: has 2 hard links; not rewritten" in run.output
+    out.unlink()
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code in (0, 1), run.output
+    assert out.read_text("utf-8").startswith("plancc measure: deepseek_v4_flash on a2a3")

@@ -81,7 +81,8 @@ class _Entry:
     parsed: Module | SourceError | None = None  # the module, or why not; None: not yet
 
 
-_CACHE: dict[str, _Entry] = {}
+_CACHE: dict[str, _Entry] = {}  # files: modules read (parsed when asked)
+_DIRS: dict[str, _Entry] = {}  # their directories: listed, never read
 _reads: dict[str, _Read] = {}  # reads under way, and those given up on that still wait
 _lock = threading.Lock()  # the checks of several documents share the cache
 _journal = threading.local()  # .paths: where this thread's ``journal`` writes
@@ -112,8 +113,9 @@ def _entry(path: str) -> tuple[_Entry, bytes | None]:
     file whose stamp is new or not settled). OSError and ValueError when it is missing."""
     now = time.time_ns()  # before the stat: a stamp is settled by when it was read
     stamp, directory = _stamp(path)
+    table = _DIRS if directory else _CACHE
     with _lock:
-        old = _CACHE.get(path)
+        old = table.get(path)
     if old is not None and old.stamp == stamp and old.settled:
         return old, None
     raw: bytes | None = None
@@ -130,7 +132,7 @@ def _entry(path: str) -> tuple[_Entry, bytes | None]:
     kept = old.parsed if old is not None and old.digest == digest else None
     entry = _Entry(stamp, digest, now - stamp[2] > RACY_NS, problem or kept)
     with _lock:
-        _CACHE[path] = entry
+        table[path] = entry
     return entry, raw
 
 
@@ -324,3 +326,4 @@ def _globals(tree: ast.Module) -> dict[str, ast.stmt]:  # noqa: C901 (one branch
 def clear_cache() -> None:
     """Forget every parsed module (a benchmark's cold start)."""
     _CACHE.clear()
+    _DIRS.clear()

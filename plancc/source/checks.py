@@ -21,7 +21,7 @@ from plancc.fixes import Fix
 from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
 from plancc.source.limits import OutOfTime
-from plancc.source.modules import SourceError
+from plancc.source.modules import Blocked, SourceError
 from plancc.source.order import check_order, check_reads
 from plancc.source.reading import Kernel, Reading, Task
 from plancc.source.root import source_root, split_source, unchecked
@@ -64,6 +64,11 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     except OutOfTime as stop:  # the editor's bound for a check (docs/editors.md)
         findings.report(
             where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
+        )
+        return
+    except Blocked as exc:  # a file that waits for data: not judged, as a stopped reading
+        findings.report(
+            where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {exc}"
         )
         return
     except SourceError as exc:

@@ -185,12 +185,14 @@ def fix_paths(
         found = inputs.collect(paths, stdin)
         if not dry and any(p.piped for p in found.plans):
             raise UsageError("-: --fix rewrites plan files in place; use --diff for standard input")
-        plans = []
-        for source, raw in found.read():
-            fixed = fix_plan(source, raw, unsafe=unsafe, source_root=root, overrides=overrides)
-            if not dry and fixed.changed:
-                write.replace(FilePath(os.path.realpath(fixed.label)), fixed.after)
-            plans.append(fixed)
+        plans = [
+            fix_plan(source, raw, unsafe=unsafe, source_root=root, overrides=overrides)
+            for source, raw in found.read()
+        ]
+        if not dry:
+            for f in plans:
+                if f.changed:
+                    write.replace(FilePath(os.path.realpath(f.label)), f.after)
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     except write.WriteError as exc:

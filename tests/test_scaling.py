@@ -123,12 +123,12 @@ def test_the_rules_of_one_check_work_out_each_shared_index_once(
         monkeypatch.setattr(module, name, spy)
 
     counted(timeline, "Timeline")
-    counted(analysis, "layer_peak")
+    counted(analysis, "crossing_peak")
     counted(placed, "_each_placed")
     report = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")])
     assert report.errors == 0
     # Three layer kinds: one timeline and one L2 peak each, the placed warms once.
-    assert sorted(made) == ["Timeline"] * 3 + ["_each_placed"] + ["layer_peak"] * 3
+    assert sorted(made) == ["Timeline"] * 3 + ["_each_placed"] + ["crossing_peak"] * 3
 
 
 def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(

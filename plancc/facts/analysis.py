@@ -14,7 +14,9 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import ir
-from plancc.facts.liveness import Peak, layer_peak
+from plancc.facts.crossing import Crossing, KindPeak
+from plancc.facts.crossing import kind_peak as crossing_peak
+from plancc.facts.liveness import Peak
 from plancc.facts.placed import Placed, placed
 from plancc.facts.timeline import Landing, once_per_plan, timeline
 
@@ -36,6 +38,9 @@ class WarmFacts:
     # Every stage running after the anchor (all of a join's) that reads one of its static
     # tensors, in step order: the consumers, and the stages that read a tensor again.
     readers: tuple[ir.Stage, ...] = ()
+    # A cross-layer warm's first crossing: its stages are the joined kind's (``next.``
+    # for the next layer's; ``Crossing.stage`` gives each as the plan states it).
+    crossing: Crossing | None = None
 
     @property
     def live(self) -> tuple[int, int]:
@@ -94,17 +99,24 @@ class Analysis:
 EMPTY = Analysis(MappingProxyType({}))
 
 
+def kind_peak(plan: ir.Plan, layer: ir.Layer) -> KindPeak:
+    """The layer kind's L2 peak (with the cross-layer warms of the kind before it), worked
+    out once per plan (PC030, PC032 and the analysis)."""
+    return once_per_plan(
+        plan, ("peak", layer.name), plan.layers, lambda: crossing_peak(plan, layer)
+    )
+
+
 def peak(plan: ir.Plan, layer: ir.Layer) -> Peak:
-    """The layer kind's L2 peak, worked out once per plan (PC030, PC032 and the analysis)."""
-    return once_per_plan(plan, ("peak", layer.name), layer, lambda: layer_peak(layer))
+    return kind_peak(plan, layer).peak
 
 
 def analyse(plan: ir.Plan) -> Analysis:
     """The facts of every complete layer kind, from what the rules worked out."""
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     by_layer: dict[str, dict[str, WarmFacts]] = {}
-    for p in placed(plan):
-        by_layer.setdefault(p.layer.name, {}).setdefault(p.warm.name, _warm_facts(p, rate))
+    for p in placed(plan):  # a cross-layer warm: on its first crossing
+        by_layer.setdefault(p.kind, {}).setdefault(p.warm.name, _warm_facts(p, rate))
     layers = {
         name: LayerFacts(
             layer,
@@ -139,4 +151,5 @@ def _warm_facts(p: Placed, rate: int | None) -> WarmFacts:
         p.bytes,
         rate,
         tuple(p.layer.stages[r] for r in sorted(read, key=lambda r: rank[r])),
+        p.crossing,
     )

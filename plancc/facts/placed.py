@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from plancc import fixes, ir
+from plancc.facts.crossing import Crossing, crossings
 from plancc.facts.timeline import Group, Landing, Timeline, once_per_plan, timeline
 
 
@@ -27,6 +28,26 @@ class Placed:
     line: Timeline  # its layer kind's, shared by every rule of the check
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
+    # A cross-layer warm's crossing (``layer`` is then the joined kind); None for a warm of
+    # one layer kind.
+    crossing: Crossing | None = None
+
+    @property
+    def anchorable(self) -> int:
+        """The stages a fix may anchor the warm on are those before this index: its own
+        layer kind's (a cross-layer warm's anchor stays in the layer that issues it)."""
+        return self.crossing.offset if self.crossing is not None else len(self.layer.stages)
+
+    @property
+    def on(self) -> str:
+        """What a finding on it adds to its message (``Crossing.on``): empty but for a
+        cross-layer warm that crosses into more than one layer kind."""
+        return self.crossing.on if self.crossing is not None else ""
+
+    @property
+    def kind(self) -> str:
+        """The layer kind whose warm it is (for a crossing, the one that issues it)."""
+        return self.warm.layer
 
     @property
     def anchor(self) -> ir.Stage:
@@ -128,12 +149,26 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
 def _each_placed(plan: ir.Plan) -> Iterator[Placed]:
     line: Timeline | None = None
     for layer, warm, at in anchored(plan):
-        entries = tuple(e for e in warm.entries if e.tensor.static)
+        if warm.next_layer:
+            continue  # judged on its crossings, below
         if line is None or line.stages is not layer.stages:  # the next layer kind's
             line = timeline(plan, layer)
-        consumers: dict[str, ir.Stage] = {}
-        for e in entries:
-            c = line.consumer(e.tensor.name, warm.anchors)
-            if c is not None:
-                consumers[e.tensor.name] = layer.stages[c]
-        yield Placed(layer, warm, at, line, entries, consumers)
+        yield _place(layer, warm, at, line)
+    lines: dict[str, Timeline] = {}
+    for c in crossings(plan):
+        joined = c.joined
+        if joined.name not in lines:
+            lines[joined.name] = Timeline(plan, joined, c.tensors)
+        yield _place(joined, c.warm, at=c.warm.anchor or 0, line=lines[joined.name], crossing=c)
+
+
+def _place(
+    layer: ir.Layer, warm: ir.Warm, at: int, line: Timeline, crossing: Crossing | None = None
+) -> Placed:
+    entries = tuple(e for e in warm.entries if e.tensor.static)
+    consumers: dict[str, ir.Stage] = {}
+    for e in entries:
+        c = line.consumer(e.tensor.name, warm.anchors)
+        if c is not None:
+            consumers[e.tensor.name] = layer.stages[c]
+    return Placed(layer, warm, at, line, entries, consumers, crossing)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar
@@ -50,7 +50,9 @@ def _prefix(values: Sequence[int]) -> list[int]:
 class Timeline:
     """One complete layer kind, indexed for the placement rules."""
 
-    def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
+    def __init__(
+        self, plan: ir.Plan, layer: ir.Layer, tensors: Mapping[str, ir.Tensor] | None = None
+    ) -> None:
         # The SDMA rate, not the plan: what ``once_per_plan`` keeps on the plan never
         # refers back to it, so a plan dropped is freed at once.
         self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
@@ -71,7 +73,7 @@ class Timeline:
             s, k = stages[i], start[i]
             for name in dict.fromkeys(s.reads):
                 self.readers.setdefault(name, []).append(i)
-                t = plan.tensors.get(name)
+                t = (plan.tensors if tensors is None else tensors).get(name)
                 if t is not None and t.static:
                     self.weights[i].append(t)
                     weighed[k] += s.read_bytes(t)  # its share of a tensor it reads part of

@@ -56,7 +56,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
                 p.warm.name_pos,
                 f"warm '{p.warm.name}' is alive (stages '{since.name}' to '{until.name}') "
                 "while SDMA stage(s) "
-                f"{_names([stages[i].name for i in sdma])} run",
+                f"{_names([stages[i].name for i in sdma])} run{p.on}",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
                 stages=tuple(sdma),
@@ -121,7 +121,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             p.warm.name_pos,
             f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}': "
-            f"{what}, {share}× L2 in all",
+            f"{what}, {share}× L2 in all{p.on}",
             "anchor the warm after the streaming stage",
             warm=p.warm,
             stages=tuple(shown),  # the stages the message names
@@ -187,7 +187,7 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
     lo = bisect.bisect_left(line.tasked_steps, line.start[p.at] + 1)
     hi = bisect.bisect_left(line.tasked_steps, bound + 1)
     for x in reversed(line.tasked[lo:hi]):
-        if x in taken:
+        if x in taken or x >= p.anchorable:  # a cross-layer warm's anchor stays in its kind
             continue
         if not all(line.runs_before(x, r) for r in read):
             continue
@@ -259,7 +259,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
             fix = anchor_fix(p, stage) if settles else None
         yield Finding(
             p.warm.after_pos,
-            f"warm '{p.warm.name}' cannot land: {detail}",
+            f"warm '{p.warm.name}' cannot land: {detail}{p.on}",
             hint,
             warm=p.warm,
             stages=tuple(line.between(p.at, first.index)),  # the window

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
+from plancc.facts.crossing import crossings, successors
 from plancc.facts.placed import anchored, placed
 from plancc.facts.timeline import timeline
 from plancc.rules import Finding, rule
@@ -64,6 +65,8 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
             continue
         read_by = timeline(plan, layer).readers
         for warm in layer.warms:
+            if warm.next_layer:
+                continue  # the next layer's readers count: below
             unread = [e for e in warm.entries if e.tensor.static and e.tensor.name not in read_by]
             for entry in unread:
                 yield Finding(
@@ -73,6 +76,40 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
                     warm=warm,
                     fix=drop_entries(warm, unread, entry, "read by no stage"),
                 )
+    yield from _unread_next(plan)
+
+
+def _unread_next(plan: ir.Plan) -> Iterator[Finding]:
+    """PC041 of a cross-layer warm: a tensor the next layer does not read, once per pair
+    of layer kinds (the fix only where no next layer reads it)."""
+    unread: dict[str, dict[int, list[str]]] = {}  # warm -> entry -> the kinds not reading it
+    crossing = list(crossings(plan))
+    for c in crossing:
+        read = {t for s in c.target.stages for t in s.reads}
+        for e in c.original.entries:
+            if e.tensor.static and e.tensor.name not in read:
+                unread.setdefault(c.original.name, {}).setdefault(id(e), []).append(c.target.name)
+    for c in crossing:
+        warm = c.original
+        missed = unread.get(warm.name, {})
+        nowhere = [
+            e
+            for e in warm.entries
+            if len(missed.get(id(e), ())) == len(successors(plan, warm.layer))
+        ]
+        for e in warm.entries:
+            if c.target.name not in missed.get(id(e), ()):
+                continue
+            yield Finding(
+                e.pos,
+                f"tensor '{e.tensor.name}' is read by no stage of layer kind "
+                f"'{c.target.name}', the next layer after '{warm.layer}': warming it there is "
+                "pure overhead",
+                warm=warm,
+                fix=drop_entries(warm, nowhere, e, "read by no next layer")
+                if e in nowhere
+                else None,
+            )
 
 
 def drop_entries(

@@ -62,7 +62,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         yield Finding(
             warm.after_pos,
             f"{_anchor(p)} is early: {names} stream{'s' if count == 1 else ''} "
-            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
+            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'{p.on}",
             f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
             "the warm still lands",
             warm=warm,
@@ -88,9 +88,11 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
     k = bisect.bisect_right(steps, min(hi - 1, latest))
     consumers = [s.index for s in p.consumers.values()]
 
-    def fits(i: int) -> bool:
-        return line.stages[i].consumer_group not in groups and all(
-            line.runs_before(i, c) for c in consumers
+    def fits(i: int) -> bool:  # a cross-layer warm's anchor stays in its own layer kind
+        return (
+            i < p.anchorable
+            and line.stages[i].consumer_group not in groups
+            and all(line.runs_before(i, c) for c in consumers)
         )
 
     for j in range(k - 1, bisect.bisect_left(steps, lo) - 1, -1):  # the last to start first

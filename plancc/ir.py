@@ -387,6 +387,9 @@ class Plan:
     # bytes), for the manifest's source.config; None without a readable config.
     config_file: tuple[str, str] | None = None
     params: tuple[Param, ...] = ()  # in plan order, each with the value this check takes
+    # The warms whose guards the params' values here skip: left out of ``layers`` for the
+    # rules of this check, judged at other values (``plancc.facts.admitted``).
+    skipped: tuple[Warm, ...] = ()
 
     @cached_property
     def at_values(self) -> str:

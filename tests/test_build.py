@@ -379,6 +379,7 @@ def test_golden_files_are_up_to_date() -> None:
     assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(
         [f"{p.stem}_warms{suffix}" for p in plans for suffix in (".py", ".manifest.json")]
         + ["deepseek_v4_flash_report.html"]  # tests/test_report_html.py compares it
+        + ["forms"]  # the warm forms' fixtures: tests/test_forms.py compares them
     )
     for plan in plans:
         manifest = json.loads((GOLDEN / f"{plan.stem}_warms.manifest.json").read_text("utf-8"))

@@ -48,7 +48,8 @@ def admitted(plan: ir.Plan, fixed: Mapping[str, int] = MappingProxyType({})) -> 
         else layer
         for name, layer in plan.layers.items()
     }
-    view = replace(plan, layers=MappingProxyType(layers))
+    gone = tuple(w for w in plan.warms if w.name in skipped)
+    view = replace(plan, layers=MappingProxyType(layers), skipped=gone)
     return Admitted(view, MappingProxyType({k: frozenset(v) for k, v in out.items()}))
 
 

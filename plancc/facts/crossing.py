@@ -89,6 +89,15 @@ class Crossing:
         """``csa → hca``: the pair of layer kinds, as a message names it."""
         return f"{self.source.name} → {self.target.name}"
 
+    def readers(self) -> tuple[ir.Stage, ...]:
+        """The next layer's stages that read the warm's tensors, in step order (start,
+        then name), as the plan states them: its consumers, and those that read again."""
+        held = {e.tensor.name for e in self.warm.entries if e.tensor.static}
+        start = self.joined.schedule.start
+        found = [s for s in self.joined.stages[self.offset :] if held & set(s.reads)]
+        found.sort(key=lambda s: (start[s.index], s.name))
+        return tuple(self.stage(s.index) for s in found)
+
     def stage(self, index: int) -> ir.Stage:
         """The joined kind's stage ``index``, as the plan states it (in its own kind)."""
         if index < self.offset:

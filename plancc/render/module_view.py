@@ -15,7 +15,7 @@ from plancc.facts.crossing import successors
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.shell import regenerate
 from plancc.resolve.layers import rows_count
-from plancc.resolve.namespace import anchor_params
+from plancc.resolve.namespace import anchor_params, entry_vars
 from plancc.tables.outputs import MODULE_HEADER, manifest_file
 
 
@@ -144,18 +144,6 @@ def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
         tensor.dtype.pl_name,
         (offset, *("0" for _ in shape[1:])),
     )
-
-
-def entry_vars(warm: ir.Warm) -> list[str]:
-    """The name each entry's variables start with (``<var>_flat``, ``<var>_rows``): its
-    tensor's, or for a tensor's second range and on, ``<tensor>_<k>``."""
-    seen: dict[str, int] = {}
-    out = []
-    for e in warm.entries:
-        k = seen.get(e.tensor.name, 0)
-        seen[e.tensor.name] = k + 1
-        out.append(e.tensor.name if k == 0 else f"{e.tensor.name}_{k}")
-    return out
 
 
 def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:

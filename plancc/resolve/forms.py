@@ -14,13 +14,14 @@ from plancc.load import PathT
 from plancc.resolve.context import Context, Unresolved
 from plancc.text import clip
 
-_GUARD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*(\S.*?)\s*$")
+_GUARD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*((?!=)\S.*?)\s*$")
 
 
 def _end(
-    ctx: Context, source: int | str, path: PathT, what: str
+    ctx: Context, source: int | str, path: PathT, what: str, fixed: str = "a warm's rows are"
 ) -> tuple[str, int, frozenset[str]]:
-    """One end of a range: 0, or a static dim expression over dims and config keys."""
+    """One end of a range (or a guard's bound): 0, or a static dim expression over dims
+    and config keys. ``fixed``: what is fixed at build time, as the message says it."""
     if source == 0 or (isinstance(source, str) and source.strip() == "0"):
         return "0", 0, frozenset()
     pos = ctx.v.at(*path)
@@ -33,9 +34,7 @@ def _end(
             if value is None
             else f"uses param {', '.join(repr(p) for p in sorted(params))}"
         )
-        ctx.report(
-            pos, codes.BAD_EXPRESSION, f"{what} {why}: a warm's rows are fixed at build time"
-        )
+        ctx.report(pos, codes.BAD_EXPRESSION, f"{what} {why}: {fixed} fixed at build time")
         raise Unresolved
     return ex.render(parsed), value, names
 
@@ -55,8 +54,8 @@ def rows(ctx: Context, sources: list[int | str], path: PathT, tensor: ir.Tensor)
         ctx.report(
             ctx.v.at(*path),
             codes.BAD_EXPRESSION,
-            f"{what} [{lo:,}, {hi:,}] is no range of its first dim ({tensor.shape_source[0]} = "
-            f"{first:,})",
+            f"rows [{lo:,}, {hi:,}] of '{tensor.name}' are no range of its first dim "
+            f"({tensor.shape_source[0]} = {first:,})",
             "a prefix warm holds rows LO to HI - 1 of the first dim: 0 ≤ LO < HI ≤ the dim",
         )
         return None
@@ -114,7 +113,9 @@ def _guard(ctx: Context, text: str, path: PathT) -> ir.Guard | None:
         ctx.unknown(pos, f"guard '{clip(text)}': unknown param '{clip(name)}'", name, known)
         return None
     try:
-        source, value, _ = _end(ctx, bound, path, f"guard '{clip(text)}': its bound")
+        source, value, _ = _end(
+            ctx, bound, path, f"guard '{clip(text)}': its bound", "a guard's bound is"
+        )
     except Unresolved:
         return None
     return ir.Guard(name, op, value, source, param.variable, partial(ctx.v.at, *path))

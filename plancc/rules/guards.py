@@ -17,7 +17,7 @@ from plancc.rules import Finding, rule
 
 def _guarded(plan: ir.Plan) -> Iterator[tuple[ir.Warm, ir.Guard, ir.Param]]:
     params = {p.name: p for p in plan.params}
-    for warm in plan.warms:
+    for warm in (*plan.warms, *plan.skipped):  # also those the values here skip
         for guard in warm.guards:
             param = params.get(guard.param)
             if param is not None:

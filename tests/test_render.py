@@ -712,8 +712,13 @@ def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
             "after",
             "task",
             "bytes",
+            "next_layer",
+            "consumed_in",
+            "issues",
+            "guards",
             "consumers",
             "tensors",
+            "parameters",
         ]
         assert warm["bytes"] == sum(t["bytes"] for t in warm["tensors"]) == entry.bytes
         for t in warm["tensors"]:
@@ -727,8 +732,8 @@ def test_manifest_names_each_warms_consumers_with_their_kernels(
     for warm in data["warms"]:
         # The stages after q_proj that read wo_a or wo_b; the plan names their kernels.
         assert warm["consumers"] == [
-            {"stage": "proj_a", "kernel": "proj_a_mm"},
-            {"stage": "proj_b", "kernel": "proj_b_mm"},
+            {"stage": "proj_a", "layer": warm["layer"], "kernel": "proj_a_mm"},
+            {"stage": "proj_b", "layer": warm["layer"], "kernel": "proj_b_mm"},
         ]
     kinds = data["forward"]["kinds"]
     assert len(kinds) == data["forward"]["layers"] == 43
@@ -760,8 +765,8 @@ def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
     (tmp_path / "graph.yaml").write_text(GRAPH, encoding="utf-8")
     data: dict[str, Any] = render.manifest(_plan(tmp_path / "graph.yaml"), "graph.yaml")
     assert data["warms"][0]["consumers"] == [
-        {"stage": "short", "kernel": "short_k"},
-        {"stage": "long2", "kernel": None},
+        {"stage": "short", "layer": "l", "kernel": "short_k"},
+        {"stage": "long2", "layer": "l", "kernel": None},
     ]
 
 

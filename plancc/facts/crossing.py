@@ -82,7 +82,7 @@ class Crossing:
     def on(self) -> str:
         """What a finding on it adds to its message: the pair of layer kinds, when the
         warm crosses into more than one kind (each crossing is judged alone)."""
-        return f" (on {self.label})" if self.several else ""
+        return f" ('{self.source.name}'→'{self.target.name}')" if self.several else ""
 
     @property
     def label(self) -> str:

@@ -102,9 +102,8 @@ def _unread_next(plan: ir.Plan) -> Iterator[Finding]:
                 continue
             yield Finding(
                 e.pos,
-                f"tensor '{e.tensor.name}' is read by no stage of layer kind "
-                f"'{c.target.name}', the next layer after '{warm.layer}': warming it there is "
-                "pure overhead",
+                f"tensor '{e.tensor.name}' is read by no stage of '{c.target.name}', the next "
+                f"layer after '{warm.layer}': warming it is pure overhead",
                 warm=warm,
                 fix=drop_entries(warm, nowhere, e, "read by no next layer")
                 if e in nowhere

@@ -41,9 +41,7 @@ def warmed_twice(plan: ir.Plan) -> Iterator[Finding]:
                     continue
                 reported.add((warm.name, e.index))
                 name = e.tensor.name
-                where = (
-                    "" if other.layer == warm.layer else f" of the layer before ('{other.layer}')"
-                )
+                where = "" if other.layer == warm.layer else f" of '{other.layer}'"
                 yield Finding(
                     e.pos,
                     f"tensor {e.what} is warmed by warm '{other.name}'{where} already: warm "

@@ -374,3 +374,69 @@ def test_the_guard_codes_are_explained(code: str) -> None:
     assert "guard" in found.doc
     assert "Fix:" in found.doc
     assert f"[{code}](#{code.lower()})" in (ROOT / "docs" / "rules.md").read_text("utf-8")
+
+
+# -- fmt ----------------------------------------------------------------------------------
+
+
+def test_fmt_writes_the_new_keys_in_the_format_s_order() -> None:
+    from plancc.fmt import format_plan
+
+    messy = (
+        "plancc: 1\nmodel: m\nplatform: a2a3\n"
+        "params:\n  CTX: {source: ctx_len, range: [1, 4096], default: 2048}\n"
+        "tensors:\n  w: {shape: [8, 64], dtype: bf16}\n"
+        "layers:\n  k:\n    stages: [{name: s0, task: t0}, {name: s1, reads: [w]}]\n"
+        "    warms:\n"
+        "      - tensors: [{rows: [0, 4], tensor: w}]\n"
+        "        guard: CTX <= 2272\n        next_layer: true\n        after: s0\n"
+        "        name: w0\n"
+    )
+    out = format_plan("p.yaml", messy.encode())
+    assert isinstance(out, bytes)
+    assert out.decode().endswith(
+        "params:\n  CTX:\n    default: 2048\n    range: [1, 4096]\n    source: ctx_len\n\n"
+        "tensors:\n  w: {shape: [8, 64], dtype: bf16}\n\n"
+        "layers:\n  k:\n    stages:\n      - {name: s0, task: t0}\n      - {name: s1, reads: [w]}\n"
+        "    warms:\n      - name: w0\n        after: s0\n        next_layer: true\n"
+        "        guard: CTX <= 2272\n        tensors:\n          - {tensor: w, rows: [0, 4]}\n"
+    )
+    assert format_plan("p.yaml", out) == out
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def _report(name: str) -> str:
+    from plancc.api import diagnose_plan
+    from plancc.load.inputs import PlanInput
+    from plancc.report_html import render
+
+    path = FORMS / f"{name}.yaml"
+    return render(diagnose_plan(PlanInput(str(path), path), path.read_bytes()))
+
+
+def test_the_report_draws_a_cross_layer_warm_across_the_boundary() -> None:
+    page = _report("next_layer_slices")
+    # In its own kind the bar runs on to the layer's end with an arrow; in the next kind
+    # the warm of the layer before comes in at the entry, held to its consumers there.
+    assert page.count("<title>runs on into the next layer</title>") == 2  # swa's and csa's
+    assert page.count("<title>comes in from the layer before</title>") == 2
+    assert "from swa, the layer before · 2 tensors, 12.6 MB" in page
+    assert "after moe_combine · 2 tensors, 12.6 MB · for the next layer" in page
+    assert (
+        "For the next layer (swa and the other kinds after it): its first consumer there is "
+        "kv_proj" in page
+    )
+    # Its consumers are marked in the next kind's figure, not in its own.
+    assert "Issued by the layer before (swa) for this one" in page
+
+
+def test_the_report_marks_a_guarded_warm_and_a_prefix_s_rows() -> None:
+    guarded = _report("guarded")
+    assert guarded.count('class="bar guarded"') == 2
+    assert "after qkv_proj · 1 tensor, 52.4 MB · when CTX &lt;= 2272" in guarded
+    assert "when CTX &gt;= 64 and BATCH &lt;= 8" in guarded
+    prefix = _report("prefix")
+    assert "1 <code>wo_a</code> rows [0, 8) 67.1 MB" in prefix
+    assert "1 w_gate rows [0, 2) → 2 w_gate rows [8, 10)" in prefix

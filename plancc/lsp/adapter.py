@@ -16,6 +16,7 @@ from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
 from plancc.edits.apply import chosen, yaml_text
 from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
+from plancc.facts.crossing import crossings, successors
 from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
 from plancc.load import Document, PathT, read_config_file
@@ -49,6 +50,7 @@ __all__ = [
     "Severity",
     "WarmFacts",
     "Where",
+    "alive_next",
     "check_text",
     "chosen",
     "code_doc",
@@ -62,6 +64,7 @@ __all__ = [
     "platform_names",
     "read_config_file",
     "silenceable",
+    "successors",
     "where_of",
     "yaml_text",
 ]
@@ -122,3 +125,20 @@ def l2_bytes(plan: ir.Plan) -> int | None:
 def platform_note(name: str) -> str | None:
     p = PLATFORM_TABLE.get(name)
     return p.note if p is not None else None
+
+
+def alive_next(plan: ir.Plan, warm: ir.Warm) -> str:
+    """A cross-layer warm's stages alive in the next layer, per next layer kind: where it
+    holds L2 after the boundary (its crossings, as the rules judged them)."""
+    out = []
+    for c in crossings(plan):
+        if c.original.name != warm.name:
+            continue
+        sched = c.joined.schedule
+        alive = [
+            c.stage(i).name
+            for i in sched.order()
+            if i >= c.offset and c.warm.alive_at(sched.start[i])
+        ]
+        out.append(f"{', '.join(alive) or 'no stage'} of `{c.target.name}`")
+    return "; ".join(out)

@@ -40,6 +40,10 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     warming `routed_w1` sped the expert FFN up (365.9 → 327.7 µs) but blew
     `combine` from 40.5 to 115.4 µs at ep8.
 
+    A cross-layer warm is alive across the layer boundary: from its anchor
+    through its last consumer in the next layer, and the SDMA stages of both
+    sides count (the MoE's all-to-all after the anchor, say).
+
     Fix: end the warm before the SDMA stage (warm only tensors consumed
     before it), or anchor it after that stage.
     """
@@ -90,6 +94,10 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
     attention layer. A layer's own weights do the same: a Qwen3-14B A8W8
     layer that warms `w_down` (89.1 MB) once `out_proj` is done reads
     `w_gate` and `w_up` (178.3 MB) before `down_proj` reads it.
+
+    A cross-layer warm counts what streams on both sides of the layer
+    boundary, up to its last consumer in the next layer; a prefix holds (and
+    does not push) only its rows.
 
     Fix: anchor the warm after the streaming stage, so that it is issued
     once the stream has passed; or warm less. Its fix (unsafe) anchors it at
@@ -211,7 +219,8 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     stage of the layer kind has a duration (`duration_us`, or `--trace`), the
     schedule is timed: a stage starts when its slowest dep finishes, and the
     window is the first consumer's start minus the anchor's finish. Reported
-    at `after`.
+    at `after`. A cross-layer warm's window runs across the layer boundary
+    to its first consumer in the next layer; a prefix's bytes are its rows'.
 
     Why: a warm only helps the bytes it lands before their consumer reads
     them; the rest competes with the layer's own HBM streams. The seed's

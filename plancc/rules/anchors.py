@@ -55,10 +55,13 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     """A warmed tensor is read by no stage of the layer kind.
 
     The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
-    the end of the layer kind.
+    the end of the layer kind. A cross-layer warm's tensors are read by the
+    next layer: one that a next layer kind does not read is reported at that
+    pair of layer kinds, naming it.
 
     Fix: add the reading stage's `reads`, or drop the tensor; its fix (safe)
-    drops it (the warm, when it lists nothing else).
+    drops it (the warm, when it lists nothing else; of a cross-layer warm, only
+    a tensor no next layer kind reads).
     """
     for layer in plan.layers.values():
         if not layer.complete:

@@ -48,7 +48,10 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
 
     One diagnostic per layer kind, at the warm that starts latest among those
     alive at the peak; the message names every warm alive then, with their
-    sum.
+    sum. A cross-layer warm holds L2 in both layers it spans: in its own from
+    its anchor to the end, in the next from the entry to its last consumer
+    there, beside that layer's own warms (the message then says after which
+    layer kind); a prefix holds its rows.
 
     Why: the warm set evicts itself. In the seed measurement, adding MoE w1+w3
     (268.4 MB, 1.33× L2) turned a −1.63 % win into a +3.03 % loss, the warm's
@@ -82,7 +85,8 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
     3.03 %.
 
     An `allow` of PC032 on any warm alive at the peak silences it; the message
-    names those warms.
+    names those warms. Counted as PC030 counts: a cross-layer warm in both
+    layers it spans.
 
     Fix: warm less, or raise `budget.l2_fraction` after measuring.
     """

@@ -44,6 +44,11 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     just before the attention kernel it cost +1186 µs: too late to land, which
     is PC107's finding, not this one.
 
+    A cross-layer warm is judged on the layer kind that issues it joined to
+    the next one: the weights streamed count on both sides of the boundary,
+    but a candidate is a stage of its own layer kind (an anchor in the next
+    one would make it that layer's warm).
+
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
     not a verdict: its fix is unsafe, as every anchor move.
     """

@@ -59,7 +59,8 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fires on each warm after the first (in plan order) whose `after` names a
     stage another warm of the same layer kind already anchors on (for a join,
     the same set of stages, in any order); reported at its `after`. A warm
-    whose tensors all have a dynamic dim counts for none.
+    whose tensors all have a dynamic dim counts for none; a cross-layer warm
+    counts in the layer kind that issues it.
 
     Why: one warm is one `pl.at(CORE_GROUP)` scope with one
     `make_context()`. Two warms issued together land on two AIVs and run
@@ -156,11 +157,16 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     slowest stream. In the seed (ep2, one scope anchored at q): `wo_b` alone
     −399 µs, `wo_a` alone −692 µs, the pair `wo_a` then `wo_b` −830 µs.
 
+    A prefix (`rows`) leaves the rest of its tensor out: those bytes count
+    as left out, and the message says "the rest of" the tensor. A cross-layer
+    warm's groups are the next layer's.
+
     Fix: add the missing tensors (in consumer order); if the group reads
     weights that cannot be warmed with the rest, split the group, or accept
     the finding with an `allow` and its reason. Its fix (unsafe: the warm
     lands more) adds them in consumer order, unless another warm of the kind
-    holds one (PC108) or the grown warm would not land (PC107).
+    holds one (PC108), the grown warm would not land (PC107), or what is left
+    out is the rest of a prefix (its rows would overlap).
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold

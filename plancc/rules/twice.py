@@ -21,7 +21,10 @@ def warmed_twice(plan: ir.Plan) -> Iterator[Finding]:
     item of the tensor; its fix removes the item there (the whole warm when that
     was its only item). Only static tensors and anchored warms count.
 
-    Fires once per item of a tensor some earlier warm of the kind already holds.
+    Fires once per item of a tensor some earlier warm of the kind already holds
+    (of a prefix, rows that overlap). A cross-layer warm holds the next layer's
+    copies: the same bytes as the next layer kind's own warms of the tensor
+    (it is issued first, in the layer before), other bytes than its own kind's.
 
     Why: the second transfer moves bytes that are in L2 already: SDMA time
     and bandwidth the layer's own streams could use. In the seed a warm's own

@@ -88,7 +88,8 @@ def flat_size(plan: ir.Plan) -> Iterator[Finding]:
     """A flat view's element count differs from its tensor's.
 
     The reshape would fail, or warm a region other than the tensor. The
-    message gives both counts.
+    message gives both counts. A flat view given beside a prefix's `rows`
+    must hold the rows' elements.
     """
     for what, tensor, view, elements in _views(plan):
         if elements is not None and view.elements != elements:

@@ -148,10 +148,13 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     weights the warm does not hold), and the first three: a bisection, and a look at the
     warm's own readers, not a scan of the window (PC106 stays linear)."""
     line = p.line
-    held = {e.tensor.name for e in p.entries}
+    held = _held(p)
 
-    def pushes(i: int) -> bool:
-        return bool(line.stages[i].streams) or any(t.name not in held for t in line.weights[i])
+    def pushes(i: int) -> bool:  # of a prefix's tensor, it pushes the rows not held
+        s = line.stages[i]
+        return bool(s.streams) or any(
+            t.name not in held or s.read_bytes(t) > held[t.name] for t in line.weights[i]
+        )
 
     first = bisect.bisect_left(line.pushing_steps, lo)
     count = bisect.bisect_left(line.pushing_steps, hi) - first
@@ -176,12 +179,22 @@ def _pushed(p: Placed, at: int, last: int) -> int:
         return 0
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
     pushed += line.weighed_before[hi] - line.weighed_before[lo]
-    for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
-        readers = line.readers.get(e.tensor.name, ())
+    tensors = {e.tensor.name: e.tensor for e in p.entries}
+    for name, nbytes in _held(p).items():  # in L2 already: not pushed
+        readers = line.readers.get(name, ())
         steps = [line.start[r] for r in readers]
         within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
-        pushed -= sum(line.stages[r].read_bytes(e.tensor) for r in within)  # each its share
+        # Each reader its share; of a prefix only its rows are held, the rest is pushed.
+        pushed -= sum(min(line.stages[r].read_bytes(tensors[name]), nbytes) for r in within)
     return pushed
+
+
+def _held(p: Placed) -> dict[str, int]:
+    """Tensor -> the bytes the warm holds of it: all of it, or a prefix's rows."""
+    held: dict[str, int] = {}
+    for e in p.entries:
+        held[e.tensor.name] = held.get(e.tensor.name, 0) + e.bytes
+    return held
 
 
 def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:

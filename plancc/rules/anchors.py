@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
-from plancc.facts.crossing import crossings, successors
+from plancc.facts.crossing import successors
 from plancc.facts.placed import anchored, placed
 from plancc.facts.timeline import timeline
 from plancc.rules import Finding, rule
@@ -86,7 +86,8 @@ def _unread_next(plan: ir.Plan) -> Iterator[Finding]:
     """PC041 of a cross-layer warm: a tensor the next layer does not read, once per pair
     of layer kinds (the fix only where no next layer reads it)."""
     unread: dict[str, dict[int, list[str]]] = {}  # warm -> entry -> the kinds not reading it
-    crossing = list(crossings(plan))
+    # The crossings the placement rules judge, each once (a warm's placed once per pair).
+    crossing = list({id(p.crossing): p.crossing for p in placed(plan) if p.crossing}.values())
     for c in crossing:
         read = {t for s in c.target.stages for t in s.reads}
         for e in c.original.entries:

@@ -254,7 +254,9 @@ def test_a_guarded_warm_is_judged_at_the_values_its_guard_admits(tmp_path: Path)
 def test_summary_says_up_to_for_guarded_issues() -> None:
     from plancc.formats.summary import summary_line
 
-    line = summary_line(_plan("guarded"))
+    result = validate_paths([str(FORMS / "guarded.yaml")]).results[0]
+    assert result.facts is not None
+    line = summary_line(result.facts)
     assert line.endswith(
         "forward 40 layers, up to 80 warm issues (80 behind a guard), up to 4,194,304,000 B"
     )

@@ -218,18 +218,6 @@ def kind_peak(plan: ir.Plan, layer: ir.Layer) -> KindPeak:
     return best
 
 
-def plan_peak(plan: ir.Plan) -> int:
-    """The peak over the forward when the plan has one, else over every layer kind.
-
-    A kind with a stand-in stage (incomplete) is left out, as PC030 and PC032
-    leave it out: its liveness is a guess, and the summary must not report a
-    peak the budget rules did not judge.
-    """
-    kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
-    layers = (plan.layers[k] for k in kinds if k in plan.layers)
-    return max((kind_peak(plan, layer).peak.bytes for layer in layers if layer.complete), default=0)
-
-
 def grown_crossing(plan: ir.Plan, c: Crossing, extra: Sequence[ir.WarmEntry]) -> int:
     """The L2 peak of the two layer kinds of ``c`` with ``extra`` added to its warm: in the
     kind that issues it (alive from its anchor to the end) and in the next one (from the

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from plancc import ir
-from plancc.facts.analysis import Analysis, analyse
-from plancc.facts.crossing import crossings, issues, successors
+from plancc.facts import Facts
+from plancc.facts.crossing import issues, successors
 from plancc.facts.metrics import forward_numbers, l2_numbers, measure_numbers
 from plancc.render.module_view import anchor_of, render_module
 from plancc.resolve.namespace import anchor_params
@@ -19,11 +19,13 @@ from plancc.tables.outputs import MANIFEST_FORMAT, module_file
 def manifest(
     plan: ir.Plan,
     plan_path: str,
+    facts: Facts,
     config: tuple[str, str] | None = None,
     module: str | None = None,
 ) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
-    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256.
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256;
+    ``facts``: the check's, whose L2 peak and consumers it reports.
 
     ``module`` is the generated module's text (rendered here when not given): its
     SHA-256 makes the pair verifiable, so a module and a manifest from two builds
@@ -33,7 +35,6 @@ def manifest(
     # A pipe's name (`<(generate-plan)`: /dev/fd/63, the one absolute name build passes)
     # is no path relative to the manifest: `-`, as a command line names standard input.
     plan_name = "-" if plan_path.startswith("/") else plan_path
-    analysis = analyse(plan)  # the check's, from what its rules worked out on this plan
     source: dict[str, Any] = {"plan": plan_name, "sha256": plan.sha256}
     if config is not None:
         source["config"] = {"path": config[0], "sha256": config[1]}
@@ -47,7 +48,7 @@ def manifest(
             "sha256": hashlib.sha256(module.encode("utf-8")).hexdigest(),
         },
         "runtime": {"enable_sdma": bool(plan.warms)},
-        "l2": l2_numbers(plan),
+        "l2": l2_numbers(facts),
         "warms": [
             {
                 "name": w.name,
@@ -59,7 +60,7 @@ def manifest(
                 "consumed_in": _consumed_in(plan, w),
                 **({} if plan.forward is None else {"issues": issues(plan, w)}),
                 "guards": [_guard(g) for g in w.guards],
-                "consumers": _consumers(plan, analysis, w),
+                "consumers": _consumers(facts, w),
                 "tensors": [_tensor(e) for e in w.entries],
                 "parameters": _parameters(plan, w),
             }
@@ -119,20 +120,21 @@ def _consumed_in(plan: ir.Plan, warm: ir.Warm) -> list[str]:
     return list(successors(plan, warm.layer)) if warm.next_layer else [warm.layer]
 
 
-def _consumers(plan: ir.Plan, analysis: Analysis, warm: ir.Warm) -> list[dict[str, str | None]]:
+def _consumers(facts: Facts, warm: ir.Warm) -> list[dict[str, str | None]]:
     """The stages that run after the anchor (after every anchor of a join) and read a
     warmed tensor, as the check's analysis has them (``WarmFacts.readers``), in schedule
     order (start step, then name), with their layer kind and swimlane kernel (null when
     the plan names none): `plancc measure` checks that the warm landed before the first
     one started, the earliest to start, the rules' first consumer. A cross-layer warm's
-    are the next layer's, of each kind the forward runs next."""
+    are the next layer's, of each kind the forward runs next (its crossings)."""
     if not warm.next_layer:
-        facts = analysis.warm(warm.layer, warm.name)
-        stages = facts.readers if facts is not None else ()
+        judged = facts.analysis.warm(warm.layer, warm.name)
+        stages = judged.readers if judged is not None else ()
         return [{"stage": s.name, "layer": warm.layer, "kernel": s.kernel} for s in stages]
     out: list[dict[str, str | None]] = []
-    for c in crossings(plan):
-        if c.original.name != warm.name:
+    for p in facts.placed:
+        c = p.crossing
+        if c is None or c.original.name != warm.name:
             continue
         for stage in c.readers():
             out.append({"stage": stage.name, "layer": c.target.name, "kernel": stage.kernel})
@@ -169,10 +171,11 @@ def _parameters(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, Any]]:
 def render_manifest(
     plan: ir.Plan,
     plan_path: str,
+    facts: Facts,
     config: tuple[str, str] | None = None,
     module: str | None = None,
 ) -> str:
-    return _json(manifest(plan, plan_path, config, module), 0) + "\n"
+    return _json(manifest(plan, plan_path, facts, config, module), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

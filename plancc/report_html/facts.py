@@ -3,7 +3,7 @@ held at each stage, and where each diagnostic belongs.
 
 Every number comes from plancc's own stages: liveness from the resolved plan
 (``ir.Warm.live``), each warm's consumers and landing and each layer kind's L2 peak from
-the check's analysis (``rules.analysis``: PC107's arithmetic on the schedule), and a
+the check's facts (``plancc.facts``: PC107's arithmetic on the schedule), and a
 diagnostic's warm and stages from the rule ``Finding`` that raised it, as the check hands
 them on. Nothing here re-derives a rule, or runs one again.
 """
@@ -18,8 +18,8 @@ from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.facts.analysis import Analysis
 from plancc.facts.analysis import WarmFacts as Judged
-from plancc.facts.crossing import incoming, kind_peak
-from plancc.facts.liveness import Peak, layer_peak
+from plancc.facts.crossing import incoming
+from plancc.facts.liveness import Peak
 from plancc.rules import Finding
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
@@ -127,20 +127,23 @@ def facts(result: PlanResult) -> PlanFacts:
     entries = _entries(result)
     if plan is None:
         return PlanFacts(result, (), tuple(entries))
-    est = _landings(result.analysis)
+    checked = result.facts
+    assert checked is not None  # checked with its plan
+    est = _landings(checked.analysis)
     layers = []
     for layer in plan.layers.values():
         warms = [WarmFacts(w, i, est.get(w.name)) for i, w in enumerate(layer.warms)]
-        before = kind_peak(plan, layer).before if layer.complete else None
+        found = checked.kind_peaks.get(layer.name)
+        before = found.before if found is not None else None
         coming = incoming(plan, layer, plan.layers[before]) if before is not None else ()
         warms += [  # the cross-layer warms of the kind before it, at the peak's side
             WarmFacts(w, len(warms) + k, None, before) for k, w in enumerate(coming)
         ]
         mine = tuple(e for e in entries if e.layer == layer.name)
-        judged = result.analysis.layers.get(layer.name)
+        judged = checked.analysis.layers.get(layer.name)
         # A kind the rules did not judge (a schema error spoiled a stage) is drawn in steps.
         timed = judged is not None and judged.timed
-        peak = judged.peak if judged is not None else layer_peak(layer)  # not judged: drawn
+        peak = checked.peaks[layer.name]  # also a kind not judged: it is drawn
         held = _held(layer, [wf.warm for wf in warms], len(layer.warms))
         layers.append(LayerFacts(layer, tuple(warms), held, peak, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.facts.crossing import successors
-from plancc.facts.placed import anchored, placed
-from plancc.facts.timeline import timeline
+from plancc.facts.placed import anchored
 from plancc.rules import Finding, rule
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
-def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def read_before_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by a stage that does not run after the anchor stage.
 
     A warm is issued when its anchor finishes (a join's: when every anchor
@@ -26,7 +26,7 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage that runs before every reader of the
     tensor, or drop the tensor from the warm.
     """
-    for p in placed(plan):  # each anchored warm's static entries, shared with PC101-PC107
+    for p in facts.placed:  # each anchored warm's static entries, shared with PC101-PC107
         layer, line = p.layer, p.line
         for entry in p.entries:
             early = next(
@@ -51,7 +51,7 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC041", "unread-warm", Severity.WARNING)
-def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
+def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by no stage of the layer kind.
 
     The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
@@ -66,7 +66,7 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     for layer in plan.layers.values():
         if not layer.complete:
             continue
-        read_by = timeline(plan, layer).readers
+        read_by = facts.timelines[layer.name].readers
         for warm in layer.warms:
             if warm.next_layer:
                 continue  # the next layer's readers count: below
@@ -79,15 +79,15 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
                     warm=warm,
                     fix=drop_entries(warm, unread, entry, "read by no stage"),
                 )
-    yield from _unread_next(plan)
+    yield from _unread_next(plan, facts)
 
 
-def _unread_next(plan: ir.Plan) -> Iterator[Finding]:
+def _unread_next(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """PC041 of a cross-layer warm: a tensor the next layer does not read, once per pair
     of layer kinds (the fix only where no next layer reads it)."""
     unread: dict[str, dict[int, list[str]]] = {}  # warm -> entry -> the kinds not reading it
     # The crossings the placement rules judge, each once (a warm's placed once per pair).
-    crossing = list({id(p.crossing): p.crossing for p in placed(plan) if p.crossing}.values())
+    crossing = list({id(p.crossing): p.crossing for p in facts.placed if p.crossing}.values())
     for c in crossing:
         read = {t for s in c.target.stages for t in s.reads}
         for e in c.original.entries:
@@ -129,7 +129,7 @@ def drop_entries(
 
 
 @rule("PC042", "anchor-without-task", Severity.ERROR)
-def anchor_without_task(plan: ir.Plan) -> Iterator[Finding]:
+def anchor_without_task(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The anchor stage has no `task`.
 
     The generated warm takes the anchor's TaskId as its `after` parameter

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.rules import Finding, rule
 
 
@@ -25,7 +26,7 @@ def _guarded(plan: ir.Plan) -> Iterator[tuple[ir.Warm, ir.Guard, ir.Param]]:
 
 
 @rule("PC043", "guard-never", Severity.ERROR)
-def guard_never(plan: ir.Plan) -> Iterator[Finding]:
+def guard_never(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warm's guard admits no value of its param's range: the warm is never issued.
 
     The generated code would carry a warm no run takes, and no rule judges it.
@@ -45,7 +46,7 @@ def guard_never(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC044", "guard-always", Severity.WARNING)
-def guard_always(plan: ir.Plan) -> Iterator[Finding]:
+def guard_always(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warm's guard admits every value of its param's range: it never skips the warm.
 
     The guard costs a comparison at run time and says the warm depends on the

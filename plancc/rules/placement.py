@@ -27,9 +27,10 @@ from functools import partial
 
 from plancc import fixes, ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.facts.crossing import grown_crossing
 from plancc.facts.liveness import layer_peak
-from plancc.facts.placed import Placed, consumer_order, placed, warm_path
+from plancc.facts.placed import Placed, consumer_order, warm_path
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 
@@ -53,7 +54,7 @@ def _names(items: list[str]) -> str:
 
 
 @rule("PC101", "shared-anchor", Severity.WARNING)
-def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def shared_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """Two warms in one layer kind share an anchor stage.
 
     Fires on each warm after the first (in plan order) whose `after` names a
@@ -75,7 +76,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     first: dict[tuple[str, frozenset[int]], ir.Warm] = {}
     # Each warm once (a cross-layer warm is placed once per crossing), in plan order.
     order = {w.name: i for i, w in enumerate(plan.warms)}
-    unique = {p.warm.name: p for p in reversed(placed(plan))}
+    unique = {p.warm.name: p for p in reversed(facts.placed)}
     for p in sorted(unique.values(), key=lambda p: order[p.warm.name]):
         if not p.entries:
             continue  # only dynamic tensors: nothing is issued (PC020)
@@ -97,7 +98,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC102", "issue-order", Severity.WARNING)
-def issue_order(plan: ir.Plan) -> Iterator[Finding]:
+def issue_order(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm's issue order differs from its tensors' consumer order.
 
     A tensor's consumer is the first stage running after the anchor that
@@ -116,7 +117,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
     Fix: list the tensors in the order their consumers run; its fix (safe)
     reorders them so.
     """
-    for p in placed(plan):
+    for p in facts.placed:
         issued = [e for e in p.entries if e.tensor.name in p.consumers]
         start = {e.tensor.name: p.line.start[p.consumers[e.tensor.name].index] for e in issued}
         for i, early in enumerate(issued):
@@ -140,7 +141,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC103", "partial-group", Severity.WARNING)
-def partial_group(plan: ir.Plan) -> Iterator[Finding]:
+def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm covers some, but not all, of the weights of a consumer group it touches.
 
     The consumer groups a warm touches are the groups of its tensors'
@@ -170,7 +171,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
-    for p in placed(plan):
+    for p in facts.placed:
         # Each layer kind's groups are listed once, not rescanned per warm.
         groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.line))
         found, read, part, left_out = _gaps(p, groups)

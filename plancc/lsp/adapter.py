@@ -15,8 +15,9 @@ from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
 from plancc.edits.apply import chosen, yaml_text
+from plancc.facts import Facts
 from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
-from plancc.facts.crossing import crossings, successors
+from plancc.facts.crossing import successors
 from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
 from plancc.load import Document, PathT, read_config_file
@@ -38,6 +39,7 @@ __all__ = [
     "Diagnostic",
     "Document",
     "Edit",
+    "Facts",
     "Fix",
     "FixPath",
     "LayerFacts",
@@ -127,12 +129,13 @@ def platform_note(name: str) -> str | None:
     return p.note if p is not None else None
 
 
-def alive_next(plan: ir.Plan, warm: ir.Warm) -> str:
+def alive_next(facts: Facts, warm: ir.Warm) -> str:
     """A cross-layer warm's stages alive in the next layer, per next layer kind: where it
     holds L2 after the boundary (its crossings, as the rules judged them)."""
     out = []
-    for c in crossings(plan):
-        if c.original.name != warm.name:
+    for p in facts.placed:
+        c = p.crossing
+        if c is None or c.original.name != warm.name:
             continue
         sched = c.joined.schedule
         alive = [

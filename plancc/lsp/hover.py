@@ -109,14 +109,14 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
         f"alive in: {', '.join(live) if live else 'no stage'}",
         f"bytes: {pc.fmt_bytes(warm.bytes, pc.l2_bytes(plan))}",
         f"estimated landing: {_landing(analysis.warm(layer.name, warm.name))}",
-        *_forms(plan, warm),
+        *_forms(plan, checked, warm),
     ]
     on_it = _diagnostics_in(state, name)
     listed = "".join(f"\n- {d.severity.value} {d.code}: {d.message}" for d in on_it)
     return "\n\n".join(lines) + "\n\ndiagnostics:" + (listed or " none")
 
 
-def _forms(plan: pc.ir.Plan, warm: pc.ir.Warm) -> list[str]:
+def _forms(plan: pc.ir.Plan, checked: pc.Facts, warm: pc.ir.Warm) -> list[str]:
     """What a cross-layer warm, a prefix and a guard add to a warm's hover."""
     out = []
     if warm.next_layer:
@@ -125,7 +125,7 @@ def _forms(plan: pc.ir.Plan, warm: pc.ir.Warm) -> list[str]:
             f"next layer: warms the tensors of the layer after this one ({after}); "
             "the forward's last layer issues none"
         )
-        if alive := pc.alive_next(plan, warm):
+        if alive := pc.alive_next(checked, warm):
             out.append(f"alive in the next layer: {alive}")
     for e in warm.entries:
         if e.rows is not None:

@@ -26,7 +26,7 @@ run: $(STAMP)
 # and edits by the hundred, every state of typing a plan in the editor, a real browser,
 # Neovim and wheel build). `make test SLOW=1`, which .ci/run runs, is every test. On the
 # 2-core development machine, shared with other jobs (load average 5 to 8), pytest alone
-# took about 95 s of CPU fast (3,982 tests) and 165 s in full (4,093); make test adds ruff
+# took about 95 s of CPU fast (4,206 tests) and 165 s in full (4,317); make test adds ruff
 # and mypy.
 test: lint types pytest
 

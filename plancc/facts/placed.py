@@ -15,6 +15,7 @@ from functools import cached_property
 
 from plancc import fixes, ir
 from plancc.facts.timeline import Group, Landing, Timeline, once_per_plan, timeline
+from plancc.tables.thresholds import kept
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,14 @@ class Placed:
 
     @cached_property
     def first(self) -> ir.Stage | None:
-        """The consumer that starts first: the warm must land before it."""
-        return min(self.consumers.values(), key=lambda s: self.line.rank[s.index], default=None)
+        """The consumer that starts first of those reading a tensor that holds a share of the
+        warm's bytes that is not negligible (``tables.thresholds``): the warm must land
+        before it. A 256 B vector read right after the anchor rides along with the 100 MB
+        the warm is for, as PC103 lets it; when no such tensor has a consumer, of them all."""
+        sizes = {e.tensor.name: e.tensor.bytes or 0 for e in self.entries}
+        matter = set(kept(sizes)) or set(sizes)
+        firsts = [s for t, s in self.consumers.items() if t in matter] or self.consumers.values()
+        return min(firsts, key=lambda s: self.line.rank[s.index], default=None)
 
     @cached_property
     def last(self) -> ir.Stage | None:

@@ -201,9 +201,12 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     """The warm cannot land before its first consumer reads the weights.
 
     The window is the steps from the anchor's finish to the first consumer's
-    start ("The schedule"). When every stage between them has `duration_us`,
-    each step lasts as long as its longest stage and the window is their sum
-    (the anchor's own duration does not count); the rule fires when window ×
+    start ("The schedule"); the first consumer is that of the bytes the warm
+    is for: a tensor under 1 % of the warm's bytes rides along, and its reader
+    (a 256 B vector's, right after the anchor) does not end the window. When
+    every stage between them has `duration_us`, each step lasts as long as
+    its longest stage and the window is their sum (the anchor's own duration
+    does not count); the rule fires when window ×
     the platform's single-stream SDMA rate (285 GB/s on a2a3) is less than a
     quarter of the warm's bytes, and the message gives the estimated fraction
     landed. When any of those stages lacks `duration_us`, it fires only when

@@ -13,7 +13,9 @@ Shared vocabulary (docs/plan-format.md, Rules):
   schedule": stages as a graph of `deps`; without `deps`, the list order).
 - A warmed tensor's *consumer* is the first stage running after the anchor that
   reads it (the earliest to start).
-- The *first* and *last consumer* are the earliest and latest of those to start.
+- The *first* and *last consumer* are the earliest and latest of those to start;
+  the first is of the tensors that hold 1 % of the warm's bytes or more (a tensor
+  under 1 % rides along: ``plancc.tables.thresholds``).
 - The *consumer groups* a warm touches are the groups of its consumers.
 - A warm is *alive* from its anchor's finish through its last consumer.
 """
@@ -31,6 +33,7 @@ from plancc.facts.liveness import layer_peak
 from plancc.facts.placed import Placed, consumer_order, placed, warm_path
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
+from plancc.tables.thresholds import negligible
 
 
 def _groups(line: Timeline) -> dict[tuple[str, str], list[ir.Stage]]:
@@ -178,8 +181,8 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
         if not found:
             continue
         left_out = sum(t.bytes or 0 for name, t in read.items() if name not in warmed)
-        if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
-            continue  # under 1 %: a scale vector beside its matrix is not worth a finding
+        if negligible(left_out, sum(t.bytes or 0 for t in read.values())):
+            continue  # a scale vector beside its matrix is not worth a finding
         for group, stages, have, missing in found:
             where = _group(group)
             if group[0] == "group":

@@ -9,6 +9,8 @@ defines no rule: the rules keep the order of their own modules.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -144,3 +146,44 @@ def _each_placed(plan: ir.Plan) -> Iterator[Placed]:
             if c is not None:
                 consumers[e.tensor.name] = layer.stages[c]
         yield Placed(layer, warm, at, line, entries, consumers)
+
+
+def pushers(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
+    """How many stages starting at a step in [lo, hi) push bytes through L2 (`streams`, or
+    weights the warm does not hold), and the first three: a bisection, and a look at the
+    warm's own readers, not a scan of the window (PC106 stays linear)."""
+    line = p.line
+    held = {e.tensor.name for e in p.entries}
+
+    def pushes(i: int) -> bool:
+        return bool(line.stages[i].streams) or any(t.name not in held for t in line.weights[i])
+
+    first = bisect.bisect_left(line.pushing_steps, lo)
+    count = bisect.bisect_left(line.pushing_steps, hi) - first
+    own = {r for t in held for r in line.readers.get(t, ()) if lo <= line.start[r] < hi}
+    count -= sum(not pushes(r) for r in own)  # they read only the warm's tensors
+    shown: list[int] = []
+    for i in itertools.islice(line.pushing, first, None):  # no copy of the tail
+        if len(shown) == 3 or line.start[i] >= hi:
+            break
+        if pushes(i):
+            shown.append(i)
+    return count, shown
+
+
+def pushed_bytes(p: Placed, at: int, last: int) -> int:
+    """The bytes the stages between stage ``at`` and stage ``last`` (the warm's last
+    consumer) push through L2: their `streams`, and the weights they read that the warm
+    does not hold."""
+    line = p.line
+    lo, hi = line.window(at, last)
+    if hi <= lo:
+        return 0
+    total = line.streamed_before[hi] - line.streamed_before[lo]
+    total += line.weighed_before[hi] - line.weighed_before[lo]
+    for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
+        readers = line.readers.get(e.tensor.name, ())
+        steps = [line.start[r] for r in readers]
+        within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
+        total -= sum(line.stages[r].read_bytes(e.tensor) for r in within)  # each its share
+    return total

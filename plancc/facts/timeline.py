@@ -19,6 +19,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import TypeVar
 
 from plancc import ir
@@ -128,6 +129,15 @@ class Timeline:
         # Candidate anchors (PC104): stages that read weights and have a task.
         self.candidates = [i for i in self.tasked if self.weights[i]]
         self.candidate_steps = [start[i] for i in self.candidates]
+
+    @cached_property
+    def groups(self) -> dict[Group, list[ir.Stage]]:
+        """Consumer group -> the stages in it, in step order (PC103)."""
+        out: dict[Group, list[ir.Stage]] = {}
+        for i in self.order:
+            s = self.stages[i]
+            out.setdefault(s.consumer_group, []).append(s)
+        return out
 
     def runs_before(self, a: int, b: int) -> bool:
         return self.schedule.runs_before(a, b)

@@ -256,9 +256,6 @@ def resolve_warm(
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     gates = _anchors(ctx, kind, w, by_name, locate)
-    anchors = tuple(s.index for s in gates)
-    gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
-    anchor = None if gate is None else gate.index
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}
     for j, item in enumerate(w.tensors):
@@ -286,23 +283,60 @@ def resolve_warm(
             except Unresolved:
                 continue
         entries.append(ir.WarmEntry(tensor, flat, pos, int(ctx.v.doc_path(item_path)[-1])))
-    # Alive from the anchor's finish through the last stage after it reading any of its
-    # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
-    # alive nowhere, but its tensors are still checked.
-    held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(timed, anchors, held, read_by)
-    return ir.Warm(
+    return make_warm(
+        timed,
+        gates,
+        tuple(entries),
+        read_by,
         name=w.name,
         name_hint=w.name_hint or w.name,
         layer=kind,
-        anchor=anchor,
-        entries=tuple(entries),
-        live=live,
         allow=MappingProxyType(allow),
         reason=w.reason,
         locate=locate,
         path=ctx.v.doc_path(path),
         listed=_listed(ctx, path),
+    )
+
+
+def make_warm(
+    timed: Schedule,
+    gates: Sequence[ir.Stage],
+    entries: tuple[ir.WarmEntry, ...],
+    read_by: Mapping[str, Sequence[int]],
+    *,
+    name: str,
+    name_hint: str,
+    layer: str,
+    allow: Mapping[str, Pos],
+    reason: str | None,
+    locate: ir.Locate,
+    path: tuple[str | int, ...],
+    listed: int,
+) -> ir.Warm:
+    """A warm of the layer kind whose schedule is ``timed`` and whose readers (tensor ->
+    stage indices) are ``read_by``, anchored at ``gates`` (none: an anchor named no stage):
+    what resolve makes of a declared warm and `plancc suggest` of a candidate.
+
+    Of a join, the anchor is the stage the warm waits for (``join_gate``). It is alive
+    from its anchors' finish through the last stage after them reading any of its static
+    tensors (dynamic ones count for nothing but PC020); with an unknown anchor, alive
+    nowhere, but its tensors are still checked."""
+    anchors = tuple(s.index for s in gates)
+    gate = join_gate(timed, gates)
+    held = {e.tensor.name for e in entries if e.tensor.static}
+    return ir.Warm(
+        name=name,
+        name_hint=name_hint,
+        layer=layer,
+        anchor=None if gate is None else gate.index,
+        entries=entries,
+        live=live_interval(timed, anchors, held, read_by),
+        allow=allow,
+        reason=reason,
+        locate=locate,
+        path=path,
+        listed=listed,
         anchors=anchors,
     )
 

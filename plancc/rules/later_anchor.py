@@ -14,7 +14,7 @@ from plancc.tables.thresholds import negligible
 from plancc.text import fmt_size
 
 
-@rule("PC104", "later-anchor", Severity.WARNING)
+@rule("PC104", "later-anchor", Severity.WARNING, loss=True, amount="streamed_bytes")
 def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 

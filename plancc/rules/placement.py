@@ -31,18 +31,8 @@ from plancc import fixes, ir
 from plancc.codes import Severity
 from plancc.facts.liveness import layer_peak
 from plancc.facts.placed import Placed, consumer_order, placed, warm_path
-from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 from plancc.tables.thresholds import negligible
-
-
-def _groups(line: Timeline) -> dict[tuple[str, str], list[ir.Stage]]:
-    """Consumer group -> the stages in it, in step order."""
-    out: dict[tuple[str, str], list[ir.Stage]] = {}
-    for i in line.order:
-        s = line.stages[i]
-        out.setdefault(s.consumer_group, []).append(s)
-    return out
 
 
 def _group(group: tuple[str, str]) -> str:
@@ -54,7 +44,7 @@ def _names(items: list[str]) -> str:
     return ", ".join(items)
 
 
-@rule("PC101", "shared-anchor", Severity.WARNING)
+@rule("PC101", "shared-anchor", Severity.WARNING, loss=True)
 def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     """Two warms in one layer kind share an anchor stage.
 
@@ -137,7 +127,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
             break
 
 
-@rule("PC103", "partial-group", Severity.WARNING)
+@rule("PC103", "partial-group", Severity.WARNING, amount="missing_bytes")
 def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     """The warm covers some, but not all, of the weights of a consumer group it touches.
 
@@ -161,7 +151,6 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     lands more) adds them in consumer order, unless another warm of the kind
     holds one (PC108) or the grown warm would not land (PC107).
     """
-    members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
     for p in placed(plan):
         line = p.line
@@ -169,8 +158,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
         by_first = sorted(p.consumers.values(), key=lambda s: line.rank[s.index])
         found = []
         read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
-        # Each layer kind's groups are listed once, not rescanned per warm.
-        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(line))
+        groups = line.groups  # each layer kind's groups, listed once
         for group in dict.fromkeys(s.consumer_group for s in by_first):
             stages = [s for s in groups[group] if p.after(s.index)]
             needed = {t.name: t for s in stages for t in line.weights[s.index]}

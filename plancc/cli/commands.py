@@ -352,8 +352,13 @@ def suggest(
     trace: Trace = None,
     sets: Sets = (),
     top: Annotated[
-        int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
-    ] = 10,
+        int | None,
+        Option(
+            "--top",
+            metavar="N",
+            help="Rows shown per layer kind (default: 10; JSON: every row).",
+        ),
+    ] = None,
     fmt: Annotated[
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,

@@ -6,7 +6,7 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 
 from __future__ import annotations
 
-import itertools
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -17,13 +17,9 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.facts.timeline import timeline
 from plancc.suggest import candidates as cands
-from plancc.suggest.evaluate import evaluate
+from plancc.suggest.evaluate import Evaluation, evaluate
 from plancc.suggest.rank import Ranked, rank
 from plancc.usage import UsageError
-
-# Enumerated candidates per layer kind: a layer of a thousand tasked stages would
-# otherwise enumerate millions (each anchor times each suffix of its later groups).
-MAX_ENUMERATED = 1000
 
 
 @dataclass(frozen=True)
@@ -32,7 +28,12 @@ class LayerSuggestions:
     durations: str  # "steps", "plan" or "trace": where the stages' durations come from
     ranked: list[Ranked]
     infeasible: list[Ranked]
-    capped: bool = False  # the enumeration stopped at MAX_ENUMERATED candidates
+    capped: bool = False  # the generated candidates stopped at their bound
+    given: frozenset[tuple[cands.Part, ...]] = frozenset()  # the `--candidate`s of the kind
+
+    def asked(self, r: Ranked) -> bool:
+        """Whether a row is, or stands for, a `--candidate`."""
+        return r.stands_for(self.given)
 
     @property
     def top_gain(self) -> Ranked | None:
@@ -102,20 +103,42 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        enumerated = cands.enumerated(plan, layer, timeline(plan, layer))
-        listed = list(itertools.islice(enumerated, MAX_ENUMERATED))
-        found = cands.unique(
-            plan,
-            iter(
-                [
-                    cands.Candidate(kind, (), cands.NONE),
-                    *(c for c in extra if c.kind == kind),
-                    *cands.declared(layer),
-                    *listed,
-                ]
-            ),
-        )
-        ranked, infeasible = rank([evaluate(plan, c) for c in found])
-        capped = next(enumerated, None) is not None
-        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped))
+        setting = cands.Setting(plan, layer, timeline(plan, layer), tuple(extra))
+        judged, capped = judge(setting)
+        ranked, infeasible = rank(judged)
+        given = frozenset(c.parts for c in extra if c.kind == kind)
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped, given))
     return tuple(out)
+
+
+def judge(s: cands.Setting) -> tuple[list[Evaluation], bool]:
+    """Every candidate of the layer kind judged: "no warm", each generator's (the generated
+    ones up to ``MAX_GENERATED``), then the neighbours their findings' fixes give (as
+    many again at most). Whether a bound stopped one."""
+    seen: set[tuple[cands.Part, ...]] = set()
+    out: list[Evaluation] = []
+    capped = False
+    left = cands.MAX_GENERATED
+    queue = deque([cands.Candidate(s.layer.name, (), cands.NONE)])
+    for source in cands.GENERATORS:
+        for c in source.generate(s):
+            if c.parts in seen:
+                continue
+            if source.capped and left == 0:
+                capped = True  # one more than the bound allows
+                break
+            seen.add(c.parts)
+            queue.append(c)
+            left -= source.capped
+    capped = capped or s.stopped
+    spawned = cands.MAX_GENERATED
+    while queue:
+        c = queue.popleft()
+        e = evaluate(s, c)
+        out.append(e)
+        for n in cands.neighbours(c, (f.fix for f in e.findings if f.fix is not None)):
+            if n.parts not in seen and spawned > 0:
+                seen.add(n.parts)
+                queue.append(n)
+                spawned -= 1
+    return out, capped

@@ -530,3 +530,15 @@ def test_the_rules_declare_what_suggest_reads(
     finally:
         monkeypatch.undo()
         ranking._rules.cache_clear()
+
+
+def test_a_findings_fix_gives_a_neighbour_judged_like_any_other() -> None:
+    # At layer entry, wo_b before wo_a: PC104 (anchor at q_proj) and PC102 (reorder).
+    # Following PC104's fix gives `q_proj: wo_b, wo_a`, which nothing enumerates (the
+    # enumeration lists tensors in consumer order); it is judged, and ranks by PC102.
+    layer = _layer("csa:hc_pre:wo_b,wo_a")
+    rows = {label(e): (r, e) for r in layer.ranked for e in (r.evaluation, *r.same)}
+    row, e = rows["q_proj: wo_b, wo_a"]
+    assert e.candidate.origin == "neighbour"
+    assert (row.klass, e.codes) == ("gain", ("PC102",))
+    assert rows["q_proj: wo_a, wo_b"][0].rank == 1

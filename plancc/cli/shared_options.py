@@ -60,5 +60,9 @@ Sets = Annotated[
 
 Trace = Annotated[
     str | None,
-    Option("--trace", metavar="SWIMLANE", help="Time the schedule with a swimlane's durations."),
+    Option(
+        "--trace",
+        metavar="SWIMLANE",
+        help="Time the schedule with a swimlane's durations (a file, or a directory of them).",
+    ),
 ]

@@ -233,9 +233,16 @@ def test_a_late_warm_is_counted_per_layer(tmp_path: Path) -> None:
         "--manifest", str(FLASH), *logs(tmp_path, *EP2), *flash_trace(tmp_path, late=late)
     )
     csa = data["scopes"][1]
-    assert csa["landed"] == {"consumer": "proj_a_mm", "before": 18, "of": 21}
-    assert csa["flags"][0]["message"].startswith(
-        "late warm: landed before its consumer proj_a_mm in 18 of 21 layers"
+    assert csa["landed"] == {
+        "consumer": "proj_a_mm",
+        "before": 18,
+        "of": 21,
+        "late": [{"layer": f"{i} (csa)", "by_us": pytest.approx(12.0)} for i in late],
+    }
+    assert csa["flags"][0]["message"] == (
+        "late warm: landed before its consumer proj_a_mm in 18 of 21 layers; late in layer "
+        f"{late[0]} (csa) by 12.0 µs, layer {late[1]} (csa) by 12.0 µs, layer {late[2]} (csa) "
+        "by 12.0 µs; what lands late competes with the layer's own reads"
     )
 
 
@@ -366,7 +373,7 @@ def test_the_example_trace_matches_spmd_and_ring_forms(tmp_path: Path) -> None:
     scope = data["scopes"][0]
     assert scope["instances"] == 1  # one SPMD task on two cores
     assert scope["kernel_us"]["p50"] == pytest.approx(7.0)
-    assert scope["landed"] == {"consumer": "proj_a_mm", "before": 1, "of": 1}
+    assert scope["landed"] == {"consumer": "proj_a_mm", "before": 1, "of": 1, "late": []}
 
 
 # -- stage windows ----------------------------------------------------------------------

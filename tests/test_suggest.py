@@ -154,6 +154,7 @@ def test_json_shape() -> None:
         "allowed": [],
         "asked": False,
         "same": [["kv_proj", "q_proj"]],  # kv_proj beside q_proj finishes no later
+        "measured": None,
     }
     assert (none["anchor"], none["tensors"], none["class"]) == ([], [], "none")
     assert all(c["rank"] is None and c["class"] == "infeasible" for c in layer["infeasible"])

@@ -363,6 +363,14 @@ def suggest(
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,
     fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
+    measured: Annotated[
+        str | None,
+        Option(
+            "--measured",
+            metavar="RESULT",
+            help="A `plancc measure --format json` result: its verdict overrides the rules'.",
+        ),
+    ] = None,
     source_root: SourceRoot = None,
     no_source: NoSource = False,
 ) -> int:
@@ -371,7 +379,7 @@ def suggest(
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
     root = sources(source_root, no_source)
-    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root)
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root, measured)
     return run(console.out, console.err)
 
 

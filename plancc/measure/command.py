@@ -66,6 +66,16 @@ def measure(o: Options) -> dict[str, Any]:
             "single_stream_gbps": None
             if m.single_stream_bytes_per_s is None
             else m.single_stream_bytes_per_s / 1e9,
+            # What was measured, as `plancc suggest --measured` matches it to a candidate.
+            "warms": [
+                {
+                    "name": w.name,
+                    "layer": w.layer,
+                    "after": list(w.after),
+                    "tensors": list(w.tensor_names),
+                }
+                for w in m.warms
+            ],
         },
         **wall_time,
         "traces": expanded(o.traces),

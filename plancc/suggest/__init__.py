@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from plancc import ir
@@ -18,6 +18,8 @@ from plancc.diagnostics import Diagnostic
 from plancc.facts.timeline import timeline
 from plancc.suggest import candidates as cands
 from plancc.suggest.evaluate import Evaluation, evaluate
+from plancc.suggest.measured import Measured, Verdicts
+from plancc.suggest.measured import read as read_measured
 from plancc.suggest.rank import Ranked, rank
 from plancc.usage import UsageError
 
@@ -59,9 +61,11 @@ def suggest(
     trace: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
     source_root: str | None = None,
+    measured: str | None = None,
 ) -> Suggestions:
     """``overrides``: `--set`, the params' values fixed; the rest rank at their defaults.
-    ``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
+    ``source_root``: as `validate` takes it (`--source-root`, `--no-source`).
+    ``measured``: a result of `plancc measure --format json` (``suggest.measured``)."""
     report = validate_paths([path], source_root=source_root, overrides=overrides)
     if len(report.results) != 1:  # a directory: which plan was meant is not for us to pick
         raise UsageError(f"{path}: {len(report.results)} plans; suggest takes one plan file")
@@ -80,7 +84,11 @@ def suggest(
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
-    layers = suggest_plan(plan, kinds, extra, timed)
+    verdicts: Verdicts = {}
+    if measured is not None:
+        verdicts, said = read_measured(measured, plan)
+        notes = (*notes, *said)
+    layers = suggest_plan(plan, kinds, extra, timed, verdicts)
     return Suggestions(result.file, plan, (), layers, notes, source_root)
 
 
@@ -89,9 +97,11 @@ def suggest_plan(
     kinds: Sequence[str] = (),
     extra: Sequence[cands.Candidate] = (),
     timed: frozenset[str] = frozenset(),
+    measured: Mapping[str, tuple[tuple[cands.Part, ...], Measured]] = MappingProxyType({}),
 ) -> tuple[LayerSuggestions, ...]:
     """The ranked candidates of each layer kind of a plan without errors (``kinds``: only
-    those); ``timed``: the kinds whose durations a trace gave."""
+    those); ``timed``: the kinds whose durations a trace gave; ``measured``: per kind, a
+    verdict on its measured warms."""
     out = []
     for kind, layer in plan.layers.items():
         if kinds and kind not in kinds:
@@ -104,8 +114,11 @@ def suggest_plan(
             else "steps"
         )
         setting = cands.Setting(plan, layer, timeline(plan, layer), tuple(extra))
+        verdict = measured.get(kind)
+        if verdict is not None:  # the measured warms are judged, whatever else is
+            setting = replace(setting, given=(*setting.given, cands.measured(kind, verdict[0])))
         judged, capped = judge(setting)
-        ranked, infeasible = rank(judged)
+        ranked, infeasible = rank(judged, verdict)
         given = frozenset(c.parts for c in extra if c.kind == kind)
         out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped, given))
     return tuple(out)

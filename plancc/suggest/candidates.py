@@ -72,6 +72,12 @@ def one(kind: str, anchor: tuple[str, ...], tensors: tuple[str, ...], origin: st
     return Candidate(kind, ((anchor, tensors),), origin)
 
 
+def measured(kind: str, parts: tuple[Part, ...]) -> Candidate:
+    """The warms a measurement measured: judged as given (their stages and tensors are
+    checked against the plan by ``judge``'s caller)."""
+    return Candidate(kind, parts, "measured")
+
+
 @dataclass(frozen=True)
 class Setting:
     """What a generator reads: the plan, one layer kind on its timeline, the `--candidate`s."""

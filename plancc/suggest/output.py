@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from plancc.suggest import LayerSuggestions, Suggestions, suggest
 from plancc.suggest.candidates import MAX_GENERATED
+from plancc.suggest.measured import INCONCLUSIVE
 from plancc.suggest.rank import Ranked, label
 from plancc.tables.outputs import manifest_file
 from plancc.text import fmt_share, fmt_size
@@ -35,7 +36,7 @@ CAPPED = (
 ASKED = "*"  # marks a row that is, or stands for, a --candidate
 HEADER = ["rank", "class", "anchor", "tensors", "bytes", "× L2", "codes"]
 # The widest an anchor, tensors or codes cell may be in text: with the rest, 120 columns.
-_CELL = {2: 24, 3: 36, 6: 19}
+_CELL = {2: 24, 3: 34, 6: 13}
 
 
 def _cells(r: Ranked, l2: int | None, asked: bool, fit: bool) -> list[str]:
@@ -47,9 +48,10 @@ def _cells(r: Ranked, l2: int | None, asked: bool, fit: bool) -> list[str]:
     # One warm's tensors, or a split's warms each as one item.
     tensors = list(c.parts[0][1]) if len(c.parts) == 1 else [", ".join(t) for _, t in c.parts]
     between = ", " if len(c.parts) == 1 else " | "
+    measured = r.measured is not None and r.measured.decision != INCONCLUSIVE
     return [
         rank + (ASKED if asked else ""),
-        r.klass,
+        f"measured {r.klass}" if measured else r.klass,
         _listed(anchors, " | ", _CELL[2] if fit else None) or "-",
         _listed(tensors, between, _CELL[3] if fit else None) or "(no warm)",
         "-" if c.none else fmt_size(e.bytes),
@@ -71,10 +73,13 @@ def _listed(items: list[str], sep: str, width: int | None) -> str:
 
 
 def _shown(layer: LayerSuggestions, top: int | None) -> tuple[list[Ranked], int]:
-    """The rows to show: the first ``top`` and every row asked for; how many are left out."""
+    """The rows to show: the first ``top``, every row asked for and every row measured;
+    how many are left out."""
     if top is None:
         return list(layer.ranked), 0
-    rows = [r for i, r in enumerate(layer.ranked) if i < top or layer.asked(r)]
+    rows = [
+        r for i, r in enumerate(layer.ranked) if i < top or layer.asked(r) or r.measured is not None
+    ]
     return rows, len(layer.ranked) - len(rows)
 
 
@@ -220,6 +225,20 @@ def _candidate(r: Ranked, asked: bool) -> dict[str, object]:
         "allowed": list(e.allowed_codes),
         "asked": asked,
         "same": [list(o.candidate.anchor) for o in r.same],
+        "measured": None if r.measured is None else _measured(r),
+    }
+
+
+def _measured(r: Ranked) -> dict[str, object]:
+    m = r.measured
+    assert m is not None
+    return {
+        "decision": m.decision,
+        "p50_pct": m.pct,
+        "plan_sha256": m.plan_sha256,
+        "this_plan": m.this_plan,
+        "rules_rank": r.rules_rank,
+        "contradicted": r.contradicted,
     }
 
 
@@ -236,6 +255,7 @@ class Run:
     fix: bool
     overrides: Mapping[str, int]  # `--set`: the params' values fixed (``api.parse_sets``)
     source_root: str | None = None  # as `validate` takes it (`--source-root`, `--no-source`)
+    measured: str | None = None  # `--measured`: a result of `plancc measure --format json`
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
         """Print its output (``out``) and any error lines (``err``); the exit code."""
@@ -248,6 +268,7 @@ class Run:
             trace=self.trace,
             overrides=self.overrides,
             source_root=self.source_root,
+            measured=self.measured,
         )
         if found.errors:
             for d in found.errors:

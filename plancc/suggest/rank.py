@@ -34,13 +34,14 @@ The row is the first of them by the key; the others are its ``same``.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cache
 
 from plancc.rules import Rule, discover
 from plancc.suggest.candidates import Part
 from plancc.suggest.evaluate import Evaluation, Stream
+from plancc.suggest.measured import INCONCLUSIVE, SHIP, Measured
 from plancc.tables.thresholds import negligible
 from plancc.text import fmt_share, fmt_size
 
@@ -271,6 +272,17 @@ class Ranked:
     reason: str
     # The candidates this row stands for too: the same findings, equivalent anchors.
     same: tuple[Evaluation, ...] = field(default=())
+    measured: Measured | None = None  # a verdict of `plancc measure` on it
+    rules_rank: int | None = None  # where the rules alone rank it (None: as ``rank``)
+
+    @property
+    def contradicted(self) -> bool:
+        """Whether a measured verdict says the other way from the rules' class."""
+        m = self.measured
+        if m is None or m.decision == INCONCLUSIVE:
+            return False
+        rules = klass(self.evaluation)
+        return (m.decision == SHIP) != (rules == GAIN)
 
     def stands_for(self, parts: Collection[tuple[Part, ...]]) -> bool:
         """Whether it is, or stands for, a candidate of one of ``parts``."""
@@ -285,13 +297,23 @@ def identity(e: Evaluation) -> tuple[object, ...]:
     return (warms, len(c.parts), e.signature, *(p.value(e) for p in PLACES))
 
 
-def rank(evaluations: Sequence[Evaluation]) -> tuple[list[Ranked], list[Ranked]]:
-    """The rows: the ranked candidates (with "no warm"), and the infeasible ones apart."""
+def rank(
+    evaluations: Sequence[Evaluation],
+    measured: tuple[tuple[Part, ...], Measured] | None = None,
+) -> tuple[list[Ranked], list[Ranked]]:
+    """The rows: the ranked candidates (with "no warm"), and the infeasible ones apart.
+    ``measured``: a verdict on the warms of these parts, which overrides the class of
+    the row standing for them: a measured gain first, a measured loss below "no warm"."""
     feasible = _rows(sorted((e for e in evaluations if klass(e) != INFEASIBLE), key=key))
     out: list[Ranked] = []
     for i, (e, same) in enumerate(feasible):
         above = feasible[i - 1][0] if i else None
-        out.append(Ranked(i + 1, e, klass(e), _reason(e, above), same))
+        row = Ranked(i + 1, e, klass(e), _reason(e, above), same)
+        if measured is not None and row.stands_for({measured[0]}):
+            row = _measured(row, measured[1])
+        out.append(row)
+    if measured is not None:
+        out = _reordered(out)
     apart = _rows(sorted((e for e in evaluations if klass(e) == INFEASIBLE), key=key))
     infeasible = [
         Ranked(
@@ -304,6 +326,51 @@ def rank(evaluations: Sequence[Evaluation]) -> tuple[list[Ranked], list[Ranked]]
         for e, same in apart
     ]
     return out, infeasible
+
+
+# A measured gain above every unmeasured one; a measured loss with the losses.
+_MEASURED_ORDER = {GAIN: -1, LOSS: _CLASS_ORDER[LOSS]}
+
+
+def _reordered(rows: list[Ranked]) -> list[Ranked]:
+    """The rows with a measured one moved by its verdict (each class in the rules' order),
+    numbered again; an unmeasured row's reason is against the unmeasured row now above it
+    (a measured one is ranked by its verdict, not by the places of the key)."""
+
+    def order(r: Ranked) -> int:
+        if r.measured is not None and r.klass in _MEASURED_ORDER:
+            return _MEASURED_ORDER[r.klass]
+        return _CLASS_ORDER[klass(r.evaluation)]
+
+    out = []
+    above: Evaluation | None = None
+    for i, r in enumerate(sorted(rows, key=order)):  # stable
+        row = replace(r, rank=i + 1)
+        if r.measured is None:
+            row = replace(row, reason=_reason(r.evaluation, above))
+            above = r.evaluation
+        out.append(row)
+    return out
+
+
+def _measured(row: Ranked, m: Measured) -> Ranked:
+    """The row with a measured verdict: its class, and the reason says how it compares."""
+    rules = f"the rules rank it {_ordinal(row.rank or 0)}"
+    if m.decision == INCONCLUSIVE:
+        said = f"measured inconclusive ({m.figure}) {m.on()}: {rules}; by the rules: {row.reason}"
+        return replace(row, reason=said, measured=m, rules_rank=row.rank)
+    new = GAIN if m.decision == SHIP else LOSS
+    marked = replace(row, klass=new, measured=m, rules_rank=row.rank)
+    if marked.contradicted:
+        said = f"contradicted: measured {m.figure} {m.on()}, {rules} ({row.klass})"
+    else:
+        said = f"measured {m.figure} {m.on()}, as {rules} ({row.klass})"
+    return replace(marked, reason=f"{said}; by the rules: {row.reason}")
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _rows(ordered: list[Evaluation]) -> list[tuple[Evaluation, tuple[Evaluation, ...]]]:

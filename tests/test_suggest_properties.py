@@ -20,7 +20,7 @@ from plancc.suggest.rank import label
 ROOT = Path(__file__).resolve().parent.parent
 GRAPH = ROOT / "tests/data/suggest/flash_csa_graph.yaml"
 FLASH = ROOT / "plans/deepseek_v4_flash.yaml"
-ORDER = {"gain": 0, "none": 1, "loss": 2, "infeasible": 3}
+ORDER = {"gain": 0, "none": 1, "contended": 2, "loss": 3, "infeasible": 4}
 
 
 def _tree() -> dict[str, Any]:

@@ -45,7 +45,7 @@ from plancc.suggest.measured import INCONCLUSIVE, SHIP, Measured
 from plancc.tables.thresholds import negligible
 from plancc.text import fmt_share, fmt_size
 
-GAIN, NONE, LOSS, INFEASIBLE = "gain", "none", "loss", "infeasible"
+GAIN, NONE, CONTENDED, LOSS, INFEASIBLE = "gain", "none", "contended", "loss", "infeasible"
 # The codes a place of the key orders by (the rest count among "other warnings").
 _ORDERED = ("PC107", "PC103", "PC102", "PC101", "PC105", "PC032")
 
@@ -90,14 +90,19 @@ def missing(e: Evaluation) -> int:
 
 
 def klass(e: Evaluation) -> str:
+    """A loss has a loss finding; a warm with none that the layer's own weights still
+    stream beside (PC104's bytes, not negligible, where no later stage has a task for
+    PC104 to name: the seed's `rms_norm` anchor, +770 µs) is contended; else a gain."""
     if e.candidate.none:
         return NONE
     if e.infeasible:
         return INFEASIBLE
-    return LOSS if loss_codes(e) else GAIN
+    if loss_codes(e):
+        return LOSS
+    return GAIN if negligible(e.streamed, e.bytes) else CONTENDED
 
 
-_CLASS_ORDER = {GAIN: 0, NONE: 1, LOSS: 2, INFEASIBLE: 3}
+_CLASS_ORDER = {GAIN: 0, NONE: 1, CONTENDED: 2, LOSS: 3, INFEASIBLE: 4}
 
 
 def _others(e: Evaluation) -> int:
@@ -139,6 +144,8 @@ def _costs_words(e: Evaluation, _: Evaluation) -> str:
     if worst is not None and worst.code not in ("PC104", "PC106"):
         return _amounted(e, loss=True)
     code = " (PC104)" if e.fired("PC104") else ""
+    if not code and klass(e) == CONTENDED:
+        code = ": no later stage has a task to wait them out (PC104 names none)"
     return (
         f"{fmt_size(e.streamed)} ({_share(e.streamed, e.bytes)} its {fmt_size(e.bytes)}) "
         f"of the layer's own weights stream while it is in flight{code}"
@@ -391,7 +398,7 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
             words = f"below {label(above)}: {PLACES[i].words(e, above)}"
         else:
             words = f"ties with {label(above)}: the rules find nothing to tell them apart"
-        if klass(e) == LOSS and i not in (0, *_LOSS_PLACES):
+        if klass(e) in (LOSS, CONTENDED) and i not in (0, *_LOSS_PLACES):
             words += f"; a loss: {loss_fault(e)}"  # the place that decided is not why it loses
     return words + _allowed_words(e)
 

@@ -543,3 +543,20 @@ def test_a_findings_fix_gives_a_neighbour_judged_like_any_other() -> None:
     assert e.candidate.origin == "neighbour"
     assert (row.klass, e.codes) == ("gain", ("PC102",))
     assert rows["q_proj: wo_a, wo_b"][0].rank == 1
+
+
+def test_fix_writes_exactly_the_top_candidates_tensors(tmp_path: Path) -> None:
+    # The CSA warm moved to rms_norm: --fix writes the pair back at q_proj, and no
+    # tensor under 1 % rides along (attn_sink, wo_b_scale: 128 warm issues, not 86).
+    text = (
+        Path(FLASH).read_text("utf-8").replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    )
+    at = text.index("name: prefetch_o_proj_w_csa")
+    plan = tmp_path / "early.yaml"
+    plan.write_text(text[:at] + text[at:].replace("after: q_proj", "after: rms_norm", 1), "utf-8")
+    done = _run("suggest", str(plan), "--no-source", "--layer", "csa", "--top", "1", "--fix")
+    assert done.exit_code == 0, done.output
+    assert done.output.endswith("csa: wrote warm q_proj: wo_a, wo_b\n")
+    assert plan.read_text("utf-8") == text
+    checked = _run("validate", str(plan), "--no-source")
+    assert "forward 43 layers, 86 warm issues" in checked.output

@@ -4,8 +4,9 @@ time the schedule with (docs/suggest.md, "Durations from a trace").
 A stage is found by its `kernel`. Its span in one layer is its kernel's events in
 that layer instance, the first start to the last end (an SPMD task's cores and a
 stage's several tasks together); its duration is the median of its spans over the
-layers of its kind. The trace is read once, by ``trace.read``, for every kernel of the
-plan.
+layers of its kind, in every swimlane given (a directory's, as `plancc measure` takes
+it). A trace is read once, by ``trace.spans``, for every kernel of the plan: of each
+task only its first start and last end are kept, as its events stream by.
 
 Layer instances: a kernel runs once (or the same number of times) in every layer
 whose kind has a stage of it, so its task instances in start order, cut into as many
@@ -21,13 +22,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from plancc import ir
 from plancc.usage import UsageError
-
-if TYPE_CHECKING:
-    from plancc.measure.scopes import Instance
 
 
 @dataclass(frozen=True)
@@ -51,11 +48,7 @@ def durations(path: str, plan: ir.Plan) -> Durations:
     ``path`` is a swimlane, or a directory of them (as `plancc measure --trace` takes it:
     each a dispatch of one card, each a forward of its own). Raises ``InputError`` for a
     file that is not a swimlane, or a directory that holds none."""
-    stages: Kernels = defaultdict(list)
-    for kind, layer in plan.layers.items():
-        for st in layer.stages:
-            if st.kernel is not None:
-                stages[st.kernel].append((kind, st.name))
+    stages = _by_kernel(plan)
     if not stages:
         return Durations({}, _timed_notes(plan, {}))
     from plancc.measure.files import expanded  # noqa: PLC0415 (validate imports this module)
@@ -89,13 +82,12 @@ def _file_spans(
 ) -> set[str]:
     """One swimlane's spans into ``spans`` (why a kernel gives none into ``notes``); the
     kernels it has events of."""
-    from plancc.measure.scopes import instances  # noqa: PLC0415 (validate imports this module)
-    from plancc.measure.trace import read  # noqa: PLC0415 (the same)
+    from plancc.measure.trace import spans as read_spans  # noqa: PLC0415 (validate imports this module)
 
-    found = instances(read(file, pattern))
+    found = read_spans(file, pattern)
     seen: set[str] = set()
     for kernel, owners in sorted(stages.items()):
-        got = [i for i in found.get(kernel, []) if i.problem is None]
+        got = found.runs(kernel)
         if not got:
             continue
         seen.add(kernel)
@@ -108,9 +100,8 @@ def _file_spans(
             notes += [] if note in notes else [note]
             continue
         for kind, span in _spans(got, layers):
-            for k, name in owners:
-                if k == kind:
-                    spans[(kind, name)].append(span)
+            for stage in (name for k, name in owners if k == kind):
+                spans[(kind, stage)].append(span)
     return seen
 
 
@@ -126,12 +117,23 @@ def _timed_notes(plan: ir.Plan, by_stage: dict[tuple[str, str], float]) -> tuple
     return tuple(out)
 
 
-def _spans(got: list[Instance], layers: list[str]) -> list[tuple[str, float]]:
-    """Each layer's kind and the span of its run of ``got`` (equal runs, in start order)."""
+def _by_kernel(plan: ir.Plan) -> Kernels:
+    """Each kernel a stage names: the (layer kind, stage) of each such stage."""
+    stages: Kernels = defaultdict(list)
+    for kind, layer in plan.layers.items():
+        for s in layer.stages:
+            if s.kernel is not None:
+                stages[s.kernel].append((kind, s.name))
+    return stages
+
+
+def _spans(got: list[tuple[float, float]], layers: list[str]) -> list[tuple[str, float]]:
+    """Each layer's kind and the span of its run of ``got`` (each task's start and end:
+    equal runs, in start order)."""
     size = len(got) // len(layers)
     runs = [got[j * size : (j + 1) * size] for j in range(len(layers))]
     return [
-        (kind, max(i.end for i in run) - min(i.start for i in run))
+        (kind, max(end for _, end in run) - min(start for start, _ in run))
         for kind, run in zip(layers, runs, strict=True)
     ]
 

@@ -560,3 +560,34 @@ def test_fix_writes_exactly_the_top_candidates_tensors(tmp_path: Path) -> None:
     assert plan.read_text("utf-8") == text
     checked = _run("validate", str(plan), "--no-source")
     assert "forward 43 layers, 86 warm issues" in checked.output
+
+
+COVER = """\
+plancc: 1
+model: cover
+platform: a2a3
+tensors:
+  w1: {shape: [100000000], dtype: int8}
+  w2: {shape: [60000000], dtype: int8}
+layers:
+  k:
+    stages:
+      - {name: a, task: a_tid}
+      - {name: mid}
+      - {name: b, reads: [w1], group: g}
+      - {name: c, reads: [w2], group: g}
+"""
+
+
+def test_a_first_row_says_the_warnings_it_still_has(tmp_path: Path) -> None:
+    # The whole group is over the budget (PC032, a loss): w1 alone is the top gain, and
+    # its reason says what validate would warn of it (PC103), not only what it lands.
+    plan = tmp_path / "cover.yaml"
+    plan.write_text(COVER, "utf-8")
+    (layer,) = suggest(str(plan), ["k"], ["k:a:w1"]).layers
+    top = layer.ranked[0]
+    assert (label(top.evaluation), top.evaluation.codes) == ("a: w1", ("PC103",))
+    assert top.reason == (
+        "first: lands 100.0 MB with nothing streaming beside it; still: warm "
+        "'prefetch_w1_k' covers w1 but not w2 of consumer group 'g' (stages b, c) (PC103)"
+    )

@@ -5,21 +5,22 @@ Not a fitted score: the seed's figures are too few to fit a scale (docs/suggest.
 "The key"). A candidate with an error finding is infeasible: listed apart, never
 ranked. Which findings make a warm a loss, and which numbers carry their amounts, the
 rules declare (``Rule.loss``, ``Rule.amount``); the places below only order them, in the
-order of the seed's lessons:
+order of the seed's lessons (each amount in whole steps of the negligible share,
+``tables.thresholds``: under 1 % is no difference):
 
-0. the class against "no warm": a *loss* has a finding of a loss rule (shown: an
-   `allow` of the warm, or `lint.ignore`, silences it as for `validate`), a *gain*
-   none; "no warm" lies between; a measured verdict (``measured``) overrides the class;
+0. the class: a *loss* has a shown finding of a loss rule (an `allow` of the warm, or
+   `lint.ignore`, silences one as for `validate`); a warm with none that the layer's
+   own weights still stream beside, where no later task lets PC104 name an anchor, is
+   *contended*; else a *gain*. "no warm" lies between the gains and the rest; a
+   measured verdict (``measured``) overrides the class;
 1. PC107: a warm that cannot land, below everything that can;
-2. the bytes a loss costs the warm (its loss findings' amounts: PC104's weights
-   streaming beside it, PC106's bytes evicted), in whole percent of the warm: under 1 %
-   is no difference, as a tensor under 1 % of a set rides along;
-3. coverage (the other findings' amounts: PC103's missing bytes, in whole percent of
-   the touched groups' bytes) before issue order (PC102): `wo_b, wo_a` (−595 µs) ranks
-   above `wo_b` alone (−399 µs);
+2. what streaming costs it: its loss findings' amounts (PC104's weights beside it,
+   PC106's bytes evicted), or the weights beside a contended one;
+3. coverage (the other findings' amounts: PC103's missing bytes) before issue order
+   (PC102): `wo_b, wo_a` (−595 µs) ranks above `wo_b` alone (−399 µs);
 4. split scopes (PC101), SDMA overlap (PC105), the budget (PC032), other warnings;
-5. what streams through L2 while it is in flight (PC106's bytes before it is evicted),
-   in whole percent of L2, less first: a warm with room to spare above one at the edge;
+5. what streams through L2 while it is in flight (PC106's bytes), in percent of L2,
+   less first: a warm with room to spare above one at the edge;
 6. bytes landed, more first; then the window, longer first (µs, then steps);
 7. on a tie, the plan's declared warms first (the rules give no reason to move them),
    then `--candidate`s, then fewer anchors, then the names: the order never depends on
@@ -42,7 +43,7 @@ from plancc.rules import Rule, discover
 from plancc.suggest.candidates import Part
 from plancc.suggest.evaluate import Evaluation, Stream
 from plancc.suggest.measured import INCONCLUSIVE, SHIP, Measured
-from plancc.tables.thresholds import negligible
+from plancc.tables.thresholds import negligible, share
 from plancc.text import fmt_share, fmt_size
 
 GAIN, NONE, CONTENDED, LOSS, INFEASIBLE = "gain", "none", "contended", "loss", "infeasible"
@@ -76,17 +77,15 @@ def _amount(e: Evaluation, loss: bool) -> int:
 def costs(e: Evaluation) -> int:
     """Place 2: the bytes streaming costs the warm, in whole percent of it: its loss
     findings' amounts (PC104's weights beside it, PC106's bytes evicted), or the layer's
-    own weights streaming beside it where no later anchor lets PC104 name them (a gain
-    still, ranked by them), whichever is more."""
-    if not e.bytes:
-        return 0
-    return 100 * max(_amount(e, True), e.streamed) // e.bytes
+    own weights streaming beside it where no later anchor lets PC104 name them (it is
+    contended), whichever is more."""
+    return share(max(_amount(e, True), e.streamed), e.bytes)
 
 
 def missing(e: Evaluation) -> int:
     """Place 3: the bytes it leaves out, in whole percent of those and its own."""
     left = _amount(e, False)
-    return 100 * left // (left + e.bytes) if left else 0
+    return share(left, left + e.bytes)
 
 
 def klass(e: Evaluation) -> str:
@@ -114,8 +113,8 @@ def _others(e: Evaluation) -> int:
 
 
 def in_flight(e: Evaluation) -> int:
-    """Place 5: what streams through L2 while it is in flight, in whole percent of L2."""
-    return 100 * e.pushed // e.l2 if e.l2 and not e.candidate.none else 0
+    """Place 9: what streams through L2 while it is in flight, in whole percent of L2."""
+    return share(e.pushed, e.l2 or 0) if not e.candidate.none else 0
 
 
 @dataclass(frozen=True)
@@ -404,15 +403,15 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
 
 
 def first_words(e: Evaluation) -> str:
+    """The first row's reason: what it lands, what streams beside it, and any warning
+    the check still gives it (a gain may have PC102's or PC103's)."""
     if klass(e) != GAIN:
         return "first: nothing beats no warm"
-    if negligible(e.pushed, e.l2 or 0) and negligible(e.streamed, e.bytes):
-        return f"first: lands {fmt_size(e.landed)} with nothing streaming beside it"
-    said = [f"first: lands {fmt_size(e.landed)}"]
-    if not negligible(e.streamed, e.bytes):
-        said.append(f"{fmt_size(e.streamed)} of the layer's own weights stream beside it")
-    if e.l2 and not negligible(e.pushed, e.l2):
-        said.append(streams_words(e))
+    if negligible(e.pushed, e.l2 or 0):
+        said = [f"first: lands {fmt_size(e.landed)} with nothing streaming beside it"]
+    else:
+        said = [f"first: lands {fmt_size(e.landed)}", streams_words(e)]
+    said += [f"still: {f.message} ({f.code})" for f in e.findings]
     return "; ".join(said)
 
 

@@ -30,3 +30,9 @@ def kept(sizes: dict[str, int]) -> list[str]:
     """The names whose size is not negligible against the sizes' sum, in their order."""
     total = sum(sizes.values())
     return [name for name, n in sizes.items() if not negligible(n, total)]
+
+
+def share(part: int | Fraction, whole: int | Fraction) -> int:
+    """``part`` in whole steps of ``NEGLIGIBLE`` of ``whole`` (whole percent): two parts
+    less than a negligible share apart compare equal, and a negligible one is 0."""
+    return int(part // (NEGLIGIBLE * whole)) if whole else 0

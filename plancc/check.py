@@ -18,7 +18,8 @@ from types import MappingProxyType
 from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
-from plancc.facts.analysis import EMPTY, Analysis, analyse
+from plancc.facts import Facts, facts_of
+from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, discover
 
 
@@ -49,7 +50,7 @@ class Allowed:
 class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
-    analysis: Analysis = EMPTY  # what the rules judged by (plancc.facts.analysis)
+    facts: Facts  # what the rules judged by, built once for them all (plancc.facts)
     # Each rule's diagnostic with the finding it was made of (its warm, the stages it
     # names: where `plancc report` marks it), shown or silenced.
     findings: Mapping[Diagnostic, Finding] = field(
@@ -66,16 +67,19 @@ def check(
     *,
     judged: bool = True,
     extra: Sequence[tuple[Diagnostic, tuple[ir.Warm, ...]]] = (),
+    timelines: Mapping[str, Timeline] = MappingProxyType({}),
 ) -> Checked:
     """``judged``: the plan had no error before this stage, so every rule saw all of it
     and an entry that silences nothing is stale (PC006); after an error it may only
     be waiting for the finding the error hides. ``extra``: findings of other checks
     (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
-    silenced as the rules' are."""
+    silenced as the rules' are. ``timelines``: layer kinds' timelines built already
+    (``facts_of``: `plancc suggest` checks a copy of a layer kind per candidate)."""
     found: list[_Found] = list(extra)
     findings: dict[Diagnostic, Finding] = {}
+    facts = facts_of(plan, timelines)
     for r in discover():
-        for f in r.check(plan):
+        for f in r.check(plan, facts):
             d = f.diagnostic(plan.file, r)
             findings.setdefault(d, f)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
@@ -95,7 +99,7 @@ def check(
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
-    return Checked(tuple(shown), tuple(allowed), analyse(plan), MappingProxyType(findings))
+    return Checked(tuple(shown), tuple(allowed), facts, MappingProxyType(findings))
 
 
 def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:

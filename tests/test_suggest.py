@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc.cli.app import app
-from plancc.facts.timeline import timeline
+from plancc.facts.timeline import Timeline
 from plancc.suggest import LayerSuggestions, candidates, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.output import CAPPED
@@ -334,7 +334,7 @@ def test_a_join_candidate_waits_for_the_anchor_resolve_picks(tmp_path: Path) -> 
     assert declared.anchor == 2  # resolve: the slower of one step
     (row,) = [r for r in found.layers[0].ranked if label(r.evaluation) == "fast+slow: wo"]
     layer = found.plan.layers["dec"]
-    setting = candidates.Setting(found.plan, layer, timeline(found.plan, layer))
+    setting = candidates.Setting(found.plan, layer, Timeline(found.plan, layer))
     given = candidates.one("dec", ("fast", "slow"), ("wo",), "given")
     judged = candidate_warm(setting, given, 0)
     assert (judged.anchor, judged.live) == (declared.anchor, declared.live)

@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.api import validate_paths
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
-from plancc.facts.timeline import timeline
+from plancc.facts import Facts, facts_of
 from plancc.suggest import candidates as cands
 from plancc.suggest.evaluate import Evaluation, evaluate
 from plancc.suggest.measured import Measured, Verdicts
@@ -72,14 +72,16 @@ def suggest(
     (result,) = report.results
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
-    if errors or plan is None:
+    if errors or plan is None or result.facts is None:
         return Suggestions(result.file, plan, errors, (), source_root=source_root)
+    facts = result.facts
     timed: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
     if trace is not None:
         from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
 
         plan, timed, notes = with_trace(trace, plan)
+        facts = facts_of(plan)  # the stages' new durations: new timelines
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
@@ -88,20 +90,21 @@ def suggest(
     if measured is not None:
         verdicts, said = read_measured(measured, plan)
         notes = (*notes, *said)
-    layers = suggest_plan(plan, kinds, extra, timed, verdicts)
+    layers = suggest_plan(facts, kinds, extra, timed, verdicts)
     return Suggestions(result.file, plan, (), layers, notes, source_root)
 
 
 def suggest_plan(
-    plan: ir.Plan,
+    facts: Facts,
     kinds: Sequence[str] = (),
     extra: Sequence[cands.Candidate] = (),
     timed: frozenset[str] = frozenset(),
     measured: Mapping[str, tuple[tuple[cands.Part, ...], Measured]] = MappingProxyType({}),
 ) -> tuple[LayerSuggestions, ...]:
-    """The ranked candidates of each layer kind of a plan without errors (``kinds``: only
-    those); ``timed``: the kinds whose durations a trace gave; ``measured``: per kind, a
-    verdict on its measured warms."""
+    """The ranked candidates of each layer kind of a plan without errors (``facts``: the
+    check's; ``kinds``: only those); ``timed``: the kinds whose durations a trace gave;
+    ``measured``: per kind, a verdict on its measured warms."""
+    plan = facts.plan
     out = []
     for kind, layer in plan.layers.items():
         if kinds and kind not in kinds:
@@ -113,7 +116,7 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        setting = cands.Setting(plan, layer, timeline(plan, layer), tuple(extra))
+        setting = cands.Setting(plan, layer, facts.timelines[kind], tuple(extra))
         verdict = measured.get(kind)
         if verdict is not None:  # the measured warms are judged, whatever else is
             setting = replace(setting, given=(*setting.given, cands.measured(kind, verdict[0])))

@@ -21,8 +21,7 @@ from plancc import fixes, ir
 from plancc.check import check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.facts.placed import Placed, placed, pushed_bytes, pushers
-from plancc.facts.timeline import share_timeline
+from plancc.facts.placed import Placed, pushed_bytes, pushers
 from plancc.resolve.layers import make_warm
 from plancc.suggest.candidates import Candidate, Setting, warm_path
 
@@ -124,11 +123,12 @@ def evaluate(s: Setting, c: Candidate) -> Evaluation:
         return Evaluation(c, 0, (), l2=l2)
     warms = tuple(_warm(s, c, i) for i in range(len(c.parts)))
     variant = _alone(plan, layer, warms)
-    checked = check(variant, judged=False)  # its allow entries are the warms' own
+    # Its allow entries are the warms' own; the kind's timeline is the base plan's.
+    checked = check(variant, judged=False, timelines={layer.name: s.line})
     shown = tuple(_judged(d) for d in checked.diagnostics)
     allowed = tuple(_judged(a.diagnostic, a.reason) for a in checked.allowed)
     nbytes = sum(plan.tensors[t].bytes or 0 for t in c.tensors)
-    facts = _facts(placed(variant))
+    facts = _facts(checked.facts.placed)
     gates = tuple(layer.stages[w.anchor].name for w in warms if w.anchor is not None)
     return Evaluation(c, nbytes, shown, allowed, gates=gates, l2=l2, **facts)
 
@@ -223,12 +223,10 @@ def _alone(plan: ir.Plan, layer: ir.Layer, warms: tuple[ir.Warm, ...]) -> ir.Pla
     only = replace(layer, warms=warms)
     only.__dict__["schedule"] = layer.schedule  # a cached_property: the same stages
     held = {e.tensor.name: e.tensor for w in warms for e in w.entries}
-    variant = replace(
+    return replace(
         plan,
         tensors=MappingProxyType(held),
         layers=MappingProxyType({layer.name: only}),
         declared_warms=len(warms),
         silences=(),
     )
-    share_timeline(plan, variant, layer)
-    return variant

@@ -489,9 +489,7 @@ def suggest(
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
     root = _sources(source_root, no_source)
-    run = Run(
-        plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root, measured
-    )
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root, measured)
     return run(console.out, console.err)
 
 

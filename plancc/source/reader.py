@@ -50,7 +50,6 @@ from plancc.source.values import (
     ConstV,
     Dynamic,
     FuncV,
-    ModV,
     TaskV,
     TensorV,
     TupleV,
@@ -60,12 +59,12 @@ from plancc.source.values import (
     is_incore,
     is_jit,
     is_opaque,
-    is_warm_module,
     part_of,
     roots,
     tensor_only,
     walk,
 )
+from plancc.text import clip
 
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
@@ -246,7 +245,7 @@ class Reader:
             return eval_local(node, env, lambda e: self.resolver.const(frame.module, e))
         return self.resolver.const(frame.module, node)
 
-    def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:  # noqa: C901, PLR0912 (one branch per Python construct the reader follows)
+    def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:  # noqa: C901 (one branch per Python construct the reader follows)
         if isinstance(node, ast.Name):
             if node.id in frame.env:
                 return frame.env[node.id]
@@ -265,12 +264,7 @@ class Reader:
                     return base.items[i]
             return part_of(base)
         if isinstance(node, ast.Attribute):
-            base = self.value(frame, node.value)
-            if isinstance(base, ModV) and base.module is not None:
-                return self.resolver.global_value(base.module, node.attr)
-            if isinstance(base, ModV) and is_warm_module(base.name):
-                return WarmFnV(base.name, node.attr)
-            return UNKNOWN
+            return self.resolver.member(self.value(frame, node.value), node.attr)
         if isinstance(node, ast.Call):
             return self.call(frame, node)
         if isinstance(node, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
@@ -320,13 +314,17 @@ class Reader:
         if isinstance(callee, FuncV) and is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
-        if any(roots(a) for a in given) and (
-            isinstance(callee, FuncV)
-            or (isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
-        ):
-            # A plain function given tensors: what it does with them is not read.
-            what = f"'{fn or ast.unparse(node.func)}' is not a @pl.jit.inline helper"
-            self.scopes.opaque(frame, node, what + " the reader can follow", given)
+        builtin = isinstance(node.func, ast.Name) and node.func.id in _BUILTINS
+        if any(roots(a) for a in given) and not builtin:
+            # A plain function given tensors, or a call resolved to no function: what it
+            # does with them is not read, and never taken to be nothing.
+            name = fn or clip(ast.unparse(node.func))
+            what = (
+                f"'{name}' is not a @pl.jit.inline helper the reader can follow"
+                if isinstance(callee, FuncV)
+                else f"call of '{name}' is resolved to no function the reader can read"
+            )
+            self.scopes.opaque(frame, node, what, given)
             return TaskV(frozenset(), opaque=True)
         return UNKNOWN
 

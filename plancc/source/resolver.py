@@ -228,7 +228,10 @@ class Resolver:
                 if (alias.asname or alias.name) == name:
                     if is_warm_module(stmt.module or ""):
                         return WarmFnV(stmt.module or "", alias.name)
-                    other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+                    if not stmt.module:  # `from . import x`: a module of the package
+                        sub = self.sibling(mod, alias.name, stmt.level, stmt.lineno)
+                        return ModV(sub, alias.name) if sub is not None else UNKNOWN
+                    other = self.sibling(mod, stmt.module, stmt.level, stmt.lineno)
                     if other is None:
                         return UNKNOWN
                     if alias.name in other.globals:
@@ -242,7 +245,9 @@ class Resolver:
                 if bound == name:
                     if alias.name == "pypto.language":
                         return ModV(None, "pl")
-                    return ModV(self.sibling(mod, alias.name, 0, stmt.lineno), alias.name)
+                    # `import a.b` binds `a` (its `b` an attribute); `import a.b as c`, b.
+                    target = alias.name if alias.asname else alias.name.split(".")[0]
+                    return ModV(self.sibling(mod, target, 0, stmt.lineno), target)
             return UNKNOWN
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             value = stmt.value
@@ -273,6 +278,30 @@ class Resolver:
     def global_callee(self, mod: Module, node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
             return self.global_value(mod, node.id)
+        return UNKNOWN
+
+    def dotted_value(self, mod: Module, node: ast.expr) -> Any:
+        """What a module-level name or a dotted name (`x.f`, `pkg.mod.f`) is bound to in
+        ``mod``, as Python looks it up: its globals, then the modules they import."""
+        if isinstance(node, ast.Name):
+            return self.global_value(mod, node.id)
+        if isinstance(node, ast.Attribute):
+            return self.member(self.dotted_value(mod, node.value), node.attr)
+        return UNKNOWN
+
+    def member(self, base: Any, attr: str) -> Any:
+        """``base.attr`` for a module ``base``: its global, else its submodule (a
+        package's `pkg.mod`); a generated warm module's function; else unknown."""
+        if isinstance(base, ModV) and base.module is not None:
+            if attr in base.module.globals:
+                return self.global_value(base.module, attr)
+            if os.path.basename(base.module.path) == "__init__.py":
+                sub = self.sibling(base.module, attr, 1)
+                if sub is not None:
+                    return ModV(sub, f"{base.name}.{attr}")
+            return UNKNOWN
+        if isinstance(base, ModV) and is_warm_module(base.name):
+            return WarmFnV(base.name, attr)
         return UNKNOWN
 
     # -- constants

@@ -10,7 +10,8 @@ tasks, a kernel without a name_hint inside a run, a constant bound again under i
 name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
 11/17 of one weight's columns, and a slice of another form read whole (share/); calls
 resolved as Python resolves them, callers too, beside a sibling module's functions of the
-same names (calls/, tests/test_source_reader.py). Each
+same names (calls/); order carried by values between scopes and outside them (flow/;
+tests/test_source_reader.py). Each
 has its golden `extract.yaml` (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
@@ -39,6 +40,7 @@ FIXTURES = {
     "private": ("layer.py:_mix_layer", []),
     "share": ("layer.py:mlp", []),
     "calls": ("layer.py:_layer", []),
+    "flow": ("layer.py:attend", []),
 }
 # The notices (PC208) a fixture's skeleton keeps against its code: what is not resolved.
 NOTICES = {"envbound": 1, "calls": 2}

@@ -5,6 +5,9 @@ Each case is a small fixture in pypto-lib's idioms, written for these tests:
 - calls/: calls and callers resolved as Python resolves them (the module's own scope,
   then its imports), beside a sibling module whose functions bear the same names;
   a call resolved to nothing readable is a notice, never a guess.
+- flow/: order carried by values: a tile one scope computes and the next assembles, a
+  row assembled into a tensor outside any kernel and read by a later one; no order
+  where a scope binds the name again first, or uses it as a comprehension's own.
 """
 
 from __future__ import annotations
@@ -40,3 +43,18 @@ def test_callers_are_the_functions_python_would_call() -> None:
         ),
     ]
     assert r.unresolved[1].effect == "the shapes it may pass are not taken"
+
+
+def test_order_through_values() -> None:
+    work = DATA / "flow"
+    r = read_layer(str(work / "layer.py"), "attend", str(work))
+    names = [k.name for k in r.kernels]
+    assert names == ["q_proj", "q_write", "k_proj", "score", "out_proj"]
+    waits = {k.name: sorted(names[i] for i in k.deps | k.after) for k in r.kernels}
+    assert waits == {
+        "q_proj": [],
+        "q_write": ["q_proj"],  # `acc`, computed in q_proj
+        "k_proj": [],  # its own `acc`, bound before it is used; `k0` a comprehension's
+        "score": ["k_proj", "q_write"],
+        "out_proj": ["score"],  # `attn`, assembled outside kernels from `row`
+    }

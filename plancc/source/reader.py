@@ -189,6 +189,8 @@ class Reader:
             if isinstance(base, ArrayV) and isinstance(value, TaskV):
                 self.budget.spend(len(value.kernels))  # a task set is as large as the code
                 base.kernels |= value.kernels
+            elif isinstance(base, TensorV):  # `out[b : b + 1, :] = row` outside kernels
+                self.scopes.carry(base, value)
 
     def with_(self, frame: Frame, stmt: ast.With) -> Any:
         for item in stmt.items:
@@ -278,6 +280,8 @@ class Reader:
             return TensorV(f"#{self.created}")
         if fn in ALIASING and node.args:
             taken = self.value(frame, node.args[0])
+            if fn == "pl.assemble" and len(node.args) > 1:  # outside kernels: a copy into it
+                self.scopes.carry(taken, self.value(frame, node.args[1]))
             return part_of(taken) if fn in SLICING else tensor_only(taken)
         if fn == "pl.system.task_dummy":
             kernels: set[int] = set()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
+from plancc.source.flow import Position, bound, comprehended, reads_before
 from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
@@ -151,12 +152,17 @@ class Scopes:
             )
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
-        self.touch(frame, k, nodes)
+        # The names the scope binds: a `for` form's variable (the block index) is its own.
+        binds = bound(nodes)
+        if isinstance(stmt, ast.For):
+            binds |= dict.fromkeys(bound([stmt]), (0, 0))
+        env = self.touch(frame, k, nodes, binds)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"
             given = Given(self.resolver, frame.module, frame.env, frame.rebound)
             k.columns = columns(given, frame.spans, nodes, int_or_none(blocks) if spmd else None)
+        self.export(frame, k, env, binds.keys() - bound([stmt]).keys())
         self.add(k)
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
@@ -190,6 +196,18 @@ class Scopes:
         for r in k.writes:
             self.writers[r] = {k.index}
 
+    def carry(self, into: Any, source: Any) -> None:
+        """``source`` copied into tensor ``into`` outside any kernel (`attn_out =
+        pl.assemble(attn_out, attn_row, [b, 0])`): what reads ``into`` from here on waits
+        for the last writers of ``source`` too, as PyPTO orders the copy between them."""
+        came: set[int] = set()
+        for r in roots(source):
+            came |= self.writers.get(r, set())
+        if came:
+            self.budget.spend(len(came))
+            for r in roots(into):
+                self.writers[r] = self.writers.get(r, set()) | came
+
     def alias(self, frame: Frame, name: str, body: list[ast.stmt]) -> Any:
         return frame.env.get(name, UNKNOWN)
 
@@ -204,8 +222,24 @@ class Scopes:
             self.budget.spend(len(hit[1]))
         return hit[1]
 
-    def touch(self, frame: Frame, k: Kernel, nodes: list[ast.AST]) -> None:  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
-        """The tensors a kernel body reads and writes (its local aliases followed)."""
+    def export(self, frame: Frame, k: Kernel, env: dict[str, Any], names: Iterable[str]) -> None:
+        """The names a kernel body binds leave it (flow.py): a tensor it aliases as that
+        tensor, anything else as a value of its own that the kernel wrote."""
+        for n in sorted(names):
+            self.budget.spend()
+            v = env.get(n)
+            if not isinstance(v, TensorV):
+                v = TensorV(f"{n}@{k.index}")
+                k.writes.add(v.root)
+            frame.env[n] = v
+            frame.rebound.add(n)
+            frame.spans.pop(n, None)
+
+    def touch(  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
+        self, frame: Frame, k: Kernel, nodes: list[ast.AST], binds: dict[str, Position]
+    ) -> dict[str, Any]:
+        """The tensors a kernel body reads and writes (its local aliases followed), and
+        the values its names hold at its end."""
         self.budget.spend(len(frame.env))
         env = dict(frame.env)
         for node in nodes:
@@ -247,15 +281,17 @@ class Scopes:
                 b = base_node(arg) if arg is not None else None
                 if b is not None:
                     written_only.add(id(b))
-        # Names are looked up in the kernel's final environment: a name a kernel
-        # rebinds to a tile is not a tensor, and its uses before that are counted
-        # by the tensor it aliased.
+        # A use before the body binds the name reads the value it had before the body
+        # (a tensor, or what an earlier kernel made); a use after reads the kernel's own,
+        # looked up in its final environment: a name it rebinds to a tile is no tensor.
+        own = comprehended(nodes)
         for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if id(node) in written_only:
+                if id(node) in written_only or id(node) in own:
                     continue
-                v = frame.env.get(node.id) if node.id in frame.env else env.get(node.id)
+                v = frame.env.get(node.id) if reads_before(node, binds) else env.get(node.id)
                 k.reads |= roots(v)
+        return env
 
     def bind(self, frame: Frame, name: str, stmt: ast.stmt) -> None:
         """``name`` assigned in ``frame`` by ``stmt``: what it runs over, if anything."""

@@ -10,8 +10,8 @@ tasks, a kernel without a name_hint inside a run, a constant bound again under i
 name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
 11/17 of one weight's columns, and a slice of another form read whole (share/); calls
 resolved as Python resolves them, callers too, beside a sibling module's functions of the
-same names (calls/); order carried by values between scopes and outside them (flow/;
-tests/test_source_reader.py). Each
+same names (calls/); order carried by values between scopes and outside them (flow/); unrolled copies and
+tasks bound per iteration (unroll/; tests/test_source_reader.py). Each
 has its golden `extract.yaml` (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
@@ -41,6 +41,7 @@ FIXTURES = {
     "share": ("layer.py:mlp", []),
     "calls": ("layer.py:_layer", []),
     "flow": ("layer.py:attend", []),
+    "unroll": ("layer.py:mlp", []),
 }
 # The notices (PC208) a fixture's skeleton keeps against its code: what is not resolved.
 NOTICES = {"envbound": 1, "calls": 2}
@@ -892,8 +893,8 @@ def test_a_task_bound_once_per_tile(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     )
     assert d.hint == (
         "join the loop: `tids[t] = …` into a task array (`tids = pl.array.create(N, "
-        "pl.TASK_ID)`) in the loop, then `out_tid = pl.system.task_dummy(deps=[tids])` after "
-        "it (block.py:72)"
+        "pl.TASK_ID)`) in the loop, then `out_tid = pl.system.task_dummy(deps=[tids])` once "
+        "the loop ends (after block.py:74)"
     )
 
 

@@ -8,12 +8,22 @@ Each case is a small fixture in pypto-lib's idioms, written for these tests:
 - flow/: order carried by values: a tile one scope computes and the next assembles, a
   row assembled into a tensor outside any kernel and read by a later one; no order
   where a scope binds the name again first, or uses it as a comprehension's own.
+- unroll/: an MLP in Qwen3-14B's form: scopes of `pl.unroll` bodies copied and named
+  as PyPTO names them, a copy in its first copy's run; tasks bound per iteration of a
+  loop, whatever else it runs (PC209), and hints that name the line after the block.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from plancc import api
+from plancc.cli.app import app
+from plancc.diagnostics import Diagnostic
 from plancc.source.reader import read_layer
 
 DATA = Path(__file__).parent / "data" / "source"
@@ -58,3 +68,110 @@ def test_order_through_values() -> None:
         "score": ["k_proj", "q_write"],
         "out_proj": ["score"],  # `attn`, assembled outside kernels from `row`
     }
+
+
+def test_unrolled_copies_are_named_as_pypto_names_them() -> None:
+    """Each `pl.unroll` copy is a kernel: the first keeps its name_hint, later ones take
+    `_0`, `_1`, … counted per name across the function; the deferred loop's scopes come
+    after them (`gate_proj_3`), and a helper called twice gives `rms`, `rms_0`."""
+    work = DATA / "unroll"
+    r = read_layer(str(work / "layer.py"), "mlp", str(work))
+    assert [(k.name, k.copy_of) for k in r.kernels] == [
+        ("rms", None),
+        ("residual_cast", None),
+        ("residual_cast_0", 1),
+        ("residual_cast_1", 1),
+        ("residual_cast_2", 1),
+        ("gate_proj", None),
+        ("up_proj", None),
+        ("gate_proj_0", 5),
+        ("up_proj_0", 6),
+        ("gate_proj_1", 5),
+        ("up_proj_1", 6),
+        ("gate_proj_2", 5),
+        ("up_proj_2", 6),
+        ("gate_proj_3", None),
+        ("up_proj_3", None),
+        ("silu", None),
+        ("down_proj", None),
+        ("rms_0", None),
+    ]
+    # A task bound in a copy holds the last copy's; the variable ends after the loop.
+    spmd = r.tasks["gate_spmd_tid"]
+    assert (sorted(spmd.kernels), spmd.after) == ([11], "layer.py:65")
+    assert r.tasks["gate_tid"].after == "layer.py:76"  # the outer loop's end
+    assert r.tasks["silu_tid"].after == "layer.py:79"  # the `with` block's end
+
+
+def _plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Path:
+    work = tmp_path / name
+    shutil.copytree(DATA / name, work)
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(app, ["extract", source])
+    assert result.exit_code == 0, result.output
+    plan = work / "plan.yaml"
+    plan.write_text(result.stdout, encoding="utf-8")
+    return plan
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _found(plan: Path) -> list[Diagnostic]:
+    return [d for d in api.validate_paths([str(plan)]).diagnostics if d.code.startswith("PC2")]
+
+
+def test_a_task_bound_per_iteration_whatever_the_loop_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PC209 for `gate_tid`, bound in a loop that also runs up_proj_3's kernel (another
+    stage), and for `gate_spmd_tid`, bound in each unrolled copy; the join goes after
+    the outermost loop, never inside it."""
+    plan = _plan(tmp_path, monkeypatch, "unroll", "layer.py:mlp")
+    assert _found(plan) == []
+    _edit(plan, "      - name: gate_proj\n", "      - name: gate_proj\n        task: gate_spmd_tid\n")
+    _edit(plan, "      - name: gate_proj_3\n", "      - name: gate_proj_3\n        task: gate_tid\n")
+    found = [(d.code, d.line, d.message, d.hint) for d in _found(plan)]
+    assert found == [
+        (
+            "PC209",
+            28,
+            "stage 'gate_proj': task 'gate_spmd_tid' is bound at layer.py:55, inside the loop "
+            "`for k_split in …` (layer.py:53): it holds the last iteration's task, so a warm "
+            "anchored on it waits for that iteration, not the stage",
+            "join the loop: `tids[k_split] = …` into a task array (`tids = pl.array.create(N, "
+            "pl.TASK_ID)`) in the loop, then `gate_spmd_tid = pl.system.task_dummy(deps=[tids])` "
+            "once the loop ends (after layer.py:65)",
+        ),
+        (
+            "PC209",
+            39,
+            "stage 'gate_proj_3': task 'gate_tid' is bound at layer.py:71, inside the loop "
+            "`for k_split in …` (layer.py:69): it holds the last iteration's task, so a warm "
+            "anchored on it waits for that iteration, not the stage",
+            "join the loop: `tids[…] = …` into a task array (`tids = pl.array.create(N, "
+            "pl.TASK_ID)`) in the loop, then `gate_tid = pl.system.task_dummy(deps=[tids])` "
+            "once the loop ends (after layer.py:76)",
+        ),
+    ]
+
+
+def test_the_call_site_hint_names_the_line_after_the_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = _plan(tmp_path, monkeypatch, "unroll", "layer.py:mlp")
+    _edit(
+        plan,
+        "        kernel: rms_0\n",
+        "        kernel: rms_0\n    warms:\n      - {name: prefetch_down, after: silu, "
+        "tensors: [w_down]}\n",
+    )
+    (d,) = _found(plan)
+    assert (d.code, d.hint) == (
+        "PC206",
+        "call prefetch_down(w_down, silu_tid) after layer.py:79, the end of the block that "
+        "binds silu_tid, or remove the warm",
+    )

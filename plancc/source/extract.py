@@ -245,9 +245,8 @@ def _layer(
         pairs = ", ".join(f"{scalar(t)}: {scalar(p)}" for t, p in mapping.items())
         lines.append(f"    source_params: {{{pairs}}}")
     lines.append("    stages:")
-    kernels = [k for k in reading.kernels if not k.opaque and k.name]
+    kernels, runs = _stages(reading)
     named = stage_names(kernels)
-    runs = stage_runs(reading, dict(enumerate(kernels)))
     task_of = _tasks(reading, runs, notices)
     for i, k in enumerate(kernels):
         entry = [f"name: {scalar(named[i])}"]
@@ -283,6 +282,30 @@ def _layer(
     return lines
 
 
+def _stages(reading: Reading) -> tuple[list[Kernel], Runs]:
+    """The kernels that are stages, and their runs: every resolved kernel but the later
+    copies of an unrolled scope that join their first copy's run (a stage stands for all
+    its copies); a copy that waits on a later stage than its first copy's is a stage."""
+    named = [k for k in reading.kernels if not k.opaque and k.name]
+    heads = [k for k in named if k.copy_of is None]
+    for rounds in range(_ROUNDS + 1):
+        runs = stage_runs(reading, dict(enumerate(heads)))
+        away = [
+            k
+            for k in named
+            if k.copy_of is not None
+            and k not in heads
+            and (rounds == _ROUNDS or runs.owner.get(k.index) != runs.owner.get(k.copy_of))
+        ]
+        if not away:
+            return heads, runs
+        heads = sorted([*heads, *away], key=lambda k: k.index)
+    return heads, stage_runs(reading, dict(enumerate(heads)))
+
+
+_ROUNDS = 4  # copies found away from their first copy's run; then every copy is a stage
+
+
 def _read(name: str, param: str, members: Sequence[Kernel], last: int | None) -> str:
     """A stage's read of ``param``: `{tensor: NAME, share: A/B}` when each of its kernels
     reads the same columns of it, a part of its ``last`` dim; else the plain name."""
@@ -300,12 +323,13 @@ def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
     """Each stage's task: the first task variable of the layer function (by line) whose
     kernels all lie in the stage's run, and which the plan's rules take as a name; for a
     stage a warm scope of a helper waits on, that helper's task (a forward inlining its
-    layers). A task bound once per iteration of a loop of the stage's own kernels is
-    left out (PC209)."""
+    layers). A task of the layer function bound inside a loop outside kernels holds one
+    iteration's task: it is left out (PC209)."""
     task_of: dict[int, str] = {}
     waited = {w.deps for w in reading.warms if not w.part}
     inner = [t for t in reading.inner.values() if t.kernels in waited]
-    for t in [*sorted(reading.tasks.values(), key=lambda t: t.line), *inner]:
+    own = set(reading.tasks.values())
+    for t in [*sorted(own, key=lambda t: t.line), *inner]:
         owners = {runs.owner.get(i) for i in t.kernels}
         if t.opaque or len(owners) != 1 or None in owners:
             continue
@@ -317,7 +341,7 @@ def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
             if t.name.strip("_"):
                 notices.append(f"{t.file}:{t.line}: task '{t.name}' left out: not a name")
             continue
-        if t.loop is not None and t.loop.holds({k.index for k in runs.kernels[owner]}):
+        if t.loop is not None and t in own:
             notices.append(
                 f"{t.file}:{t.line}: task '{t.name}' left out: bound once per iteration of "
                 f"the loop at {t.loop.file}:{t.loop.line} (PC209)"
@@ -345,6 +369,8 @@ def _warms(
     for t, a in anchors.items():
         anchor_of.setdefault(_kernels(reading, t), a)
     for w in reading.warms:
+        if w.copy:  # a later copy of an unrolled scope: its first copy's warm stands for it
+            continue
         anchor = (anchor_of.get(w.deps) or _join(anchor_of, w.deps)) if w.deps else None
         tensors = [names.get((kind, t)) for t in w.tensors]
         hint_ok = identifier_problem(w.name_hint, reserved=False) is None

@@ -36,7 +36,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
+from plancc.source.copies import is_unroll, unroll_values
+from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
@@ -177,7 +178,9 @@ class Reader:
             self.scopes.bind(frame, target.id, stmt)
             if isinstance(value, TaskV):
                 file = self.resolver.show(frame.module.path)
-                task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
+                task = Task(
+                    target.id, value.kernels, file, stmt.lineno, value.opaque, last=_last(stmt)
+                )
                 self.scopes.task(frame, task)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, TupleV) else ()
@@ -214,14 +217,32 @@ class Reader:
         if isinstance(it, ast.Call) and dotted(it.func) == "pl.spmd":
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
-        # A loop outside kernels runs its scopes many times: each is one kernel.
-        before = self.scopes.enter(frame, stmt, lambda a: self.const_in(frame, a))
+        # A loop outside kernels runs its scopes many times: each is one kernel; an
+        # unrolled one is read once per copy, its variable a constant (copies.py).
+        const = lambda a: self.const_in(frame, a)  # noqa: E731 (read before `enter` binds)
+        values = unroll_values(it, const)
+        before = self.scopes.enter(frame, stmt, const)
         file = self.resolver.show(frame.module.path)
-        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
+        first = len(self.scopes.kernels)
+        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), first, last=_last(stmt))
         outer = frame.loops
         frame.loops = (*outer, loop)
         try:
-            return self.block(frame, stmt.body)
+            if values is None:
+                if is_unroll(it):
+                    what = "an unrolled loop whose count is not a known constant"
+                    note = "read once: its later copies are not named"
+                    self.scopes.unresolved.append(Unresolved(file, stmt.lineno, what, note))
+                return self.block(frame, stmt.body)
+            with self.scopes.copies.unroll() as next_copy:
+                for v in values:
+                    next_copy()
+                    if isinstance(stmt.target, ast.Name):
+                        frame.env[stmt.target.id] = ConstV(v)
+                    result = self.block(frame, stmt.body)
+                    if result is not None:
+                        return result
+            return None
         finally:
             frame.loops = outer
             frame.spans = {n: s for n, s in before.items() if frame.spans.get(n) == s}
@@ -314,12 +335,12 @@ class Reader:
             )
             return TaskV(frozenset(), opaque=True)
         if isinstance(callee, FuncV) and is_incore(callee.node):
-            return self.incore(frame, callee, args, kwargs)
+            return self.incore(frame, node, callee, args, kwargs)
         if isinstance(callee, FuncV) and is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
         builtin = isinstance(node.func, ast.Name) and node.func.id in _BUILTINS
-        if any(roots(a) for a in given) and not builtin:
+        if any(roots(a) for a in given) and not builtin and not _cut(node.func, self.budget):
             # A plain function given tensors, or a call resolved to no function: what it
             # does with them is not read, and never taken to be nothing.
             name = fn or clip(ast.unparse(node.func))
@@ -358,7 +379,9 @@ class Reader:
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
 
-    def incore(self, frame: Frame, callee: FuncV, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def incore(
+        self, frame: Frame, node: ast.Call, callee: FuncV, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
         """A call of a `@pl.jit.incore` function: one kernel, named after the function,
         that reads the tensors it is given and writes those its `pl.Out`/`pl.InOut`
         parameters take; its order is what those say. It returns what its `return` names
@@ -370,6 +393,7 @@ class Reader:
         k = Kernel(
             len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
         )
+        k.copy_of = self.scopes.copy_of(frame, node, k.index)
         for a in params:
             given = roots(bound.get(a.arg))
             ann = a.annotation
@@ -406,6 +430,16 @@ class Reader:
                 deps,
             )
         )
+
+
+def _cut(node: ast.expr, budget: Budget) -> bool:
+    """Whether ``node`` was cut where it nests too deep (modules.py): noted there already."""
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in walk(node, budget))
+
+
+def _last(stmt: ast.stmt) -> int:
+    """The last line of a statement (its block's, for a compound one)."""
+    return stmt.end_lineno or stmt.lineno
 
 
 def read_layer(

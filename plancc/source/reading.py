@@ -50,6 +50,7 @@ class Kernel:
     after: set[int] = field(default_factory=set)  # the last writers of what it reads or writes
     opaque: bool = False  # an unresolved helper or branch: may read and write all it is given
     names: frozenset[str] = frozenset()  # an opaque kernel: the names its code could give
+    copy_of: int | None = None  # a later copy of an unrolled scope: the index of its first
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Warm:
     deps: frozenset[int]  # kernels it waits for
     dep_names: tuple[str, ...]  # the task variables of its `deps=`
     part: bool = False  # warms a slice of a tensor (one layer's of a stack): no plan warm can
+    copy: bool = False  # a later copy of an unrolled scope: its first copy stands for it
 
 
 @dataclass(frozen=True)
@@ -88,17 +90,15 @@ class Unresolved:
 
 @dataclass(eq=False)
 class Loop:
-    """A `for` loop outside kernels (its scopes run once per iteration)."""
+    """A `for` loop outside kernels (its scopes run once per iteration; an unrolled one's
+    are copied, one per iteration)."""
 
     file: str
     line: int
     target: str  # the loop variable(s), as written
     first: int  # the index of the first kernel inside it
     end: int = -1  # one past the index of its last kernel, once walked
-
-    def holds(self, kernels: set[int]) -> bool:
-        """Whether every kernel inside the loop is one of ``kernels``."""
-        return all(i in kernels for i in range(self.first, self.end))
+    last: int = 0  # its last line
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,26 @@ class Task:
     file: str
     line: int
     opaque: bool = False  # bound to the result of something unresolved
-    loop: Loop | None = None  # bound inside a loop: the innermost one
+    loops: tuple[Loop, ...] = ()  # bound inside loops outside kernels: those, outermost first
+    last: int = 0  # the last line of the statement that binds it (a `with` block's)
+
+    @property
+    def loop(self) -> Loop | None:
+        """The innermost loop it is bound in."""
+        return self.loops[-1] if self.loops else None
+
+    @property
+    def end(self) -> tuple[str, int]:
+        """The file and line after which its value holds for good: the end of the block
+        that binds it, or of the outermost loop it is bound in (inside either, a later
+        line may see no task yet, or another iteration's)."""
+        if self.loops:
+            return (self.loops[0].file, self.loops[0].last)
+        return (self.file, self.last or self.line)
+
+    @property
+    def after(self) -> str:
+        return "{}:{}".format(*self.end)
 
 
 @dataclass

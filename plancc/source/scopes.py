@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
+from plancc.source.copies import Copies
 from plancc.source.flow import Position, bound, comprehended, reads_before
 from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
@@ -59,6 +60,7 @@ class Scopes:
         self.resolver = resolver
         self.kernels: list[Kernel] = []
         self.names = FreeNames()  # the kernels' names, as PyPTO's outliner gives them
+        self.copies = Copies()  # the unrolled loops being read
         self.warms: list[Warm] = []
         self.calls: list[WarmCall] = []
         self.unresolved: list[Unresolved] = []
@@ -69,6 +71,15 @@ class Scopes:
         self.manual = 0  # inside `pl.manual_scope`: no last-writer order
         self.budget = resolver.budget
         self.listed: dict[int, tuple[list[ast.stmt], list[ast.AST]]] = {}
+
+    def copy_of(self, frame: Frame, site: ast.AST, index: int) -> int | None:
+        """The first copy of the kernel ``index`` made at ``site``, when it is a later copy
+        of an unrolled scope (copies.py)."""
+        found = self.copies.first(("kernel", id(site), frame.stack), index)
+        if found is None:
+            return None
+        first = self.kernels[found].copy_of
+        return found if first is None else first
 
     def add(self, k: Kernel) -> None:
         if len(self.kernels) >= MAX_KERNELS:
@@ -147,11 +158,15 @@ class Scopes:
             values = [self.alias(frame, n, body) for n in warmed]
             tensors = tuple(r for v in values for r in sorted(roots(v)))
             part = any(isinstance(v, TensorV) and v.part for v in values)
+            copy = self.copies.first(("warm", id(stmt), frame.stack), len(self.warms)) is not None
             self.warms.append(
-                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part)
+                Warm(
+                    hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part, copy
+                )
             )
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
+        k.copy_of = self.copy_of(frame, stmt, k.index)
         # The names the scope binds: a `for` form's variable (the block index) is its own.
         binds = bound(nodes)
         if isinstance(stmt, ast.For):
@@ -167,12 +182,13 @@ class Scopes:
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
             self.bound.setdefault(tid, (file, stmt.lineno))
-            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno))
+            last = stmt.end_lineno or stmt.lineno
+            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno, last=last))
 
     def task(self, frame: Frame, task: Task) -> None:
         """A TaskId variable bound in ``frame``: the layer's, or an inner one."""
         if frame.loops:
-            task = replace(task, loop=frame.loops[-1])
+            task = replace(task, loops=frame.loops)
         if frame.layer:
             self.tasks[task.name] = task
         else:

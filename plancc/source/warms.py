@@ -26,7 +26,7 @@ def check_warms(findings: Findings, it: LayerReading) -> None:
         pos, message, hint = problem
         findings.report(pos, codes.SOURCE_CALL, message, hint, w)
     for i, sw in enumerate(reading.warms):
-        if i in used_warms:
+        if i in used_warms or sw.copy:  # a later copy of an unrolled scope: as its first
             continue
         names = [it.tensor_of.get(t, t) for t in sw.tensors]
         if sw.part:  # a plan warm covers whole tensors: it could never be declared
@@ -72,7 +72,7 @@ def _find_warm(
     anchors = [it.layer.stages[a] for a in w.anchors]
     found = [reading.task(s.task) if s.task else None for s in anchors]
     # The task the call waits for; a join's: every anchor's, the last bound named.
-    task = None if not anchors or None in found else max(found, key=lambda t: t.line)  # type: ignore[union-attr]
+    task = None if not anchors or None in found else max(found, key=lambda t: t.end[1])  # type: ignore[union-attr]
     needs = frozenset().union(*(t.kernels for t in found if t is not None))
     tids = ", ".join(s.task or "tid" for s in anchors) or "tid"
     tensors = tuple(it.param_of.get(e.tensor.name, e.tensor.name) for e in w.entries)
@@ -89,7 +89,7 @@ def _find_warm(
             return None
     near = None
     for i, sw in enumerate(reading.warms):
-        if sw.name_hint != w.name_hint or i in used_warms:
+        if sw.name_hint != w.name_hint or i in used_warms or sw.copy:
             continue
         if sw.tensors == tensors and (task is None or sw.deps == needs):
             used_warms.add(i)
@@ -119,7 +119,7 @@ def _find_warm(
         f"neither a call of {w.name}() nor a scope named '{w.name_hint}'",
         f"call {w.name}({', '.join(_arguments(w))}, {tids}) "
         + (
-            f"after {task.file}:{task.line}, where its task is bound"
+            f"after {task.after}, the end of the block that binds {task.name}"
             if task
             else "once the anchor's task is bound"
         )

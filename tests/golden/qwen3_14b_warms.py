@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_14b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_14b.yaml
-Plan sha256: c552dc3f1343f6783b05400463c04d3a9952209eb9d6613189de9b93fc671e08
+Plan sha256: 1d0a2ba7c2e6e3b79b4ed5ee92498ce63ec82be16e4920f2ebbe0d70126d5c79
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_14b.yaml --out .

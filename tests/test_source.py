@@ -11,7 +11,8 @@ name in another module (private/); an SPMD kernel and a parallel loop reading 6/
 11/17 of one weight's columns, and a slice of another form read whole (share/); calls
 resolved as Python resolves them, callers too, beside a sibling module's functions of the
 same names (calls/); order carried by values between scopes and outside them (flow/); unrolled copies and
-tasks bound per iteration (unroll/; tests/test_source_reader.py). Each
+tasks bound per iteration (unroll/); a generated warm's join over a stacked weight, called
+from its module, copied, or written out (generated/; tests/test_source_reader.py). Each
 has its golden `extract.yaml` (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 
@@ -42,6 +43,7 @@ FIXTURES = {
     "calls": ("layer.py:_layer", []),
     "flow": ("layer.py:attend", []),
     "unroll": ("layer.py:mlp", []),
+    "generated": ("layer.py:attention", []),
 }
 # The notices (PC208) a fixture's skeleton keeps against its code: what is not resolved.
 NOTICES = {"envbound": 1, "calls": 2}

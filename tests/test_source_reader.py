@@ -11,6 +11,9 @@ Each case is a small fixture in pypto-lib's idioms, written for these tests:
 - unroll/: an MLP in Qwen3-14B's form: scopes of `pl.unroll` bodies copied and named
   as PyPTO names them, a copy in its first copy's run; tasks bound per iteration of a
   loop, whatever else it runs (PC209), and hints that name the line after the block.
+- generated/: the warm `plancc build` generates (a join over a stacked weight's slab)
+  called as its docstring says from its module, called as a copy of its definition,
+  and written out in the layer: each read back as the plan's warm.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from typer.testing import CliRunner
 from plancc import api
 from plancc.cli.app import app
 from plancc.diagnostics import Diagnostic
+from plancc.source import warm_forms
 from plancc.source.reader import read_layer
+from plancc.source.reading import WarmEntry
 
 DATA = Path(__file__).parent / "data" / "source"
+GOLDEN = Path(__file__).parent / "golden"
 
 
 def test_callers_are_the_functions_python_would_call() -> None:
@@ -132,8 +138,12 @@ def test_a_task_bound_per_iteration_whatever_the_loop_holds(
     the outermost loop, never inside it."""
     plan = _plan(tmp_path, monkeypatch, "unroll", "layer.py:mlp")
     assert _found(plan) == []
-    _edit(plan, "      - name: gate_proj\n", "      - name: gate_proj\n        task: gate_spmd_tid\n")
-    _edit(plan, "      - name: gate_proj_3\n", "      - name: gate_proj_3\n        task: gate_tid\n")
+    _edit(
+        plan, "      - name: gate_proj\n", "      - name: gate_proj\n        task: gate_spmd_tid\n"
+    )
+    _edit(
+        plan, "      - name: gate_proj_3\n", "      - name: gate_proj_3\n        task: gate_tid\n"
+    )
     found = [(d.code, d.line, d.message, d.hint) for d in _found(plan)]
     assert found == [
         (
@@ -175,3 +185,129 @@ def test_the_call_site_hint_names_the_line_after_the_block(
         "call prefetch_down(w_down, silu_tid) after layer.py:79, the end of the block that "
         "binds silu_tid, or remove the warm",
     )
+
+
+_JOIN = """\
+    warms:
+      - name: prefetch_wo
+        after: [q_proj, k_proj, v_proj]
+        tensors: [wo]
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "warm"),
+    [
+        ("attention", _JOIN),
+        (
+            "attention_copied",
+            _JOIN.replace("prefetch_wo\n", "prefetch_wo_copy\n        name_hint: prefetch_wo\n"),
+        ),
+        (
+            "attention_inlined",
+            _JOIN.replace("prefetch_wo\n", "prefetch_wo\n        name_hint: prefetch_wo\n"),
+        ),
+    ],
+)
+def test_a_generated_warm_reads_back_as_the_plans(
+    function: str, warm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Called from its generated module (not there to read), called as a copy of its
+    definition, or written out: the join of q, k and v over one layer's slab of the
+    stacked `wo`, and the skeleton validates against the code with nothing to say."""
+    plan = _plan(tmp_path, monkeypatch, "generated", f"layer.py:{function}")
+    text = plan.read_text(encoding="utf-8")
+    assert (
+        "  wo: {shape: [D, D], dtype: bf16, stacked: {layers: LAYERS, index: layer_idx}}\n" in text
+    )
+    assert text.endswith(warm)
+    assert _found(plan) == []
+
+
+def test_the_generated_module_called_as_its_docstring_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Qwen plan's generated module itself beside the layer: its function is read
+    (the template's form), and the call gives the plan's warm, no PC206."""
+    work = tmp_path / "generated"
+    shutil.copytree(DATA / "generated", work)
+    shutil.copy(GOLDEN / "qwen3_14b_warms.py", work / "qwen3_14b_warms.py")
+    _edit(work / "layer.py", "from tiny_warms import", "from qwen3_14b_warms import")
+    r = read_layer(str(work / "layer.py"), "attention", str(work))
+    (call,) = r.calls
+    assert (call.function, call.read, call.name_hint, call.tasks) == (
+        "prefetch_wo",
+        True,
+        "prefetch_wo",
+        ("q_tid", "k_tid", "v_tid"),
+    )
+    assert call.entries == (WarmEntry("wo", "layer_idx"),)
+    plan = _plan(tmp_path / "again", monkeypatch, "generated", "layer.py:attention")
+    shutil.copy(GOLDEN / "qwen3_14b_warms.py", plan.parent / "qwen3_14b_warms.py")
+    _edit(plan.parent / "layer.py", "from tiny_warms import", "from qwen3_14b_warms import")
+    assert _found(plan) == []
+
+
+def test_every_generated_function_has_the_form_the_reader_knows() -> None:
+    """The template and the reader agree: each function of each golden module is read as
+    a generated warm, its entries and anchors as the plan has them."""
+    import ast
+
+    found = {}
+    for module in sorted(GOLDEN.glob("*_warms.py")):
+        for fn in ast.parse(module.read_text(encoding="utf-8")).body:
+            if isinstance(fn, ast.FunctionDef):
+                sig = warm_forms.signature(fn, lambda n: None)
+                assert sig is not None, fn.name
+                found[fn.name] = (sig.name_hint, sig.issued, len(sig.anchors))
+    assert found["prefetch_wo"] == ("prefetch_wo", (("wo", "layer_idx"),), 3)
+    assert found["prefetch_o_proj_w_csa"] == (
+        "prefetch_o_proj_w",
+        (("wo_a", None), ("wo_b", None)),
+        1,
+    )
+    assert len(found) == 6
+
+
+@pytest.mark.parametrize(
+    ("new", "line", "message"),
+    [
+        (
+            "prefetch_wo(wo, layer_idx, q_tid, k_tid, k_tid)",
+            33,
+            "warm 'prefetch_wo' is called at layer.py:62 after 'q_tid', 'k_tid', 'k_tid', not "
+            "after its anchor's tasks 'q_tid, k_tid, v_tid'",
+        ),
+        (
+            "prefetch_wo(wq, layer_idx, q_tid, k_tid, v_tid)",
+            34,
+            "warm 'prefetch_wo' is called at layer.py:62 with [wq], not [wo]",
+        ),
+        (
+            "prefetch_wo(wo, 0, q_tid, k_tid, v_tid)",
+            34,
+            "warm 'prefetch_wo' is called at layer.py:62 with the index '0', not the "
+            "stack's index 'layer_idx'",
+        ),
+    ],
+)
+def test_a_generated_call_that_differs_from_the_plan(
+    new: str, line: int, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = _plan(tmp_path, monkeypatch, "generated", "layer.py:attention")
+    _edit(plan.parent / "layer.py", "prefetch_wo(wo, layer_idx, q_tid, k_tid, v_tid)", new)
+    assert [(d.code, d.line, d.message) for d in _found(plan)] == [("PC206", line, message)]
+
+
+def test_a_written_out_warm_of_another_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = _plan(tmp_path, monkeypatch, "generated", "layer.py:attention_inlined")
+    _edit(plan.parent / "layer.py", "[layer_idx * D, 0])", "[0, 0])")
+    assert [(d.code, d.message) for d in _found(plan)] == [
+        (
+            "PC206",
+            "warm 'prefetch_wo': the scope 'prefetch_wo' at layer.py:102 warms [wo], not "
+            "[wo (slab at layer_idx)]",
+        )
+    ]

@@ -33,15 +33,17 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from plancc.source import warm_forms
 from plancc.source.copies import is_unroll, unroll_values
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
-from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
@@ -51,6 +53,7 @@ from plancc.source.values import (
     ConstV,
     Dynamic,
     FuncV,
+    ScalarV,
     TaskV,
     TensorV,
     TupleV,
@@ -104,9 +107,10 @@ class Reader:
             params = read_params(self.resolver, mod, node)
             frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
             frame.layer = True
+            scalars = {a.arg for a in node.args.args if _scalar_param(a)}
             for p in params.values():
                 if not p.tensor:
-                    frame.env[p.name] = UNKNOWN
+                    frame.env[p.name] = ScalarV(p.name) if p.name in scalars else UNKNOWN
             self.block(frame, node.body)
         except OutOfWork as exc:
             what = f"{function}() needs {exc}"
@@ -230,7 +234,9 @@ class Reader:
         try:
             if values is None:
                 if is_unroll(it):
-                    what = "an unrolled loop whose count is not a known constant"
+                    what = (
+                        "an unrolled loop whose count is no known constant (or past 1,024 copies)"
+                    )
                     note = "read once: its later copies are not named"
                     self.scopes.unresolved.append(Unresolved(file, stmt.lineno, what, note))
                 return self.block(frame, stmt.body)
@@ -303,6 +309,12 @@ class Reader:
             taken = self.value(frame, node.args[0])
             if fn == "pl.assemble" and len(node.args) > 1:  # outside kernels: a copy into it
                 self.scopes.carry(taken, self.value(frame, node.args[1]))
+            if fn == "pl.slice":  # one layer's slab of a stack, at the layer's index?
+                found = warm_forms.slab(
+                    node, taken, lambda n: self.value(frame, n), lambda n: self.const_in(frame, n)
+                )
+                if found is not None:
+                    return found
             return part_of(taken) if fn in SLICING else tensor_only(taken)
         if fn == "pl.system.task_dummy":
             kernels: set[int] = set()
@@ -320,11 +332,15 @@ class Reader:
         if fn.startswith("pl.") or fn.startswith("pypto."):
             return UNKNOWN
         callee = self.value(frame, node.func)
-        if isinstance(callee, WarmFnV):
-            self.warm_call(frame, node, callee)
-            return ConstV(None)
         args = [self.value(frame, a) for a in node.args]
         kwargs = {kw.arg: self.value(frame, kw.value) for kw in node.keywords if kw.arg}
+        if isinstance(callee, WarmFnV):  # of a generated module that is not read
+            self.warm_call(frame, node, callee.name, (args, kwargs))
+            return ConstV(None)
+        sig = self.generated(callee)
+        if sig is not None:  # a function of the generated form, wherever it is defined
+            self.warm_call(frame, node, callee.node.name, (args, kwargs), sig)
+            return ConstV(None)
         if isinstance(callee, ChosenV):
             self.scopes.opaque(
                 frame,
@@ -408,28 +424,36 @@ class Reader:
         out = [bound.get(e.id, UNKNOWN) if isinstance(e, ast.Name) else UNKNOWN for e in items]
         return TupleV(tuple(out)) if len(out) > 1 else out[0]
 
-    def warm_call(self, frame: Frame, node: ast.Call, fn: WarmFnV) -> None:
-        tensors: list[str | None] = []
-        task = None
-        deps: frozenset[int] = frozenset()
-        for i, a in enumerate(node.args):
-            v = self.value(frame, a)
-            if i == len(node.args) - 1 and isinstance(v, TaskV):
-                task = a.id if isinstance(a, ast.Name) else None
-                deps = v.kernels
-            else:
-                found = sorted(roots(v))
-                tensors.append(found[0] if found else None)
-        self.scopes.calls.append(
-            WarmCall(
-                fn.name,
-                self.resolver.show(frame.module.path),
-                node.lineno,
-                tuple(tensors),
-                task,
-                deps,
-            )
-        )
+    def generated(self, callee: Any) -> warm_forms.Signature | None:
+        """The signature of a generated warm function ``callee`` is (warm_forms.py)."""
+        if not (isinstance(callee, FuncV) and is_jit(callee.node)):
+            return None
+        return warm_forms.signature(callee.node, lambda n: self.resolver.const(callee.module, n))
+
+    def warm_call(
+        self,
+        frame: Frame,
+        node: ast.Call,
+        function: str,
+        given: tuple[list[Any], dict[str, Any]],
+        sig: warm_forms.Signature | None = None,
+    ) -> None:
+        """A call of a generated warm function: the warm it issues (warm_forms.py)."""
+        where = (self.resolver.show(frame.module.path), node.lineno)
+        found = warm_forms.call(function, node, *given, where=where, sig=sig)
+        if self.scopes.copies.first(("call", id(node), frame.stack), len(self.scopes.calls)):
+            found = replace(found, copy=True)
+        self.scopes.calls.append(found)
+
+
+def _scalar_param(a: ast.arg) -> bool:
+    """A `pl.Scalar[...]` parameter other than a TaskId: its variable names a layer index."""
+    ann = a.annotation
+    return (
+        isinstance(ann, ast.Subscript)
+        and dotted(ann.value) == "pl.Scalar"
+        and dotted(ann.slice) != "pl.TASK_ID"
+    )
 
 
 def _cut(node: ast.expr, budget: Budget) -> bool:

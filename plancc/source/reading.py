@@ -54,29 +54,53 @@ class Kernel:
 
 
 @dataclass(frozen=True)
+class WarmEntry:
+    """A tensor a warm in the code prefetches (warm_forms.py): its root, and what part of
+    it where a generated form says (one layer's slab of a stack, at the variable
+    ``index``); None: the whole tensor, or a part no plan warm can declare."""
+
+    tensor: str | None
+    index: str | None = None
+
+
+@dataclass(frozen=True)
 class Warm:
     """An `async_prefetch` scope in the code."""
 
     name_hint: str
     file: str
     line: int
-    tensors: tuple[str, ...]  # roots, in issue order
+    entries: tuple[WarmEntry, ...]  # in issue order
     deps: frozenset[int]  # kernels it waits for
     dep_names: tuple[str, ...]  # the task variables of its `deps=`
-    part: bool = False  # warms a slice of a tensor (one layer's of a stack): no plan warm can
+    part: bool = False  # warms a slice no plan warm can declare (one layer's of a stack that
+    # no layer-index variable of the layer function picks, say)
     copy: bool = False  # a later copy of an unrolled scope: its first copy stands for it
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        return tuple(e.tensor for e in self.entries if e.tensor is not None)
 
 
 @dataclass(frozen=True)
 class WarmCall:
-    """A call of a function of a generated warm module (`from x_warms import w`)."""
+    """A call of a generated warm function (warm_forms.py): imported from a generated
+    `<model>_warms` module, or a function of the generated form wherever defined."""
 
     function: str
     file: str
     line: int
-    tensors: tuple[str | None, ...]  # roots of its tensor arguments
-    task: str | None  # the variable of its last (TaskId) argument
+    entries: tuple[WarmEntry, ...]  # its tensor arguments, in issue order
+    tasks: tuple[str | None, ...]  # the variables of its TaskId arguments: the anchors
     deps: frozenset[int]
+    scalars: tuple[str, ...] = ()  # the variables of its other scalar arguments
+    name_hint: str | None = None  # its scope's, where its definition was read
+    read: bool = False  # its definition was read: ``entries`` know their slabs
+    copy: bool = False  # a later copy of an unrolled scope
+
+    @property
+    def tensors(self) -> tuple[str | None, ...]:
+        return tuple(e.tensor for e in self.entries)
 
 
 @dataclass(frozen=True)

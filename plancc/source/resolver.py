@@ -226,7 +226,10 @@ class Resolver:
         if isinstance(stmt, ast.ImportFrom):
             for alias in stmt.names:
                 if (alias.asname or alias.name) == name:
-                    if is_warm_module(stmt.module or ""):
+                    if is_warm_module(stmt.module or ""):  # read where it is there
+                        other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+                        if other is not None and alias.name in other.globals:
+                            return self.global_value(other, alias.name)
                         return WarmFnV(stmt.module or "", alias.name)
                     if not stmt.module:  # `from . import x`: a module of the package
                         sub = self.sibling(mod, alias.name, stmt.level, stmt.lineno)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from plancc.source import warm_forms
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
 from plancc.source.copies import Copies
 from plancc.source.flow import Position, bound, comprehended, reads_before
@@ -156,12 +157,12 @@ class Scopes:
         name = self.names.take(hint) if hint else ""
         if warmed is not None:
             values = [self.alias(frame, n, body) for n in warmed]
-            tensors = tuple(r for v in values for r in sorted(roots(v)))
-            part = any(isinstance(v, TensorV) and v.part for v in values)
+            entries = tuple(warm_forms.entry(v) for v in values if roots(v))
+            part = any(isinstance(v, TensorV) and v.part and v.slab is None for v in values)
             copy = self.copies.first(("warm", id(stmt), frame.stack), len(self.warms)) is not None
             self.warms.append(
                 Warm(
-                    hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part, copy
+                    hint, file, stmt.lineno, entries, frozenset(deps), tuple(dep_names), part, copy
                 )
             )
             return

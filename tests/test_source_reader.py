@@ -70,7 +70,7 @@ def test_order_through_values() -> None:
     assert waits == {
         "q_proj": [],
         "q_write": ["q_proj"],  # `acc`, computed in q_proj
-        "k_proj": [],  # its own `acc`, bound before it is used; `k0` a comprehension's
+        "k_proj": [],  # its own `acc` and `k0`, bound before they are used; a comprehension's `k0`
         "score": ["k_proj", "q_write"],
         "out_proj": ["score"],  # `attn`, assembled outside kernels from `row`
     }

@@ -22,7 +22,6 @@ from plancc.source.values import (
     FreeNames,
     TaskV,
     TensorV,
-    base_name,
     base_node,
     dotted,
     hints_in,
@@ -252,62 +251,39 @@ class Scopes:
             frame.rebound.add(n)
             frame.spans.pop(n, None)
 
-    def touch(  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
+    def touch(
         self, frame: Frame, k: Kernel, nodes: list[ast.AST], binds: dict[str, Position]
     ) -> dict[str, Any]:
         """The tensors a kernel body reads and writes (its local aliases followed), and
-        the values its names hold at its end."""
+        the values the names it binds hold at its end."""
         self.budget.spend(len(frame.env))
-        env = dict(frame.env)
+        env: dict[str, Any] = {}  # the body's own bindings
+
+        def look(name: ast.Name) -> Any:
+            # A use before the body binds the name reads the value it had before the body
+            # (a tensor, or what an earlier kernel made); a use after reads the body's own,
+            # in the environment reached so far: a name rebound to a tile is no tensor.
+            return frame.env.get(name.id) if reads_before(name, binds) else env.get(name.id)
+
+        written: set[int] = set()
         for node in nodes:
             if isinstance(node, ast.Assign):
-                v = self.local_value(env, node.value)
+                v = self.local_value(look, node.value)
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         env[t.id] = v
-                    elif isinstance(t, ast.Subscript):
-                        base = base_name(t.value)
-                        if base is not None:
-                            k.writes |= roots(env.get(base))
-            elif isinstance(node, ast.Call):
-                fn = dotted(node.func)
-                target: ast.expr | None = None
-                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
-                    target = node.args[0]
-                elif fn == "pl.store" and len(node.args) >= 3:
-                    target = node.args[2]
-                if target is not None:
-                    base = base_name(target)
-                    if base is not None:
-                        k.writes |= roots(env.get(base))
-        written_only: set[int] = set()
-        for node in nodes:
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Subscript):
-                        b = base_node(t.value)
-                        if b is not None:
-                            written_only.add(id(b))
-            elif isinstance(node, ast.Call):
-                fn = dotted(node.func)
-                arg = None
-                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
-                    arg = node.args[0]
-                elif fn == "pl.store" and len(node.args) >= 3:
-                    arg = node.args[2]
-                b = base_node(arg) if arg is not None else None
-                if b is not None:
-                    written_only.add(id(b))
-        # A use before the body binds the name reads the value it had before the body
-        # (a tensor, or what an earlier kernel made); a use after reads the kernel's own,
-        # looked up in its final environment: a name it rebinds to a tile is no tensor.
+            for b in _written(node):
+                written.add(id(b))
+                k.writes |= roots(look(b))
         own = comprehended(nodes)
+        skip = written | own
         for node in nodes:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if id(node) in written_only or id(node) in own:
-                    continue
-                v = frame.env.get(node.id) if reads_before(node, binds) else env.get(node.id)
-                k.reads |= roots(v)
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and id(node) not in skip
+            ):
+                k.reads |= roots(look(node))
         return env
 
     def bind(self, frame: Frame, name: str, stmt: ast.stmt) -> None:
@@ -337,11 +313,30 @@ class Scopes:
             frame.spans[stmt.target.id] = (*bounds, 1)
         return before
 
-    def local_value(self, env: dict[str, Any], node: ast.expr) -> Any:
+    def local_value(self, look: Callable[[ast.Name], Any], node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
-            return env.get(node.id, UNKNOWN)
+            found = look(node)
+            return UNKNOWN if found is None else found
         if isinstance(node, ast.Subscript):
-            return tensor_only(self.local_value(env, node.value))
+            return tensor_only(self.local_value(look, node.value))
         if isinstance(node, ast.Call) and dotted(node.func) in ALIASING and node.args:
-            return tensor_only(self.local_value(env, node.args[0]))
+            return tensor_only(self.local_value(look, node.args[0]))
         return UNKNOWN
+
+
+_WRITES = ("pl.assemble", "pl.write", "pl.tensor.write")
+
+
+def _written(node: ast.AST) -> list[ast.Name]:
+    """The names a statement or call of a kernel body writes through: a subscript
+    store's base, the target of `pl.assemble`, `pl.write` or `pl.store`."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = [t.value for t in node.targets if isinstance(t, ast.Subscript)]
+    elif isinstance(node, ast.Call):
+        fn = dotted(node.func)
+        if fn in _WRITES and node.args:
+            targets = [node.args[0]]
+        elif fn == "pl.store" and len(node.args) >= 3:
+            targets = [node.args[2]]
+    return [b for b in map(base_node, targets) if b is not None]

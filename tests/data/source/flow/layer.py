@@ -1,8 +1,8 @@
 """Order carried by values: a tile computed in one scope and assembled by the next (as
 DeepSeek V3.2's `q_head_proj` and `q_head_proj_write`); a scope that binds the same
-names again before it uses them, or uses one as a comprehension's own (no order); and
-a row assembled into the output outside any kernel (as Qwen3-32B's `attn_out`), which
-a later scope reads."""
+names again before it uses them (`acc`, a loop's `k0`), or uses one as a
+comprehension's own (no order); and a row assembled into the output outside any
+kernel (as Qwen3-32B's `attn_out`), which a later scope reads."""
 
 import pypto.language as pl
 
@@ -31,14 +31,18 @@ def attend(
     k = pl.create_tensor([B, D], dtype=pl.BF16)
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="k_proj"):
         heads = [k0 // TILE for k0 in range(0, D, TILE)]
-        acc = pl.matmul(x, wk, out_dtype=pl.FP32)
+        acc = pl.matmul(x[:, 0:TILE], wk[0:TILE, :], out_dtype=pl.FP32)
+        for k0 in pl.range(TILE, D, TILE):
+            acc = pl.matmul_acc(acc, x[:, k0 : k0 + TILE], wk[k0 : k0 + TILE, :])
         k = pl.assemble(k, pl.cast(acc, target_type=pl.BF16), [0, 0])
 
     attn = pl.create_tensor([B, D], dtype=pl.BF16)
     for b in pl.parallel(B):
         row = pl.create_tensor([1, D], dtype=pl.BF16)
         for h in pl.spmd(D // TILE, name_hint="score"):
-            s = pl.mul(q[b : b + 1, h * TILE : (h + 1) * TILE], k[b : b + 1, h * TILE : (h + 1) * TILE])
+            s = pl.mul(
+                q[b : b + 1, h * TILE : (h + 1) * TILE], k[b : b + 1, h * TILE : (h + 1) * TILE]
+            )
             row = pl.assemble(row, s, [0, h * TILE])
         attn = pl.assemble(attn, row, [b, 0])
 

@@ -55,7 +55,9 @@ def mlp(
             with pl.spmd(SPMD_N, name_hint="gate_proj", deps=[cast_tids[k_split]]) as gate_spmd_tid:
                 n0 = pl.get_block_idx() * TN
                 a = normed[:, gk0 : gk0 + K_SLICE]
-                gate = pl.assemble(gate, pl.matmul(a, w_gate[gk0 : gk0 + K_SLICE, n0 : n0 + TN]), [0, n0])
+                gate = pl.assemble(
+                    gate, pl.matmul(a, w_gate[gk0 : gk0 + K_SLICE, n0 : n0 + TN]), [0, n0]
+                )
             with pl.spmd(SPMD_N, name_hint="up_proj", deps=[cast_tids[k_split]]) as up_spmd_tid:
                 n0 = pl.get_block_idx() * TN
                 a = normed[:, gk0 : gk0 + K_SLICE]
@@ -68,14 +70,32 @@ def mlp(
             n0 = n_out * TN
             for k_split in pl.range(K_SPLITS):
                 k0 = k_split * K_SLICE
-                with pl.at(level=pl.Level.CORE_GROUP, name_hint="gate_proj", deps=[cast_tids[k_split]]) as gate_tid:
-                    gate = pl.assemble(gate, pl.matmul(normed[:, k0 : k0 + K_SLICE], w_gate[k0 : k0 + K_SLICE, n0 : n0 + TN]), [0, n0])
+                with pl.at(
+                    level=pl.Level.CORE_GROUP, name_hint="gate_proj", deps=[cast_tids[k_split]]
+                ) as gate_tid:
+                    gate = pl.assemble(
+                        gate,
+                        pl.matmul(
+                            normed[:, k0 : k0 + K_SLICE], w_gate[k0 : k0 + K_SLICE, n0 : n0 + TN]
+                        ),
+                        [0, n0],
+                    )
                 gate_tids[n_out * K_SPLITS + k_split] = gate_tid
-                with pl.at(level=pl.Level.CORE_GROUP, name_hint="up_proj", deps=[cast_tids[k_split]]) as up_tid:
-                    up = pl.assemble(up, pl.matmul(normed[:, k0 : k0 + K_SLICE], w_up[k0 : k0 + K_SLICE, n0 : n0 + TN]), [0, n0])
+                with pl.at(
+                    level=pl.Level.CORE_GROUP, name_hint="up_proj", deps=[cast_tids[k_split]]
+                ) as up_tid:
+                    up = pl.assemble(
+                        up,
+                        pl.matmul(
+                            normed[:, k0 : k0 + K_SLICE], w_up[k0 : k0 + K_SLICE, n0 : n0 + TN]
+                        ),
+                        [0, n0],
+                    )
                 up_tids[n_out * K_SPLITS + k_split] = up_tid
 
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="silu", deps=[gate_tids, up_tids]) as silu_tid:
+        with pl.at(
+            level=pl.Level.CORE_GROUP, name_hint="silu", deps=[gate_tids, up_tids]
+        ) as silu_tid:
             act[:, :] = pl.cast(pl.mul(gate, up), target_type=pl.BF16)
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="down_proj", deps=[silu_tid]) as down_tid:
             y[:, :] = pl.matmul(act, w_down)

@@ -61,6 +61,31 @@ def test_callers_are_the_functions_python_would_call() -> None:
     assert r.unresolved[1].effect == "the shapes it may pass are not taken"
 
 
+def test_a_star_import_binds_the_public_names_of_its_module(tmp_path: Path) -> None:
+    """`from base import *` (PR #933's decode_fwd_mtp.py): `D` and `proj` are base's, read
+    through it; `_hidden`, private, is not bound, so the call of it is a notice."""
+    (tmp_path / "base.py").write_text(
+        "import pypto.language as pl\n\nD = 64\n\n\n@pl.jit.inline\n"
+        "def proj(x: pl.Tensor, y: pl.Tensor):\n"
+        '    with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):\n'
+        "        y[:, :] = pl.mul(x, 2.0)\n\n\n"
+        "def _hidden(x):\n    return x\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "m.py").write_text(
+        "import pypto.language as pl\n\nfrom base import *\n\n\n@pl.jit\n"
+        "def layer(x: pl.Tensor[[D, D], pl.BF16], y: pl.Tensor[[D, D], pl.BF16]):\n"
+        "    proj(x, y)\n    _hidden(y)\n",
+        encoding="utf-8",
+    )
+    r = read_layer(str(tmp_path / "m.py"), "layer", str(tmp_path))
+    assert r.params["x"].values == (64, 64)
+    assert [(k.name, k.opaque) for k in r.kernels] == [("proj", False), ("", True)]
+    assert [(u.line, u.what) for u in r.unresolved] == [
+        (9, "call of '_hidden' is resolved to no function the reader can read")
+    ]
+
+
 def test_order_through_values() -> None:
     work = DATA / "flow"
     r = read_layer(str(work / "layer.py"), "attend", str(work))
@@ -104,9 +129,9 @@ def test_unrolled_copies_are_named_as_pypto_names_them() -> None:
     ]
     # A task bound in a copy holds the last copy's; the variable ends after the loop.
     spmd = r.tasks["gate_spmd_tid"]
-    assert (sorted(spmd.kernels), spmd.after) == ([11], "layer.py:65")
-    assert r.tasks["gate_tid"].after == "layer.py:76"  # the outer loop's end
-    assert r.tasks["silu_tid"].after == "layer.py:79"  # the `with` block's end
+    assert (sorted(spmd.kernels), spmd.after) == ([11], "layer.py:67")
+    assert r.tasks["gate_tid"].after == "layer.py:94"  # the outer loop's end
+    assert r.tasks["silu_tid"].after == "layer.py:99"  # the `with` block's end
 
 
 def _plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Path:
@@ -154,17 +179,17 @@ def test_a_task_bound_per_iteration_whatever_the_loop_holds(
             "anchored on it waits for that iteration, not the stage",
             "join the loop: `tids[k_split] = …` into a task array (`tids = pl.array.create(N, "
             "pl.TASK_ID)`) in the loop, then `gate_spmd_tid = pl.system.task_dummy(deps=[tids])` "
-            "once the loop ends (after layer.py:65)",
+            "once the loop ends (after layer.py:67)",
         ),
         (
             "PC209",
             39,
-            "stage 'gate_proj_3': task 'gate_tid' is bound at layer.py:71, inside the loop "
-            "`for k_split in …` (layer.py:69): it holds the last iteration's task, so a warm "
+            "stage 'gate_proj_3': task 'gate_tid' is bound at layer.py:73, inside the loop "
+            "`for k_split in …` (layer.py:71): it holds the last iteration's task, so a warm "
             "anchored on it waits for that iteration, not the stage",
             "join the loop: `tids[…] = …` into a task array (`tids = pl.array.create(N, "
             "pl.TASK_ID)`) in the loop, then `gate_tid = pl.system.task_dummy(deps=[tids])` "
-            "once the loop ends (after layer.py:76)",
+            "once the loop ends (after layer.py:94)",
         ),
     ]
 
@@ -182,7 +207,7 @@ def test_the_call_site_hint_names_the_line_after_the_block(
     (d,) = _found(plan)
     assert (d.code, d.hint) == (
         "PC206",
-        "call prefetch_down(w_down, silu_tid) after layer.py:79, the end of the block that "
+        "call prefetch_down(w_down, silu_tid) after layer.py:99, the end of the block that "
         "binds silu_tid, or remove the warm",
     )
 

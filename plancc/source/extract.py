@@ -257,7 +257,8 @@ def _layer(
     lines.append("    stages:")
     kernels, runs = _stages(reading)
     named = stage_names(kernels)
-    task_of = _tasks(reading, runs, notices)
+    writable = {w.deps for w in reading.warms if written.declares(kind, w)}
+    task_of = _tasks(reading, runs, notices, writable)
     for i, k in enumerate(kernels):
         entry = [f"name: {scalar(named[i])}"]
         if i in task_of:
@@ -329,14 +330,16 @@ def _read(name: str, param: str, members: Sequence[Kernel], last: int | None) ->
     return f"{{tensor: {scalar(name)}, share: {share.numerator}/{share.denominator}}}"
 
 
-def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
+def _tasks(
+    reading: Reading, runs: Runs, notices: list[str], waited: set[frozenset[int]]
+) -> dict[int, str]:
     """Each stage's task: the first task variable of the layer function (by line) whose
     kernels all lie in the stage's run, and which the plan's rules take as a name; for a
-    stage a warm scope of a helper waits on, that helper's task (a forward inlining its
-    layers). A task of the layer function bound inside a loop outside kernels holds one
-    iteration's task: it is left out (PC209)."""
+    stage a warm scope the skeleton declares waits on (``waited``: their `deps=`), the
+    task of the helper it waits on (a forward inlining its layers). A task of the layer
+    function bound inside a loop outside kernels holds one iteration's task: it is left
+    out (PC209)."""
     task_of: dict[int, str] = {}
-    waited = {w.deps for w in reading.warms if not w.part}
     inner = [t for t in reading.inner.values() if t.kernels in waited]
     own = list(reading.tasks.values())
     for t in [*sorted(own, key=lambda t: t.line), *inner]:

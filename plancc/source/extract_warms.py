@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plancc.source.extract_names import scalar
-from plancc.source.reading import Reading, WarmCall, WarmEntry
+from plancc.source.reading import Reading, Warm, WarmCall, WarmEntry
 from plancc.source.values import FreeNames
 from plancc.tables.names import identifier_problem
 
@@ -27,6 +27,10 @@ class Written:
     names: dict[Key, str] = field(default_factory=dict)  # -> the plan tensor's name
     stacks: dict[Key, str] = field(default_factory=dict)  # -> a stacked tensor's index
     dynamic: set[Key] = field(default_factory=set)  # a dim written `dynamic`: never warmed
+
+    def declares(self, kind: str, w: Warm) -> bool:
+        """Whether a warm scope's tensors are ones the skeleton can declare it over."""
+        return not w.part and not w.copy and isinstance(_tensors(kind, w.entries, self, None), list)
 
 
 def warms(

@@ -220,7 +220,7 @@ class Resolver:
     def _global_value(self, mod: Module, name: str) -> Any:  # noqa: C901, PLR0912 (one branch per kind of statement that binds a name)
         stmt = mod.globals.get(name)
         if stmt is None:
-            return UNKNOWN
+            return self.starred(mod, name)
         if isinstance(stmt, ast.FunctionDef):
             return FuncV(mod, stmt)
         if isinstance(stmt, ast.ImportFrom):
@@ -276,6 +276,19 @@ class Resolver:
                 self.naming.pop()
         if isinstance(stmt, ast.ClassDef):
             return ClassV(mod, stmt)
+        return UNKNOWN
+
+    def starred(self, mod: Module, name: str) -> Any:
+        """``name`` bound by a `from x import *` of ``mod`` (the last that binds it, as
+        Python runs them in order): a public name of ``x``, or of what ``x`` imports so."""
+        if name.startswith("_"):
+            return UNKNOWN
+        for stmt in reversed(mod.stars):
+            other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+            if other is not None and (name in other.globals or other.stars):
+                value = self.global_value(other, name)
+                if value is not UNKNOWN or name in other.globals:
+                    return value
         return UNKNOWN
 
     def global_callee(self, mod: Module, node: ast.expr) -> Any:

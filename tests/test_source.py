@@ -10,9 +10,10 @@ tasks, a kernel without a name_hint inside a run, a constant bound again under i
 name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
 11/17 of one weight's columns, and a slice of another form read whole (share/); calls
 resolved as Python resolves them, callers too, beside a sibling module's functions of the
-same names (calls/); order carried by values between scopes and outside them (flow/); unrolled copies and
-tasks bound per iteration (unroll/); a generated warm's join over a stacked weight, called
-from its module, copied, or written out (generated/; tests/test_source_reader.py). Each
+same names (calls/); order carried by values between scopes and outside them (flow/);
+unrolled copies and tasks bound per iteration (unroll/); a generated warm's join over a
+stacked weight, called from its module, copied, or written out (generated/; the cases
+are in tests/test_source_reader.py). Each
 has its golden `extract.yaml` (``PLANCC_REGEN=1 pytest tests/test_source.py`` rewrites them).
 """
 

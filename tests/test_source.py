@@ -41,6 +41,7 @@ FIXTURES = {
     "warmcall": ("layer.py:mlp", []),
     "private": ("layer.py:_mix_layer", []),
     "share": ("layer.py:mlp", []),
+    "collective": ("layer.py:tp_layer", []),
     "calls": ("layer.py:_layer", []),
     "flow": ("layer.py:attend", []),
     "unroll": ("layer.py:mlp", []),
@@ -437,13 +438,17 @@ def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_plan_without_source_is_unchanged(tmp_path: Path) -> None:
     """The shipped plans' checks, without their `source` keys, are today's."""
+    keys = ("source:", "source_params:", "source_root:", "source_defines:")
     for plan in sorted((Path(__file__).parent.parent / "plans").glob("*.yaml")):
-        text = plan.read_text(encoding="utf-8")
-        kept = "".join(
-            line + "\n"
-            for line in text.splitlines()
-            if not line.lstrip().startswith(("source:", "source_params:", "source_root:"))
-        )
+        kept, dropping = "", -1  # the indent of a dropped key whose block follows
+        for line in plan.read_text(encoding="utf-8").splitlines():
+            indent = len(line) - len(line.lstrip())
+            if line.strip() and indent <= dropping:
+                dropping = -1
+            if line.lstrip().startswith(keys):
+                dropping = indent
+            elif dropping < 0:
+                kept += line + "\n"
         copy = tmp_path / plan.name
         copy.write_text(kept, encoding="utf-8")
         shutil.copytree(plan.parent / "configs", tmp_path / "configs", dirs_exist_ok=True)
@@ -524,28 +529,6 @@ def test_pro_against_pypto_lib_main() -> None:
 @needs_fork
 def test_pro_against_the_fork() -> None:
     assert _by_kind(PRO, PYPTO_FORK) == _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"])
-
-
-@needs_main
-def test_qwen_against_pypto_lib_main() -> None:
-    """The plan's kernels are named as PyPTO names the unrolled MLP's (`gate_proj_4`):
-    nothing but its warm's missing call site."""
-    assert _by_kind(QWEN, PYPTO_LIB) == [("PC206", "decode_layer")]
-
-
-@needs_next
-def test_the_shipped_plans_against_the_next_qwen3() -> None:
-    """PR #933's head: only the real drift. Qwen's `fa_fused` is PyPTO's paged attention
-    now (PC202), whose run then orders v_proj after the seeds (PC204), and the warm is
-    still not called (PC206): no PC207 (the host's shapes are its own module's
-    `decode_fwd`'s, not decode_layer_a8w8.py's). Flash and Pro: as against main."""
-    assert _by_kind(QWEN, PYPTO_NEXT) == _each(["decode_layer"], ["PC202", "PC204", "PC206"])
-    ds = _validate(QWEN, Path(PYPTO_NEXT or "."))
-    assert [d.message.split(":")[0] for d in ds if d.code == "PC202"] == ["stage 'fa_fused'"]
-    assert _by_kind(FLASH, PYPTO_NEXT) == _each(
-        ["swa", "csa", "hca"], ["PC201", "PC205", "PC206", "PC208"]
-    )
-    assert _by_kind(PRO, PYPTO_NEXT) == _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"])
 
 
 @needs_main
@@ -725,6 +708,63 @@ def test_every_decorated_function_of_pypto_lib_keeps_the_promise() -> None:
     ]
     assert len(results) >= 400
     assert broken == []
+
+
+# Every shipped plan against pypto-lib main (634e77bd): its exact findings, (code, layer
+# kind), all of them drift. Flash and Pro: the drift above. Qwen3-14B, dspark: their warms
+# have no call site yet (PC206). dspark: TP_SIZE taken from `source_defines` and hc_pre
+# chosen at import time (PC208). V3.2 and Qwen3-32B: none. The reader follows the orders
+# it once missed (issue 41): V3.2's tiles handed from one scope to the next, Qwen3-32B's
+# attn_out assembled at orchestration level, dspark's rms_norm writing its output through
+# a helper called inside its kernel.
+SHIPPED = {
+    "deepseek_v3_2.yaml": [],
+    "deepseek_v4_flash.yaml": _each(["swa", "csa", "hca"], ["PC201", "PC205", "PC206", "PC208"]),
+    "deepseek_v4_flash_dspark.yaml": sorted(
+        _each(["swa", "csa", "hca"], ["PC208", "PC208"])
+        + _each(["csa", "hca"], ["PC206"])
+        + [("PC208", "hca")]  # decode_hca.py reads --tp itself too
+    ),
+    "deepseek_v4_pro.yaml": _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"]),
+    "qwen3_14b.yaml": [("PC206", "decode_layer")],
+    "qwen3_32b.yaml": [],
+}
+# Against PR #933's head, only the real drift: Qwen3-14B's `fa_fused` is PyPTO's paged
+# attention now (PC202), whose run then orders v_proj after the seeds it waits on (PC204),
+# and the warm is still not called (PC206), with no PC207 (the host's shapes are its own
+# module's `decode_fwd`'s, not decode_layer_a8w8.py's); dspark's layer functions are
+# renamed (`decode_csa` is `attention_csa`: PC200); the others as against main.
+SHIPPED_NEXT = {
+    **SHIPPED,
+    "deepseek_v4_flash_dspark.yaml": _each(["swa", "csa", "hca"], ["PC200"]),
+    "qwen3_14b.yaml": _each(["decode_layer"], ["PC202", "PC204", "PC206"]),
+}
+
+
+def test_every_shipped_plan_has_its_expected_findings() -> None:
+    names = sorted(p.name for p in PLANS.glob("*.yaml"))
+    assert sorted(SHIPPED) == sorted(SHIPPED_NEXT) == names
+
+
+@needs_main
+def test_every_shipped_plan_against_pypto_lib_main() -> None:
+    """The sweep's second half (tests/source_sweep.py): each plan of plans/ validated
+    against the checkout finds exactly its drift."""
+    from tests.source_sweep import shipped
+
+    found = shipped(Path(PYPTO_LIB or "."))
+    assert sorted(found) == sorted(SHIPPED)
+    for name, expected in SHIPPED.items():
+        assert _by_kind(PLANS / name, PYPTO_LIB) == sorted(expected), name
+
+
+@needs_next
+def test_every_shipped_plan_against_the_next_qwen3() -> None:
+    """PR #933's head, code no plan was written against: only the real drift."""
+    for name, expected in SHIPPED_NEXT.items():
+        assert _by_kind(PLANS / name, PYPTO_NEXT) == sorted(expected), name
+    ds = _validate(QWEN, Path(PYPTO_NEXT or "."))
+    assert [d.message.split(":")[0] for d in ds if d.code == "PC202"] == ["stage 'fa_fused'"]
 
 
 @needs_next
@@ -1114,6 +1154,7 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
     stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
     assert stages == (
         "      - {name: proj_a, task: a_tid, deps: [], reads: [x, w_a], kernel: proj_a}\n"
+        "      # collective, not SDMA: pld.tensor.put (TPUT through a UB tile, vector-core MTE)\n"
         "      - {name: exchange, deps: [proj_a], kernel: exchange}\n"
         "      - {name: proj_b, deps: [exchange], reads: [w_b, y], kernel: proj_b}\n"
         "      - {name: proj_c, deps: [], reads: [x, w_c], kernel: proj_c}\n"
@@ -1126,6 +1167,37 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
     r = read_layer(str(plan.parent / "comm.py"), "tp_layer")
     unread = r.kernels[3]
     assert (unread.opaque, unread.after) == (True, {0, 1, 2})  # it waits for all before it
+
+
+def test_a_collective_says_its_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kernel that calls an inter-rank primitive (also through a helper: the barrier's
+    notify and wait) is marked with what runs it; none of PyPTO's is SDMA, so no stage gets
+    `sdma: true` (docs/sources.md, "Collectives")."""
+    r = read_layer(str(DATA / "collective" / "layer.py"), "tp_layer")
+    assert [(k.name, k.collectives) for k in r.kernels] == [
+        ("heads_a2a", ("pld.tensor.put", "pld.system.notify", "pld.system.wait")),
+        ("o_proj", ()),
+        ("reduce_scatter", ("pld.tensor.put",)),
+    ]
+    assert "sdma" not in _extract("collective", monkeypatch)
+
+
+def test_an_sdma_collective_is_an_sdma_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were a primitive to move its data by SDMA, its stage would be `sdma: true`, which
+    PC105 judges a warm alive across."""
+    from plancc.source import collectives
+
+    sdma_put = collectives.Primitive("by SDMA", sdma=True)
+    monkeypatch.setitem(collectives.PRIMITIVES, "pld.tensor.put", sdma_put)
+    stages = _extract("collective", monkeypatch).split("stages:\n")[1]
+    assert stages == (
+        "      # collective, by SDMA: pld.tensor.put (by SDMA), pld.system.notify (TNOTIFY, a "
+        "scalar store), pld.system.wait (TWAIT, a poll)\n"
+        "      - {name: heads_a2a, deps: [], reads: [x], sdma: true, kernel: heads_a2a}\n"
+        "      - {name: o_proj, task: o_tid, deps: [heads_a2a], reads: [w_o], kernel: o_proj}\n"
+        "      # collective, by SDMA: pld.tensor.put (by SDMA)\n"
+        "      - {name: reduce_scatter, deps: [o_proj], sdma: true, kernel: reduce_scatter}\n"
+    )
 
 
 def test_bare_tensor_parameters_take_their_callers_shapes(

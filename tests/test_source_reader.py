@@ -6,8 +6,9 @@ Each case is a small fixture in pypto-lib's idioms, written for these tests:
   then its imports), beside a sibling module whose functions bear the same names;
   a call resolved to nothing readable is a notice, never a guess.
 - flow/: order carried by values: a tile one scope computes and the next assembles, a
-  row assembled into a tensor outside any kernel and read by a later one; no order
-  where a scope binds the name again first, or uses it as a comprehension's own.
+  row assembled into a tensor outside any kernel and read by a later one, a tensor a
+  helper called inside a kernel fills; no order where a scope binds the name again
+  first, or uses it as a comprehension's own.
 - unroll/: an MLP in Qwen3-14B's form: scopes of `pl.unroll` bodies copied and named
   as PyPTO names them, a copy in its first copy's run; tasks bound per iteration of a
   loop, whatever else it runs (PC209), and hints that name the line after the block.
@@ -90,10 +91,11 @@ def test_order_through_values() -> None:
     work = DATA / "flow"
     r = read_layer(str(work / "layer.py"), "attend", str(work))
     names = [k.name for k in r.kernels]
-    assert names == ["q_proj", "q_write", "k_proj", "score", "out_proj"]
+    assert names == ["scale", "q_proj", "q_write", "k_proj", "score", "out_proj"]
     waits = {k.name: sorted(names[i] for i in k.deps | k.after) for k in r.kernels}
     assert waits == {
-        "q_proj": [],
+        "scale": [],
+        "q_proj": ["scale"],  # `xs`, which `_scale_rows` fills inside scale's kernel
         "q_write": ["q_proj"],  # `acc`, computed in q_proj
         "k_proj": [],  # its own `acc` and `k0`, bound before they are used; a comprehension's `k0`
         "score": ["k_proj", "q_write"],

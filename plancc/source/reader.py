@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any
 
 from plancc.source import warm_forms
+from plancc.source.collectives import called
 from plancc.source.copies import is_unroll, unroll_values
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, OutOfWork
 from plancc.source.modules import SourceError, load_module
@@ -410,6 +411,7 @@ class Reader:
             len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
         )
         k.copy_of = self.scopes.copy_of(frame, node, k.index)
+        k.collectives = called(callee.module, self.scopes.nodes(fn.body), self.budget)
         for a in params:
             given = roots(bound.get(a.arg))
             ann = a.annotation

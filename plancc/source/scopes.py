@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plancc.source import warm_forms
+from plancc.source.collectives import called
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
 from plancc.source.copies import Copies
 from plancc.source.flow import Position, bound, comprehended, reads_before
-from plancc.source.limits import MAX_KERNELS, OutOfWork
+from plancc.source.limits import MAX_DEPTH, MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
 from plancc.source.resolver import Resolver
@@ -20,6 +21,7 @@ from plancc.source.values import (
     ArrayV,
     ConstV,
     FreeNames,
+    FuncV,
     TaskV,
     TensorV,
     base_node,
@@ -71,6 +73,7 @@ class Scopes:
         self.manual = 0  # inside `pl.manual_scope`: no last-writer order
         self.budget = resolver.budget
         self.listed: dict[int, tuple[list[ast.stmt], list[ast.AST]]] = {}
+        self.written_by: dict[int, frozenset[str]] = {}  # a helper -> the parameters it writes
 
     def copy_of(self, frame: Frame, site: ast.AST, index: int) -> int | None:
         """The first copy of the kernel ``index`` made at ``site``, when it is a later copy
@@ -172,6 +175,7 @@ class Scopes:
         if isinstance(stmt, ast.For):
             binds |= dict.fromkeys(bound([stmt]), (0, 0))
         env = self.touch(frame, k, nodes, binds)
+        k.collectives = called(frame.module, nodes, self.budget)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"
@@ -275,6 +279,8 @@ class Scopes:
             for b in _written(node):
                 written.add(id(b))
                 k.writes |= roots(look(b))
+            for b in self.through(frame.module, node):  # a helper inlined into it writes
+                k.writes |= roots(look(b))
         own = comprehended(nodes)
         skip = written | own
         for node in nodes:
@@ -285,6 +291,37 @@ class Scopes:
             ):
                 k.reads |= roots(look(node))
         return env
+
+    def through(self, mod: Module, call: ast.AST, stack: tuple[int, ...] = ()) -> list[ast.Name]:
+        """The arguments a call inside a kernel body writes through: those a helper it
+        names (resolved in ``mod``) stores to, assembles into or takes as `pl.Out` or
+        `pl.InOut` (dspark's `rms_norm` fills `x_normed` in `_rms_norm_full_tile`)."""
+        if not isinstance(call, ast.Call) or dotted(call.func).startswith("pl."):
+            return []
+        callee = self.resolver.dotted_value(mod, call.func)
+        if not isinstance(callee, FuncV):
+            return []
+        params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
+        out = self.writes_of(callee, stack)
+        given = list(zip(params, call.args, strict=False))
+        given += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        return [a for p, a in given if p in out and isinstance(a, ast.Name)]
+
+    def writes_of(self, fn: FuncV, stack: tuple[int, ...]) -> frozenset[str]:
+        """The parameters a helper writes, through the helpers it calls too (worked out
+        once; a helper that calls itself, or nests past MAX_DEPTH, adds nothing more)."""
+        key = id(fn.node)
+        if key in self.written_by:
+            return self.written_by[key]
+        args = [*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs]
+        out = {a.arg for a in args if _out(a.annotation)}
+        if key not in stack and len(stack) < MAX_DEPTH:
+            for node in self.nodes(fn.node.body):
+                out |= {b.id for b in _written(node)}
+                out |= {b.id for b in self.through(fn.module, node, (*stack, key))}
+        found = frozenset(out & {a.arg for a in args})
+        self.written_by[key] = found
+        return found
 
     def bind(self, frame: Frame, name: str, stmt: ast.stmt) -> None:
         """``name`` assigned in ``frame`` by ``stmt``: what it runs over, if anything."""
@@ -325,6 +362,11 @@ class Scopes:
 
 
 _WRITES = ("pl.assemble", "pl.write", "pl.tensor.write")
+
+
+def _out(ann: ast.expr | None) -> bool:
+    """A `pl.Out[...]` or `pl.InOut[...]` annotation: the parameter is written."""
+    return isinstance(ann, ast.Subscript) and dotted(ann.value) in ("pl.Out", "pl.InOut")
 
 
 def _written(node: ast.AST) -> list[ast.Name]:

@@ -16,7 +16,7 @@ import pytest
 
 from plancc import api
 from plancc.load.inputs import PlanInput
-from plancc.source import cache, reader
+from plancc.source import cache, modules, reader
 from plancc.source.modules import SourceError
 
 DATA = Path(__file__).parent / "data" / "source"
@@ -90,6 +90,95 @@ def test_a_module_created_beside_the_ones_read_reads_it_again(
     (attn / "later.py").write_text("X = 1\n", encoding="utf-8")
     _read(attn)
     assert len(reads) == 2
+
+
+def _same_size_edit(config: Path) -> None:
+    """``hidden_size=256`` -> ``=512`` (the size the same), the mtime put back as it was:
+    what `touch -d`, `cp -p` or a tool that keeps timestamps leaves."""
+    before = config.stat()
+    config.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    assert config.stat().st_size == before.st_size
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _hidden(reading: reader.Reading) -> int | None:
+    return reading.params["x"].values[1]
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_read_again(attn: Path) -> None:
+    """Just written, the file's stamp is not settled: its bytes are compared."""
+    assert _hidden(_read(attn)) == 256
+    _same_size_edit(attn / "config.py")
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stamp settled at once: the stamp alone tells, as for a file not edited in
+    the last seconds. (The sleeps put the change past a tick of the file system's clock.)"""
+    monkeypatch.setattr(modules, "RACY_NS", -(10**12))
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_settled_stamp_tells_an_edit_that_keeps_size_and_mtime_by_its_ctime(
+    attn: Path,
+) -> None:
+    assert _hidden(_read(attn)) == 256
+    time.sleep(0.05)
+    _same_size_edit(attn / "config.py")
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_copy_keeping_timestamps_is_read_again(attn: Path) -> None:
+    """`cp -p other config.py`: the other file's size and mtime, written into this one."""
+    config = attn / "config.py"
+    other = attn.parent / "other.py"
+    other.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    os.utime(other, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns))
+    assert _hidden(_read(attn)) == 256
+    time.sleep(0.05)
+    shutil.copy2(other, config)
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_an_atomic_rename_keeping_size_and_mtime_is_read_again(attn: Path) -> None:
+    """An editor's save: a new file (a new inode) renamed over the old one."""
+    config = attn / "config.py"
+    new = attn / "config.py.new"
+    new.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    os.utime(new, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns))
+    assert _hidden(_read(attn)) == 256
+    os.replace(new, config)
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_settled_unchanged_module_is_not_read_again(
+    attn: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its stamp is enough: a keystroke in the editor reads no model code's bytes."""
+    first = _read(attn)
+    read: list[str] = []
+    monkeypatch.setattr(modules, "source_bytes", lambda path: read.append(path) or b"")
+    assert _read(attn) is first
+    assert read == []
+
+
+def test_an_unsettled_module_is_compared_until_it_settles(
+    attn: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read within RACY_NS of its ctime, a stamp is checked by its bytes; once a look comes
+    later than that and finds the same bytes, the stamp alone is trusted."""
+    first = _read(attn)
+    assert _read(attn) is first  # the bytes compared: the same
+    monkeypatch.setattr(modules, "RACY_NS", -(10**12))  # as if the seconds had passed
+    assert _read(attn) is first  # compared once more, now settled
+    read: list[str] = []
+    monkeypatch.setattr(modules, "source_bytes", lambda path: read.append(path) or b"")
+    assert _read(attn) is first
+    assert read == []
 
 
 def test_an_unreadable_source_is_never_kept(attn: Path, reads: list[tuple[str, str]]) -> None:

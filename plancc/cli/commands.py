@@ -226,11 +226,14 @@ def schema(
     if out is None:
         console.out(text)
         return 0
+    from pathlib import Path  # noqa: PLC0415 (cold start)
+
+    from plancc import write  # noqa: PLC0415 (cold start)
+
     try:
-        with open(out, "w", encoding="utf-8") as file:
-            file.write(text)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
+        write.replace(Path(out), text.encode("utf-8"))  # as every file plancc writes
+    except write.WriteError as exc:
+        raise UsageError(str(exc)) from None
     return 0
 
 

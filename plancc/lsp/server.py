@@ -57,7 +57,7 @@ Reply = Any  # what pygls sends as the result: JSON's values
 
 class PlanServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("plancc", __version__)
+        super().__init__("plancc", __version__, protocol_cls=transport.Protocol)
         self.plans: dict[str, PlanState] = {}  # uri -> the latest checked state
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}

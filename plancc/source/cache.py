@@ -4,11 +4,12 @@ A reading is the costly part of the source checks (150 ms for the Flash CSA
 layer, cold): ``modules`` keeps each parsed file, but walking the layer function
 again still took most of a keystroke's time in the editor. ``read`` keeps whole
 readings, keyed by what they were asked (path, function, root), and serves one
-again while the stamps (mtime_ns, size) of every module it read are those it was
-read with, and those of their directories (a module created beside them, an
-import that failed before, may now resolve). One process-wide cache, bounded
-(least recently used out), serves `validate`, `report` and the language server
-alike.
+again while every module it read is at the version it was read at, and so is each of
+their directories (a module created beside them, an import that failed before, may
+now resolve): a version is a stamp and a digest of the content
+(``modules.version``: an edit that keeps size and mtime is a new version). One
+process-wide cache, bounded (least recently used out), serves `validate`, `report`
+and the language server alike.
 
 In the language server a check has a bound (``deadline``): a reading still
 running when it passes is stopped (``Stopped``) and the check publishes what it
@@ -35,8 +36,7 @@ from plancc.source.reading import Reading
 CAPACITY = 64  # readings kept (a plan names a few layer kinds; a workspace a few plans)
 STOP_KEPT = 30.0  # seconds a stopped reading is not tried again (under a deadline)
 
-Stamp = tuple[int, int] | None  # (mtime_ns, size); None: missing
-Stamps = tuple[tuple[str, Stamp], ...]
+Stamps = tuple[tuple[str, modules.Version | None], ...]  # each file's version; None: missing
 Key = tuple[str, str, str | None, tuple[tuple[str, object], ...]]
 
 
@@ -101,26 +101,18 @@ def clear() -> None:
         _kept.clear()
 
 
-def _stamp(path: str) -> Stamp:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def _stamps(files: list[tuple[str, Stamp]]) -> Stamps:
-    """Each file a reading asked for, at the stamp it was read at (or missing), and each
+def _stamps(files: list[tuple[str, modules.Version | None]]) -> Stamps:
+    """Each file a reading asked for, at the version it was read at (or missing), and each
     of their directories as they are now."""
-    seen = {os.path.normpath(p): stamp for p, stamp in files}
+    seen = {os.path.normpath(p): v for p, v in files}
     for p in list(seen):
         if (d := os.path.dirname(p)) not in seen:
-            seen[d] = _stamp(d)
+            seen[d] = modules.version(d)
     return tuple(seen.items())
 
 
 def _unchanged(stamps: Stamps) -> bool:
-    return all(_stamp(p) == s for p, s in stamps)
+    return all(modules.version(p) == v for p, v in stamps)
 
 
 # -- the deadline of a check ---------------------------------------------------------------

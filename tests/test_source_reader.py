@@ -338,3 +338,28 @@ def test_a_written_out_warm_of_another_slice(
             "[wo (slab at layer_idx)]",
         )
     ]
+
+
+def test_unrolled_copies_are_bounded(tmp_path: Path) -> None:
+    """Past 1,024 copies (or a count that is no constant) the body is read once, named;
+    nested unrolls of 1,000 each stop at a bound of the reading (its kernels here)."""
+    head = (
+        "import pypto.language as pl\n\nN = 5000\n\n\n@pl.jit\ndef f(a: pl.Tensor[[4], pl.FP32]):\n"
+    )
+    scope = '{pad}with pl.at(level=pl.Level.CORE_GROUP, name_hint="k"):\n{pad}    a[0:1] = 1\n'
+    (tmp_path / "m.py").write_text(
+        head + "    for i in pl.unroll(N):\n" + scope.format(pad="        "), encoding="utf-8"
+    )
+    r = read_layer(str(tmp_path / "m.py"), "f", str(tmp_path))
+    assert [k.name for k in r.kernels] == ["k"]
+    assert [(u.line, u.what, u.effect) for u in r.unresolved] == [
+        (
+            8,
+            "an unrolled loop whose count is no known constant (or past 1,024 copies)",
+            "read once: its later copies are not named",
+        )
+    ]
+    nested = "    for i in pl.unroll(1000):\n        for j in pl.unroll(1000):\n"
+    (tmp_path / "m.py").write_text(head + nested + scope.format(pad="            "), "utf-8")
+    r = read_layer(str(tmp_path / "m.py"), "f", str(tmp_path))
+    assert r.unresolved[-1].what == "f() needs more than 20,000 kernels"

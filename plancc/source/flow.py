@@ -33,37 +33,44 @@ def _end(node: ast.AST) -> Position:
     return (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
 
 
+BINDING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.withitem)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def binding(node: ast.AST) -> list[tuple[str, Position]]:
+    """The names one node binds, each with where the binding takes effect: after the
+    value is evaluated (`x = f(x)` reads the `x` before it), after a loop's iterable
+    for its variable."""
+    targets: list[ast.AST] = []
+    at: ast.AST = node
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, ast.For):
+        targets, at = [node.target], node.iter
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        targets, at = [node.optional_vars], node.context_expr
+    return [(n.id, _end(at)) for t in targets for n in _names(t)]
+
+
 def bound(nodes: Iterable[ast.AST]) -> dict[str, Position]:
     """Each name a body (its nodes in source order) binds, with where its first binding
-    takes effect: after the value is evaluated (`x = f(x)` reads the `x` before it),
-    after a loop's iterable for its variable."""
+    takes effect."""
     out: dict[str, Position] = {}
     for node in nodes:
-        targets: list[ast.AST] = []
-        at: ast.AST = node
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, ast.For):
-            targets, at = [node.target], node.iter
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            targets, at = [node.optional_vars], node.context_expr
-        for t in targets:
-            for n in _names(t):
-                out.setdefault(n.id, _end(at))
+        for name, at in binding(node):
+            out.setdefault(name, at)
     return out
 
 
-def comprehended(nodes: Iterable[ast.AST]) -> set[int]:
+def comprehended(node: ast.AST) -> set[int]:
     """The uses of a comprehension's own variables inside it (`[t[i] for i in ...]`):
     local to it, whatever the body binds before or after."""
-    out: set[int] = set()
-    for node in nodes:
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            own = {n.id for g in node.generators for n in _names(g.target)}
-            out |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in own}
-    return out
+    if not isinstance(node, COMPREHENSIONS):
+        return set()
+    own = {n.id for g in node.generators for n in _names(g.target)}
+    return {id(n) for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in own}
 
 
 def reads_before(node: ast.Name, binds: dict[str, Position]) -> bool:

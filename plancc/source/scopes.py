@@ -11,7 +11,15 @@ from plancc.source import warm_forms
 from plancc.source.collectives import called
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
 from plancc.source.copies import Copies
-from plancc.source.flow import Position, bound, comprehended, reads_before
+from plancc.source.flow import (
+    BINDING,
+    COMPREHENSIONS,
+    Position,
+    binding,
+    bound,
+    comprehended,
+    reads_before,
+)
 from plancc.source.limits import MAX_DEPTH, MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
@@ -38,6 +46,17 @@ from plancc.source.values import (
 _SPMD_SUFFIX = "_spmd"
 ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
 SLICING = {"pl.slice", "pl.tensor.view", "pl.view"}  # a part of the tensor they take
+
+
+@dataclass(frozen=True)
+class Facts:
+    """A kernel body, read for ``Scopes.touch``: the names it binds (flow.py), in source
+    order each assignment and the names written through at it, and the uses of names
+    it may read."""
+
+    binds: dict[str, Position]
+    steps: list[tuple[ast.Assign | None, list[ast.Name]]]
+    loads: list[ast.Name]
 
 
 @dataclass
@@ -74,6 +93,7 @@ class Scopes:
         self.budget = resolver.budget
         self.listed: dict[int, tuple[list[ast.stmt], list[ast.AST]]] = {}
         self.written_by: dict[int, frozenset[str]] = {}  # a helper -> the parameters it writes
+        self.bodies: dict[int, tuple[list[ast.stmt], Facts]] = {}
 
     def copy_of(self, frame: Frame, site: ast.AST, index: int) -> int | None:
         """The first copy of the kernel ``index`` made at ``site``, when it is a later copy
@@ -170,11 +190,12 @@ class Scopes:
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
         k.copy_of = self.copy_of(frame, stmt, k.index)
+        body_facts = self.facts(frame.module, body, nodes)
         # The names the scope binds: a `for` form's variable (the block index) is its own.
-        binds = bound(nodes)
+        binds = body_facts.binds
         if isinstance(stmt, ast.For):
-            binds |= dict.fromkeys(bound([stmt]), (0, 0))
-        env = self.touch(frame, k, nodes, binds)
+            binds = binds | dict.fromkeys(bound([stmt]), (0, 0))
+        env = self.touch(frame, k, body_facts, binds)
         k.collectives = called(frame.module, nodes, self.budget)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
@@ -255,8 +276,40 @@ class Scopes:
             frame.rebound.add(n)
             frame.spans.pop(n, None)
 
+    def facts(self, mod: Module, body: list[ast.stmt], nodes: list[ast.AST]) -> Facts:
+        """What ``touch`` needs of a kernel body, worked out once per body (a helper's
+        scope inlined a hundred times has one) from its ``nodes``, already paid for, in
+        one pass."""
+        hit = self.bodies.get(id(body))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        binds: dict[str, Position] = {}
+        steps: list[tuple[ast.Assign | None, list[ast.Name]]] = []
+        skip: set[int] = set()  # written through, or a comprehension's own
+        names: list[ast.Name] = []
+        for node in nodes:
+            if type(node) is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    names.append(node)
+                continue
+            if isinstance(node, BINDING):
+                for name, at in binding(node):
+                    binds.setdefault(name, at)
+            if isinstance(node, COMPREHENSIONS):
+                skip |= comprehended(node)
+            if isinstance(node, (ast.Assign, ast.Call)):
+                bases = _written(node)
+                skip |= {id(b) for b in bases}
+                bases += self.through(mod, node)  # a helper inlined into the kernel writes
+                assign = node if isinstance(node, ast.Assign) else None
+                if assign is not None or bases:
+                    steps.append((assign, bases))
+        found = Facts(binds, steps, [n for n in names if id(n) not in skip])
+        self.bodies[id(body)] = (body, found)
+        return found
+
     def touch(
-        self, frame: Frame, k: Kernel, nodes: list[ast.AST], binds: dict[str, Position]
+        self, frame: Frame, k: Kernel, facts: Facts, binds: dict[str, Position]
     ) -> dict[str, Any]:
         """The tensors a kernel body reads and writes (its local aliases followed), and
         the values the names it binds hold at its end."""
@@ -269,27 +322,16 @@ class Scopes:
             # in the environment reached so far: a name rebound to a tile is no tensor.
             return frame.env.get(name.id) if reads_before(name, binds) else env.get(name.id)
 
-        written: set[int] = set()
-        for node in nodes:
-            if isinstance(node, ast.Assign):
-                v = self.local_value(look, node.value)
-                for t in node.targets:
+        for assign, bases in facts.steps:
+            if assign is not None:
+                v = self.local_value(look, assign.value)
+                for t in assign.targets:
                     if isinstance(t, ast.Name):
                         env[t.id] = v
-            for b in _written(node):
-                written.add(id(b))
+            for b in bases:
                 k.writes |= roots(look(b))
-            for b in self.through(frame.module, node):  # a helper inlined into it writes
-                k.writes |= roots(look(b))
-        own = comprehended(nodes)
-        skip = written | own
-        for node in nodes:
-            if (
-                isinstance(node, ast.Name)
-                and isinstance(node.ctx, ast.Load)
-                and id(node) not in skip
-            ):
-                k.reads |= roots(look(node))
+        for node in facts.loads:
+            k.reads |= roots(look(node))
         return env
 
     def through(self, mod: Module, call: ast.AST, stack: tuple[int, ...] = ()) -> list[ast.Name]:

@@ -275,6 +275,22 @@ def test_the_generated_module_called_as_its_docstring_says(
     assert _found(plan) == []
 
 
+def test_the_generated_module_imported_whole(tmp_path: Path) -> None:
+    """`import tiny_warms as warms` and `warms.prefetch_wo(...)`: the same call."""
+    work = tmp_path / "generated"
+    shutil.copytree(DATA / "generated", work)
+    _edit(work / "layer.py", "from tiny_warms import prefetch_wo", "import tiny_warms as warms")
+    _edit(work / "layer.py", "    prefetch_wo(wo,", "    warms.prefetch_wo(wo,")
+    r = read_layer(str(work / "layer.py"), "attention", str(work))
+    (call,) = r.calls
+    assert (call.function, call.read, call.tasks, call.scalars) == (
+        "prefetch_wo",
+        False,
+        ("q_tid", "k_tid", "v_tid"),
+        ("layer_idx",),
+    )
+
+
 def test_every_generated_function_has_the_form_the_reader_knows() -> None:
     """The template and the reader agree: each function of each golden module is read as
     a generated warm, its entries and anchors as the plan has them."""

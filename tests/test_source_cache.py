@@ -7,16 +7,18 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from plancc import api
 from plancc.load.inputs import PlanInput
-from plancc.source import cache, modules, reader
+from plancc.source import cache, limits, modules, reader
+from plancc.source.limits import OutOfTime
 from plancc.source.modules import SourceError
 
 DATA = Path(__file__).parent / "data" / "source"
@@ -35,10 +37,14 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     made: list[tuple[str, str]] = []
 
     def counted(
-        path: str, function: str, root: str | None = None, defines: Any = MappingProxyType({})
+        path: str,
+        function: str,
+        root: str | None = None,
+        defines: Any = MappingProxyType({}),
+        deadline: Any = None,
     ) -> reader.Reading:
         made.append((os.path.basename(path), function))
-        return reader.read_layer(path, function, root, defines)
+        return reader.read_layer(path, function, root, defines, deadline)
 
     monkeypatch.setattr(cache, "read_layer", counted)
     return made
@@ -245,9 +251,69 @@ def costly_layer(where: Path) -> Path:
 def test_a_reading_past_its_deadline_is_stopped(tmp_path: Path) -> None:
     plan = costly_layer(tmp_path / "costly")
     start = time.monotonic()
-    with cache.deadline(0.3), pytest.raises(cache.Stopped):
+    with cache.deadline(0.3), pytest.raises(OutOfTime):
         cache.read(str(plan.parent / "layer.py"), "mlp", str(plan.parent))
     assert time.monotonic() - start < 30  # a guard against a hang, never a measurement
+
+
+def test_the_reader_stops_itself_at_a_step_of_its_work(tmp_path: Path) -> None:
+    """The deadline is the reader's own: its budget looks at the clock as it spends, and
+    the stop is raised there, in the reading's thread, by the reading (nothing is raised
+    into a thread from outside)."""
+    plan = costly_layer(tmp_path / "costly")
+    layer, root = str(plan.parent / "layer.py"), str(plan.parent)
+    with pytest.raises(OutOfTime) as stop:
+        reader.read_layer(layer, "mlp", root, deadline=(time.monotonic() + 0.05, 0.05))
+    last = traceback.extract_tb(stop.value.__traceback__)[-1]
+    assert (Path(last.filename).name, last.name) == ("limits.py", "_past")
+    assert str(stop.value) == "not read within 0.05 s, the editor's bound for a check"
+
+
+def test_the_budget_looks_at_the_clock_only_under_a_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [0.0]
+    looks: list[float] = []
+
+    def clock() -> float:
+        looks.append(now[0])
+        return now[0]
+
+    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=clock))
+    free = limits.Budget()
+    for _ in range(10 * limits.LOOK_EVERY):
+        free.spend()
+    assert looks == []  # `validate` pays nothing for the editor's bound
+    bound = limits.Budget(deadline=(5.0, 5.0))
+    for _ in range(10 * limits.LOOK_EVERY + 1):
+        bound.spend()
+    assert len(looks) == 10  # one look per LOOK_EVERY steps
+    now[0] = 5.0
+    with pytest.raises(OutOfTime):
+        bound.spend(limits.LOOK_EVERY)  # at most LOOK_EVERY steps past the deadline
+    with pytest.raises(limits.OutOfWork):  # the end of the work comes first, as without one
+        limits.Budget(limit=10, deadline=(5.0, 5.0)).spend(11)
+
+
+def test_a_stopped_reading_is_never_kept_as_a_whole_one(
+    tmp_path: Path, reads: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is kept of a reading stopped at its deadline is the stop, without the reader's
+    frames; a check without a deadline reads the layer again, to its end."""
+    monkeypatch.setattr(limits, "MAX_WORK", 20_000)  # the whole reading within a second or so
+    plan = costly_layer(tmp_path / "costly")
+    layer, root = str(plan.parent / "layer.py"), str(plan.parent)
+    with cache.deadline(0.05), pytest.raises(OutOfTime):
+        cache.read(layer, "mlp", root)
+    (kept,) = [found for _, found, _ in cache._kept.values()]
+    assert isinstance(kept, OutOfTime)
+    assert kept.__traceback__ is None
+    whole = cache.read(layer, "mlp", root)
+    assert reads == [("layer.py", "mlp")] * 2
+    assert [(u.what, u.effect) for u in whole.unresolved] == [
+        ("mlp() needs more than 20,000 steps of work", "the rest of it is not read")
+    ]
+    assert getattr(modules._journal, "paths", None) is None  # the stop closed its journal
 
 
 def test_a_check_past_its_deadline_publishes_what_it_has(tmp_path: Path) -> None:
@@ -285,7 +351,7 @@ def test_a_stop_is_kept_for_a_while_and_only_under_a_deadline(
         try:
             with cache.deadline(0.2):
                 cache.read(layer, "mlp", root)
-        except cache.Stopped:
+        except OutOfTime:
             return True
         return False
 

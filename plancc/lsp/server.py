@@ -17,8 +17,9 @@ text already replaced is not published.
 
 No document waits on another's model code: documents are checked in
 ``CHECKERS`` threads (one document's checks one after another), the reading of
-a check's model code is stopped ``CHECK_SECONDS`` after the check starts (the
-check then publishes what it has, with a PC208 notice), a request gives way to
+a check's model code stops itself ``CHECK_SECONDS`` after the check starts (its
+budget of work looks at the clock: ``plancc.source.limits``; the check then
+publishes what it has, with a PC208 notice), a request gives way to
 a running check for at most ``PAUSE_SECONDS``, and `exit` ends the process
 without waiting for any thread.
 """

@@ -7,14 +7,15 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts import Facts
+from plancc.facts.placed import Placed, anchor_fix
 from plancc.facts.timeline import Group
 from plancc.rules import Finding, rule
 from plancc.text import fmt_size
 
 
 @rule("PC104", "later-anchor", Severity.WARNING)
-def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 
     A candidate is a stage between the anchor and the warm's first consumer
@@ -49,7 +50,7 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     of the layer kind anchors there, the two would split the SDMA bandwidth
     (PC101): the hint says to merge the warm into that one, and there is no fix.
     """
-    every = placed(plan)  # each warm's consumers, shared with PC101-PC107
+    every = facts.placed  # each warm's consumers, shared with PC101-PC107
     alone: dict[tuple[str, int], list[ir.Warm]] = {}  # (kind, stage) -> warms anchored there
     for q in every:
         if q.entries and not q.warm.join:  # as PC101 counts them

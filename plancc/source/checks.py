@@ -20,6 +20,7 @@ from plancc.diagnostics import Diagnostic
 from plancc.fixes import Fix
 from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
+from plancc.source.limits import OutOfTime
 from plancc.source.modules import Blocked, SourceError
 from plancc.source.order import check_order, check_reads
 from plancc.source.reading import Kernel, Reading, Task
@@ -60,7 +61,7 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
         reading = cache.read(
             os.path.join(root, path), function, root, findings.model.source_defines
         )
-    except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+    except OutOfTime as stop:  # the editor's bound for a check (docs/editors.md)
         findings.report(
             where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
         )

@@ -291,6 +291,39 @@ def test_the_generated_module_imported_whole(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("function", ["attention", "attention_inlined"])
+def test_a_warm_in_an_unrolled_loop_is_one_warm(
+    function: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copied per iteration, the call (or scope) is one plan warm: the first copy stands
+    for the others, which are neither a second warm nor undeclared (PC205)."""
+    work = tmp_path / "generated"
+    shutil.copytree(DATA / "generated", work)
+    text = (work / "layer.py").read_text(encoding="utf-8")
+    if function == "attention":
+        old = "    prefetch_wo(wo, layer_idx, q_tid, k_tid, v_tid)\n"
+        new = (
+            "    for u in pl.unroll(2):\n        prefetch_wo(wo, layer_idx, q_tid, k_tid, v_tid)\n"
+        )
+    else:
+        start = text.index("    wo_slab: pl.Tensor")
+        end = text.index("    attend(", start)
+        old = text[start:end]
+        new = "    for u in pl.unroll(2):\n" + "".join(
+            "    " + line for line in old.splitlines(keepends=True)
+        )
+    (work / "layer.py").write_text(text.replace(old, new, 1), encoding="utf-8")
+    r = read_layer(str(work / "layer.py"), function, str(work))
+    found = r.calls if function == "attention" else r.warms
+    assert [w.copy for w in found] == [False, True]
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(app, ["extract", f"layer.py:{function}"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("      - name: prefetch_wo\n") == 1
+    (work / "plan.yaml").write_text(result.stdout, encoding="utf-8")
+    assert _found(work / "plan.yaml") == []
+
+
 def test_every_generated_function_has_the_form_the_reader_knows() -> None:
     """The template and the reader agree: each function of each golden module is read as
     a generated warm, its entries and anchors as the plan has them."""

@@ -476,8 +476,9 @@ class Reader:
         """A call of a generated warm function: the warm it issues (warm_forms.py)."""
         where = (self.resolver.show(frame.module.path), node.lineno)
         found = warm_forms.call(function, node, *given, where=where, sig=sig)
-        if self.scopes.copies.first(("call", id(node), frame.stack), len(self.scopes.calls)):
-            found = replace(found, copy=True)
+        site = ("call", id(node), frame.stack)
+        if self.scopes.copies.first(site, len(self.scopes.calls)) is not None:
+            found = replace(found, copy=True)  # a later copy of an unrolled call
         self.scopes.calls.append(found)
 
 

@@ -147,6 +147,9 @@ def test_json_shape() -> None:
         "rank": 1,
         "anchor": ["q_proj"],
         "tensors": ["wo_a", "wo_b"],
+        "rows": [None, None],
+        "next_layer": False,
+        "guard": [],
         "class": "gain",
         "bytes": 100663296,
         "reason": "first: lands 25.6 MB with nothing streaming beside it",
@@ -158,6 +161,7 @@ def test_json_shape() -> None:
     }
     assert (none["anchor"], none["tensors"], none["class"]) == ([], [], "none")
     assert all(c["rank"] is None and c["class"] == "infeasible" for c in layer["infeasible"])
+    assert layer["notes"] == []
 
 
 def test_text_says_hypotheses_and_the_recipe() -> None:
@@ -284,17 +288,24 @@ def test_enumeration_stops_at_its_bound_and_says_so(monkeypatch: pytest.MonkeyPa
     assert [layer["capped"] for layer in json.loads(result.output)["layers"]] == [False] * 3
 
 
+JOIN = "q_proj+k_proj+v_proj: wo if CTX <= 2272"  # Qwen3-14B's warm
+
+
 def test_equivalent_anchors_are_one_row_the_plans_own_first() -> None:
     # Qwen3-14B's warm waits for q, k and v (a join); anchored at q alone (the slowest of
     # the three), or at any join of q with a stage finishing no later (a seed at layer
     # entry, k or v), it has the same findings: one row, the plan's own warm.
+    # The plan's warm is guarded (CTX <= 2272); so is each of the others, where the check
+    # finds it evicted at CTX=4096 and a gain up to 2,272 (``ranges``).
     layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
-    first, second = layer.ranked[:2]
-    assert label(first.evaluation) == "q_proj+k_proj+v_proj: wo"
-    assert label(second.evaluation) == "no warm"
-    same = {label(e) for e in first.same}
-    assert {"q_proj: wo", "k_proj+q_proj: wo", "attn_out_seed+q_proj: wo"} <= same
-    assert "k_proj: wo" not in same  # q_proj beside it still streams wq: PC104
+    (row,) = [r for r in layer.ranked if label(r.evaluation) == JOIN]
+    assert row.klass == "gain"
+    assert row.evaluation.candidate.origin == "declared"
+    same = {label(e) for e in row.same}
+    guard = " if CTX <= 2272"
+    assert {f"q_proj: wo{guard}", f"k_proj+q_proj: wo{guard}"} <= same
+    assert f"attn_out_seed+q_proj: wo{guard}" in same
+    assert f"k_proj: wo{guard}" not in same  # q_proj beside it still streams wq: PC104
 
 
 def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weights() -> None:
@@ -302,10 +313,10 @@ def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weigh
     # wo at k_proj alone is in flight during that stream, the join waits it out.
     layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
     by_label = {label(r.evaluation): r for r in layer.ranked}
-    join, alone = by_label["q_proj+k_proj+v_proj: wo"], by_label["k_proj: wo"]
+    join, alone = by_label[JOIN], by_label["k_proj: wo"]
     assert (join.klass, alone.klass) == ("gain", "loss")
     assert alone.evaluation.streamed == 52_428_800 + 163_840  # wq, and normed_in's slab
-    assert "of the layer's own weights stream while it is in flight" in alone.reason
+    assert alone.evaluation.codes == ("PC104", "PC106")  # and evicted at CTX=4096
     assert not alone.reason.startswith("ties")
 
 
@@ -366,11 +377,25 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
     result = _run("suggest", qwen, "--format", "json", "--set", "CTX=4096")
     assert result.exit_code == 0, result.output
     at_4096 = json.loads(result.output)
-    assert at_default["layers"][0]["candidates"][0]["anchor"] == ["q_proj", "k_proj", "v_proj"]
-    first, *rest = at_4096["layers"][0]["candidates"]
-    assert (first["anchor"], first["class"]) == ([], "none")
-    join = next(c for c in rest if c["anchor"] == ["q_proj", "k_proj", "v_proj"])
-    assert (join["class"], join["codes"]) == ("loss", ["PC106"])
+    rows = at_default["layers"][0]["candidates"]
+    (join,) = [c for c in rows if c["anchor"] == ["q_proj", "k_proj", "v_proj"] and c["guard"]]
+    assert (join["class"], join["guard"]) == ("gain", ["CTX <= 2272"])
+    assert at_4096["layers"][0]["notes"] == [
+        "q_proj+k_proj+v_proj: wo if CTX <= 2272: not issued at CTX=4096, where its guard "
+        "skips it: not judged"
+    ]
+    rows = at_4096["layers"][0]["candidates"]
+    none = next(i for i, c in enumerate(rows) if c["class"] == "none")
+    assert all(c["next_layer"] for c in rows[:none])  # the next layer's q/k/v: before the KV
+    # The join of three is the plan's (the enumeration joins two); q_proj's is the same.
+    join = next(
+        c
+        for c in rows
+        if c["tensors"] == ["wo"] and ["k_proj", "q_proj"] in [c["anchor"], *c["same"]]
+    )
+    assert (join["anchor"], join["tensors"]) == (["q_proj"], ["wo"])
+    assert (join["class"], join["codes"], join["guard"]) == ("loss", ["PC106"], [])
+    assert rows.index(join) > none
     # A plan that accepts PC106 with `allow` instead (a trade-off it measured): its warm
     # stays first, the finding allowed; the same warm without the allow is a loss.
     text = Path(qwen).read_text(encoding="utf-8")
@@ -385,7 +410,8 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
     )
     result = _run("suggest", str(allowed), "--no-source", "--format", "json", "--set", "CTX=4096")
     assert result.exit_code == 0, result.output
-    first, *rest = json.loads(result.output)["layers"][0]["candidates"]
+    rows = json.loads(result.output)["layers"][0]["candidates"]
+    (first,) = [c for c in rows if c["class"] == "gain" and not c["next_layer"]]
     assert (first["anchor"], first["class"], first["codes"], first["allowed"]) == (
         ["q_proj", "k_proj", "v_proj"],
         "gain",
@@ -393,7 +419,7 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
         ["PC106"],
     )
     assert "; PC106 allowed: a trade-off of the context length" in first["reason"]
-    alone = next(c for c in rest if c["anchor"] == ["q_proj"] and c["tensors"] == ["wo"])
+    alone = next(c for c in rows if c["anchor"] == ["q_proj"] and c["tensors"] == ["wo"])
     assert (alone["class"], alone["codes"], alone["allowed"]) == ("loss", ["PC106"], [])
 
 
@@ -456,12 +482,15 @@ def test_a_plan_without_warms_gets_the_seeds_optimum_in_every_attention_kind(
 
 
 def _without_allow(tmp_path: Path) -> str:
+    """Qwen3-14B's plan with its warm issued at every context: no guard, no `allow`."""
     text = (ROOT / "plans/qwen3_14b.yaml").read_text("utf-8")
-    text = re.sub(r"        allow: \[PC106\]\n        reason: >-\n(          .*\n)+", "", text)
+    assert "        guard: CTX <= 2272\n" in text
+    text = text.replace("        guard: CTX <= 2272\n", "")
     text = text.replace("config: configs/", f"config: {ROOT}/plans/configs/")
     plan = tmp_path / "qwen.yaml"
     plan.write_text(text, "utf-8")
     assert "allow" not in text
+    assert "guard:" not in text
     return str(plan)
 
 
@@ -478,19 +507,25 @@ def test_the_kv_stream_grades_the_warm_with_no_cliff(tmp_path: Path) -> None:
     # Qwen3-14B's wo warm with fa_fused's KV stream in flight beside it: at 2,272 tokens
     # it just fits L2 (a gain, the reason says what streams), one token more it is the
     # best of the losses, right below no warm: no jump to the bottom of the table.
+    # (Above it rank the cross-layer warms of the next layer's q/k/v weights, whatever
+    # the context: the KV stream comes after their consumers.)
     plan = _without_allow(tmp_path)
-    below, _ = _wo_row(plan, 2272)
-    above, rows = _wo_row(plan, 2273)
-    assert (below["rank"], below["class"]) == (1, "gain")
+    below, rows = _wo_row(plan, 2272)
+    none = next(c["rank"] for c in rows if c["class"] == "none")
+    assert (below["rank"], below["class"]) == (none - 1, "gain")
+    assert all(c["class"] == "gain" and c["next_layer"] for c in rows[: none - 2])
     assert "'fa_fused' (k_cache, v_cache) streams 148.9 MB while it is in flight" in below["reason"]
-    assert (above["rank"], above["class"], above["codes"]) == (2, "loss", ["PC106"])
-    assert rows[0]["class"] == "none"
+    above, rows = _wo_row(plan, 2273)
+    assert rows[none - 2]["class"] == "none"
     losses = [c for c in rows if c["class"] == "loss"]
+    assert (above["class"], above["codes"]) == ("loss", ["PC106"])
     assert losses[0] == above
+    # (Between no warm and the losses: the contended, the next layer's v/k at dcr_xgamma.)
+    assert {c["class"] for c in rows[none - 1 : above["rank"] - 1]} == {"contended"}
     # Past the edge it sinks as more of it is evicted, a place at a time.
     ranks = [_wo_row(plan, ctx)[0]["rank"] for ctx in (2048, 2272, 2273, 2300, 2400, 4096)]
     assert ranks == sorted(ranks), ranks
-    assert ranks[:3] == [1, 1, 2]
+    assert ranks[:3] == [none - 1, none - 1, above["rank"]]
 
 
 def test_no_two_rows_are_the_same_warm(tmp_path: Path) -> None:
@@ -501,7 +536,7 @@ def test_no_two_rows_are_the_same_warm(tmp_path: Path) -> None:
             seen = set()
             for r in rows:
                 e = r.evaluation
-                warms = tuple(zip(e.gates, (t for _, t in e.candidate.parts), strict=True))
+                warms = tuple(zip(e.gates, e.candidate.parts, strict=True))
                 key = (warms, e.signature)
                 assert key not in seen, (plan, layer.kind, label(e))
                 seen.add(key)

@@ -16,6 +16,7 @@ from plancc import api, ir
 from plancc.facts import facts_of
 from plancc.load.inputs import PlanInput
 from plancc.suggest import suggest, suggest_plan
+from plancc.suggest.candidates import Part
 from plancc.suggest.rank import label
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,17 +67,29 @@ def test_never_suggests_what_validate_rejects(tmp_path: Path, path: Path) -> Non
             if c.none:
                 continue
             tree["layers"][layer.kind]["warms"] = [
-                {
-                    "name": f"w_{layer.kind}_{i}",
-                    "after": a[0] if len(a) == 1 else list(a),
-                    "tensors": list(t),
-                }
-                for i, (a, t) in enumerate(c.parts)
+                _warm(f"w_{layer.kind}_{i}", p) for i, p in enumerate(c.parts)
             ]
             result = api.validate_paths([_write(tmp_path, tree)])
             assert result.errors == 0, (label(r.evaluation), result.diagnostics)
             checked += 1
     assert checked > 10
+
+
+def _warm(name: str, p: Part) -> dict[str, Any]:
+    """A candidate's part as a plan's warm, with its forms."""
+    warm: dict[str, Any] = {
+        "name": name,
+        "after": p.anchor[0] if len(p.anchor) == 1 else list(p.anchor),
+    }
+    if p.next_layer:
+        warm["next_layer"] = True
+    if p.guards:
+        warm["guard"] = [f"{a} {op} {b}" for a, op, b in p.guards]
+    warm["tensors"] = [
+        t if p.range_of(j) is None else {"tensor": t, "rows": list(p.range_of(j) or ())}
+        for j, t in enumerate(p.tensors)
+    ]
+    return warm
 
 
 def test_the_same_ranking_for_every_valid_listing_order(tmp_path: Path) -> None:
@@ -135,11 +148,14 @@ def test_a_weight_stream_between_anchor_and_consumer_never_promotes(tmp_path: Pa
         e = r.evaluation
         if e.candidate.none or e.first is None or len(e.candidate.parts) > 1:
             continue
+        if e.candidate.parts[0].next_layer:
+            continue  # its consumer is the next layer's: a stage put there is another kind's
         if e.window_steps == 0:
             # Its consumer runs right after the anchor: a stage put between opens the
             # window PC107 judged shut, which changes what PC107 knows, not the stream.
             continue
-        anchor, tensors = e.candidate.parts[0]
+        part = e.candidate.parts[0]
+        anchor = part.anchor
         grown = json.loads(json.dumps(tree))
         stages = grown["layers"]["csa"]["stages"]
         at = next(i for i, s in enumerate(stages) if s["name"] == e.first)
@@ -148,7 +164,7 @@ def test_a_weight_stream_between_anchor_and_consumer_never_promotes(tmp_path: Pa
         stages.insert(at, streamer)
         stages[at + 1]["deps"] = [*stages[at + 1]["deps"], "streamer"]
         path = _write(tmp_path, grown, "grown.yaml")
-        spec = f"csa:{'+'.join(anchor)}:{','.join(tensors)}"
+        spec = f"csa:{'+'.join(anchor)}:{','.join(part.items)}"  # a prefix as `wo_a[0:4]`
         (after,) = suggest(path, ["csa"], [spec]).layers
         row = [x for x in (*after.ranked, *after.infeasible) if label(x.evaluation) == label(e)]
         assert ORDER[row[0].klass] >= ORDER[r.klass], (label(e), row[0].reason)

@@ -458,7 +458,10 @@ def suggest(
         Option(
             "--candidate",
             metavar="KIND:ANCHOR:T1,T2",
-            help="Also evaluate this warm, as given (repeatable; ANCHOR+ANCHOR: a join).",
+            help=(
+                "Also evaluate this warm, as given (repeatable; ANCHOR+ANCHOR: a join; "
+                "T[LO:HI]: a prefix; then :next, a cross-layer warm, or :PARAM<=N, a guard)."
+            ),
         ),
     ] = (),
     trace: Trace = None,

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from plancc import ir
 from plancc.facts.analysis import Analysis, analyse
-from plancc.facts.crossing import KindPeak, kind_peak
+from plancc.facts.crossing import Joins, KindPeak, kind_peak
 from plancc.facts.liveness import Peak, layer_peak
 from plancc.facts.placed import Placed, each_placed
 from plancc.facts.timeline import Timeline
@@ -46,11 +46,16 @@ class Facts:
     kind_peaks: Mapping[str, KindPeak]
 
 
-def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType({})) -> Facts:
+def facts_of(
+    plan: ir.Plan,
+    timelines: Mapping[str, Timeline] = MappingProxyType({}),
+    joined: Joins = MappingProxyType({}),
+) -> Facts:
     """Every fact of ``plan``, each worked out once. ``timelines``: layer kinds' timelines
     built already, for a plan that shares their stages, tensors and platform (`plancc
     suggest` checks hundreds of copies of a layer kind, one candidate warm each, against
-    the base layer kind's timeline); one whose stages are not the layer kind's is not used."""
+    the base layer kind's timeline); one whose stages are not the layer kind's is not used.
+    ``joined``: pairs of layer kinds joined already, likewise (a cross-layer candidate's)."""
     lines: dict[str, Timeline] = {}
     for name, layer in plan.layers.items():
         if not layer.complete:
@@ -59,8 +64,8 @@ def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType
         if line is None or line.stages is not layer.stages:
             line = Timeline(plan, layer)
         lines[name] = line
-    placed = tuple(each_placed(plan, lines))
-    kinds_ = {name: kind_peak(plan, plan.layers[name]) for name in lines}
+    placed = tuple(each_placed(plan, lines, joined))
+    kinds_ = {name: kind_peak(plan, plan.layers[name], lines[name].readers) for name in lines}
     peaks = {
         name: kinds_[name].peak if name in kinds_ else layer_peak(layer)
         for name, layer in plan.layers.items()

@@ -24,6 +24,7 @@ from types import MappingProxyType
 
 from plancc import ir
 from plancc.facts.liveness import Peak, layer_peak, live_interval, readers
+from plancc.facts.timeline import Timeline
 
 NEXT = "next."  # B's stages and groups in a joined kind
 THIS = "this."  # A's copy of a tensor B reads too
@@ -105,9 +106,35 @@ class Crossing:
         return self.target.stages[index - self.offset]
 
 
-def crossings(plan: ir.Plan) -> Iterator[Crossing]:
+@dataclass(frozen=True, eq=False)
+class Joined:
+    """Two layer kinds joined (``join``) with the joined kind's timeline, built once and
+    handed to every check of a copy of the plan whose two kinds have these very stages:
+    `plancc suggest` judges each cross-layer candidate on a copy, and the check of one
+    costs its own warm, not the two kinds' size."""
+
+    source: tuple[ir.Stage, ...]  # the stages it was joined from (compared by identity)
+    target: tuple[ir.Stage, ...]
+    layer: ir.Layer
+    tensors: Mapping[str, ir.Tensor]
+    line: Timeline
+
+    @staticmethod
+    def of(plan: ir.Plan, a: ir.Layer, b: ir.Layer) -> Joined:
+        layer, tensors = join(plan, a, b)
+        return Joined(a.stages, b.stages, layer, tensors, Timeline(plan, layer, tensors))
+
+    def fits(self, a: ir.Layer, b: ir.Layer) -> bool:
+        return self.source is a.stages and self.target is b.stages
+
+
+Joins = Mapping[tuple[str, str], Joined]  # (layer kind, next layer kind) -> the two joined
+
+
+def crossings(plan: ir.Plan, built: Joins = MappingProxyType({})) -> Iterator[Crossing]:
     """Every anchored cross-layer warm of a complete layer kind against every complete
-    layer kind that follows it, in plan order, then forward order."""
+    layer kind that follows it, in plan order, then forward order. ``built``: pairs
+    joined already (``Joined``), used where their stages are the plan's."""
     joined: dict[tuple[str, str], tuple[ir.Layer, Mapping[str, ir.Tensor]]] = {}
     for layer in plan.layers.values():
         if not layer.complete:
@@ -122,9 +149,13 @@ def crossings(plan: ir.Plan) -> Iterator[Crossing]:
                     continue
                 key = (layer.name, kind)
                 if key not in joined:
-                    joined[key] = join(plan, layer, target)
+                    joined[key] = _joined(plan, layer, target, built.get(key))
                 both, tensors = joined[key]
-                placed = _placed(both, warm)
+                given = built.get(key)
+                read_by = (
+                    given.line.readers if given is not None and given.fits(layer, target) else None
+                )
+                placed = _placed(both, warm, read_by)
                 yield Crossing(warm, layer, target, both, placed, tensors, len(after) > 1)
 
 
@@ -168,20 +199,43 @@ def join(plan: ir.Plan, a: ir.Layer, b: ir.Layer) -> tuple[ir.Layer, Mapping[str
     return layer, MappingProxyType(tensors)
 
 
-def _placed(joined: ir.Layer, warm: ir.Warm) -> ir.Warm:
+def _joined(
+    plan: ir.Plan, a: ir.Layer, b: ir.Layer, built: Joined | None
+) -> tuple[ir.Layer, Mapping[str, ir.Tensor]]:
+    """``join(plan, a, b)``, or the pair joined already with ``a``'s warms: its stages and
+    schedule shared, not made again."""
+    if built is None or not built.fits(a, b):
+        return join(plan, a, b)
+    layer = replace(built.layer, warms=a.warms, complete=a.complete and b.complete)
+    layer.__dict__["schedule"] = built.layer.schedule  # a cached_property: the same stages
+    return layer, built.tensors
+
+
+def _placed(
+    joined: ir.Layer, warm: ir.Warm, read_by: Mapping[str, Sequence[int]] | None = None
+) -> ir.Warm:
     """The cross-layer warm in the joined kind: alive from its anchor's finish through
-    its last consumer in the next layer."""
+    its last consumer in the next layer. ``read_by``: the joined kind's readers, when
+    its timeline has them."""
     held = {e.tensor.name for e in warm.entries if e.tensor.static}
-    live = live_interval(joined.schedule, warm.anchors, held, readers(joined.stages))
+    found = readers(joined.stages) if read_by is None else read_by
+    live = live_interval(joined.schedule, warm.anchors, held, found)
     return replace(warm, live=live)
 
 
-def incoming(plan: ir.Plan, layer: ir.Layer, before: ir.Layer) -> tuple[ir.Warm, ...]:
+def incoming(
+    plan: ir.Plan,
+    layer: ir.Layer,
+    before: ir.Layer,
+    read_by: Mapping[str, Sequence[int]] | None = None,
+) -> tuple[ir.Warm, ...]:
     """The cross-layer warms of ``before`` as ``layer`` holds them when it follows it:
-    from its entry through the last of its stages that reads their tensors."""
+    from its entry through the last of its stages that reads their tensors. ``read_by``:
+    ``layer``'s readers, when its timeline has them."""
     if not any(w.next_layer for w in before.warms):
         return ()
-    read_by = readers(layer.stages)
+    if read_by is None:
+        read_by = readers(layer.stages)
     out = []
     for w in before.warms:
         if not w.next_layer or w.anchor is None:
@@ -201,16 +255,18 @@ class KindPeak:
     before: str | None
 
 
-def kind_peak(plan: ir.Plan, layer: ir.Layer) -> KindPeak:
+def kind_peak(
+    plan: ir.Plan, layer: ir.Layer, read_by: Mapping[str, Sequence[int]] | None = None
+) -> KindPeak:
     """The most L2 the warms hold during one step of ``layer``: its own, and the
     cross-layer warms the kind before it issued (for every kind the forward runs before
-    it, the largest)."""
+    it, the largest). ``read_by``: ``layer``'s readers, when its timeline has them."""
     best = KindPeak(layer_peak(layer), None)
     for kind in predecessors(plan, layer.name):
         before = plan.layers.get(kind)
         if before is None or not before.complete:
             continue
-        coming = incoming(plan, layer, before)
+        coming = incoming(plan, layer, before, read_by)
         if coming:
             peak = layer_peak(layer, coming)
             if peak.bytes > best.peak.bytes:

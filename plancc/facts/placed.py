@@ -15,9 +15,10 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 
 from plancc import fixes, ir
-from plancc.facts.crossing import Crossing, crossings
+from plancc.facts.crossing import Crossing, Joins, crossings
 from plancc.facts.timeline import Group, Landing, Timeline
 from plancc.tables.thresholds import kept
 
@@ -152,18 +153,23 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
                     yield layer, warm, warm.anchor
 
 
-def each_placed(plan: ir.Plan, timelines: Mapping[str, Timeline]) -> Iterator[Placed]:
+def each_placed(
+    plan: ir.Plan, timelines: Mapping[str, Timeline], built: Joins = MappingProxyType({})
+) -> Iterator[Placed]:
     """Each anchored warm with its consumers, on its layer kind's timeline (``timelines``:
-    every complete layer kind's): PC040 and PC101 to PC107 read the same list."""
+    every complete layer kind's): PC040 and PC101 to PC107 read the same list. ``built``:
+    pairs of layer kinds joined already, with their timelines (``crossing.Joined``)."""
     for layer, warm, at in anchored(plan):
         if warm.next_layer:
             continue  # judged on its crossings, below
         yield _place(layer, warm, at, timelines[layer.name])
     lines: dict[str, Timeline] = {}  # the joined kinds' timelines, each built once
-    for c in crossings(plan):
+    for c in crossings(plan, built):
         joined = c.joined
         if joined.name not in lines:
-            lines[joined.name] = Timeline(plan, joined, c.tensors)
+            given = built.get((c.source.name, c.target.name))
+            fits = given is not None and given.fits(c.source, c.target)
+            lines[joined.name] = given.line if given and fits else Timeline(plan, joined, c.tensors)
         yield _place(joined, c.warm, at=c.warm.anchor or 0, line=lines[joined.name], crossing=c)
 
 

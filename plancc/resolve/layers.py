@@ -402,6 +402,16 @@ def _entries(
     return entries, whole
 
 
+def prefix_entry(
+    tensor: ir.Tensor, lo: int, hi: int, locate: ir.Locate, index: int
+) -> ir.WarmEntry:
+    """A prefix of ``tensor``'s rows [lo, hi) as resolve makes a warm's entry of it, with
+    its default flat view: what `plancc suggest` makes of a prefix candidate."""
+    rows = ir.Rows(lo, hi, str(lo), str(hi), frozenset())
+    flat = None if tensor.flat is None else _rows_flat(tensor, rows, locate)
+    return ir.WarmEntry(tensor, flat, locate, index, rows)
+
+
 def _rows_flat(tensor: ir.Tensor, rows: ir.Rows, locate: ir.Locate) -> ir.FlatView:
     """A prefix's default flat view: the product of its rows' count and the other dims."""
     count = rows_count(rows)

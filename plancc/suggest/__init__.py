@@ -1,27 +1,34 @@
 """`plancc suggest`: the warms a layer kind should have, ranked by the rules (docs/suggest.md).
 
 ``candidates`` lists what to try, ``evaluate`` runs the real check on each one alone
-in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints them.
+in its layer kind, ``ranges`` at the ends of its params' ranges too (and guards a gain
+where it stops being one), ``rank`` orders them by the rules' facts, ``output`` prints
+them.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from plancc import ir
-from plancc.api import validate_paths
+from plancc.api import PlanResult, validate_paths
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.facts import Facts, facts_of
+from plancc.load import read_config_file
+from plancc.resolve import resolve
 from plancc.suggest import candidates as cands
 from plancc.suggest.evaluate import Evaluation, evaluate
 from plancc.suggest.measured import Measured, Verdicts
 from plancc.suggest.measured import read as read_measured
-from plancc.suggest.rank import Ranked, rank
+from plancc.suggest.ranges import Ranges
+from plancc.suggest.rank import Ranked, label_of, rank
 from plancc.usage import UsageError
+from plancc.validate import validate
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,7 @@ class LayerSuggestions:
     infeasible: list[Ranked]
     capped: bool = False  # the generated candidates stopped at their bound
     given: frozenset[tuple[cands.Part, ...]] = frozenset()  # the `--candidate`s of the kind
+    notes: tuple[str, ...] = ()  # the candidates not judged in this run, and why
 
     def asked(self, r: Ranked) -> bool:
         """Whether a row is, or stands for, a `--candidate`."""
@@ -82,6 +90,7 @@ def suggest(
 
         plan, timed, notes = with_trace(trace, plan)
         facts = facts_of(plan)  # the stages' new durations: new timelines
+    at = _resolver(result, trace)
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
@@ -90,8 +99,30 @@ def suggest(
     if measured is not None:
         verdicts, said = read_measured(measured, plan)
         notes = (*notes, *said)
-    layers = suggest_plan(facts, kinds, extra, timed, verdicts)
+    world = cands.World(plan, dict(facts.timelines))
+    ranges = Ranges(world, at, frozenset(overrides)) if at is not None else None
+    layers = suggest_plan(facts, kinds, extra, timed, verdicts, ranges=ranges)
     return Suggestions(result.file, plan, (), layers, notes, source_root)
+
+
+def _resolver(
+    result: PlanResult, trace: str | None
+) -> Callable[[Mapping[str, int]], ir.Plan | None] | None:
+    """The plan resolved at given values of its params (with the trace's durations), as
+    `validate` resolves it at the ends of their ranges; None for a plan without params."""
+    if result.doc is None or result.plan is None or not result.plan.params:
+        return None
+    validated = validate(result.doc)
+
+    def at(values: Mapping[str, int]) -> ir.Plan | None:
+        plan, _ = resolve(validated, read_config_file, overrides=values)
+        if plan is not None and trace is not None:
+            from plancc.measure.durations import timed  # noqa: PLC0415 (only then)
+
+            plan = timed(trace, plan)[0]
+        return plan
+
+    return at
 
 
 def suggest_plan(
@@ -100,11 +131,15 @@ def suggest_plan(
     extra: Sequence[cands.Candidate] = (),
     timed: frozenset[str] = frozenset(),
     measured: Mapping[str, tuple[tuple[cands.Part, ...], Measured]] = MappingProxyType({}),
+    *,
+    ranges: Ranges | None = None,
 ) -> tuple[LayerSuggestions, ...]:
     """The ranked candidates of each layer kind of a plan without errors (``facts``: the
     check's; ``kinds``: only those); ``timed``: the kinds whose durations a trace gave;
-    ``measured``: per kind, a verdict on its measured warms."""
+    ``measured``: per kind, a verdict on its measured warms; ``ranges``: the plan at the
+    other values of its params (``ranges.Ranges``), where each candidate is judged too."""
     plan = facts.plan
+    world = ranges.main if ranges is not None else cands.World(plan, dict(facts.timelines))
     out = []
     for kind, layer in plan.layers.items():
         if kinds and kind not in kinds:
@@ -116,21 +151,25 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        setting = cands.Setting(plan, layer, facts.timelines[kind], tuple(extra))
+        given_ = tuple(extra)
         verdict = measured.get(kind)
         if verdict is not None:  # the measured warms are judged, whatever else is
-            setting = replace(setting, given=(*setting.given, cands.measured(kind, verdict[0])))
-        judged, capped = judge(setting)
+            given_ = (*given_, cands.measured(kind, verdict[0]))
+        setting = cands.Setting(plan, layer, facts.timelines[kind], given_, world=world)
+        judged, capped, notes = judge(setting, ranges)
         ranked, infeasible = rank(judged, verdict)
         given = frozenset(c.parts for c in extra if c.kind == kind)
-        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped, given))
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped, given, notes))
     return tuple(out)
 
 
-def judge(s: cands.Setting) -> tuple[list[Evaluation], bool]:
+def judge(
+    s: cands.Setting, ranges: Ranges | None = None
+) -> tuple[list[Evaluation], bool, tuple[str, ...]]:
     """Every candidate of the layer kind judged: "no warm", each generator's (the generated
-    ones up to ``MAX_GENERATED``), then the neighbours their findings' fixes give (as
-    many again at most). Whether a bound stopped one."""
+    ones up to ``MAX_GENERATED``), then the neighbours their findings' fixes give and the
+    guards where a gain stops being one over a param's range (as many again at most).
+    Whether a bound stopped one; the candidates not judged in this run, in words."""
     seen: set[tuple[cands.Part, ...]] = set()
     out: list[Evaluation] = []
     capped = False
@@ -148,13 +187,29 @@ def judge(s: cands.Setting) -> tuple[list[Evaluation], bool]:
             left -= source.capped
     capped = capped or s.stopped
     spawned = cands.MAX_GENERATED
+    notes: list[str] = []
     while queue:
         c = queue.popleft()
-        e = evaluate(s, c)
+        more: list[cands.Candidate] = []
+        if ranges is None or c.none:
+            e = evaluate(s, c)
+        else:
+            both = ranges.judge(s, c)
+            if both is None:
+                notes.append(_skipped(c, ranges))
+                continue
+            more = list(ranges.flips(s, c, *both))
+            e = replace(both[0], guarded=tuple(g.parts[0].guards[-1] for g in more))
         out.append(e)
-        for n in cands.neighbours(c, (f.fix for f in e.findings if f.fix is not None)):
+        fixed = cands.neighbours(c, (f.fix for f in e.findings if f.fix is not None))
+        for n in itertools.chain(fixed, more):
             if n.parts not in seen and spawned > 0:
                 seen.add(n.parts)
                 queue.append(n)
                 spawned -= 1
-    return out, capped
+    return out, capped, tuple(notes)
+
+
+def _skipped(c: cands.Candidate, ranges: Ranges) -> str:
+    values = ", ".join(f"{n}={v}" for n, v in ranges.values if n in ranges.fixed)
+    return f"{label_of(c)}: not issued at {values}, where its guard skips it: not judged"

@@ -22,8 +22,8 @@ from plancc.check import check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.facts.placed import Placed, pushed_bytes, pushers
-from plancc.resolve.layers import make_warm
-from plancc.suggest.candidates import Candidate, Setting, warm_path
+from plancc.resolve.layers import make_warm, prefix_entry
+from plancc.suggest.candidates import Candidate, GuardSpec, Part, Setting, warm_path
 
 PREFIX = "prefetch_"
 
@@ -38,13 +38,16 @@ class Judged:
     data: Mapping[str, Any]
     fix: fixes.Fix | None = None
     allowed: str | None = None  # silenced: the `reason` of the `allow`, or "lint.ignore"
+    at: str = ""  # the params' values it was found at, when not the run's (``CTX=4096``)
+    where: tuple[int, int] = (0, 0)  # its line and column: a finding at other values is
+    # the same finding when its code and place are (as `validate` reports it once)
 
     @property
     def signature(self) -> tuple[object, ...]:
         """What tells two findings apart: the numbers a rule judged, else its words."""
         if self.data:
-            return (self.code, self.allowed is not None, _frozen(self.data))
-        return (self.code, self.allowed is not None, self.message)
+            return (self.code, self.allowed is not None, self.at, _frozen(self.data))
+        return (self.code, self.allowed is not None, self.at, self.message)
 
 
 def _frozen(value: Any) -> Any:
@@ -84,6 +87,9 @@ class Evaluation:
     first: str | None = None  # the first consumer: the warm must land before it
     gates: tuple[str, ...] = ()  # each warm's anchor: of a join, the stage it waits for
     l2: int | None = None
+    # The guards under which it is a gain, where a param's range holds values at which it
+    # is not (``plancc.suggest.ranges``): each a candidate of its own.
+    guarded: tuple[GuardSpec, ...] = ()
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -122,19 +128,26 @@ def evaluate(s: Setting, c: Candidate) -> Evaluation:
     if c.none:
         return Evaluation(c, 0, (), l2=l2)
     warms = tuple(_warm(s, c, i) for i in range(len(c.parts)))
-    variant = _alone(plan, layer, warms)
-    # Its allow entries are the warms' own; the kind's timeline is the base plan's.
-    checked = check(variant, judged=False, timelines={layer.name: s.line})
-    shown = tuple(_judged(d) for d in checked.diagnostics)
-    allowed = tuple(_judged(a.diagnostic, a.reason) for a in checked.allowed)
-    nbytes = sum(plan.tensors[t].bytes or 0 for t in c.tensors)
+    world = s.here
+    nexts = world.next_kinds(layer.name) if any(w.next_layer for w in warms) else ()
+    variant = _alone(plan, layer, warms, nexts)
+    # Its allow entries are the warms' own; the kinds' timelines are the base plan's, and
+    # so is a cross-layer candidate's kind joined with each next one.
+    lines = {layer.name: s.line, **{k: world.line(k) for k in nexts}}
+    joined = {(layer.name, k): world.joined(layer.name, k) for k in nexts}
+    checked = check(variant, judged=False, timelines=lines, joined=joined)
+    at = plan.at_values if s.away else ""
+    shown = tuple(_judged(d, at=at) for d in checked.diagnostics)
+    allowed = tuple(_judged(a.diagnostic, a.reason, at) for a in checked.allowed)
+    nbytes = sum(e.bytes for w in warms for e in w.entries)
     facts = _facts(checked.facts.placed)
     gates = tuple(layer.stages[w.anchor].name for w in warms if w.anchor is not None)
     return Evaluation(c, nbytes, shown, allowed, gates=gates, l2=l2, **facts)
 
 
-def _judged(d: Diagnostic, reason: str | None = None) -> Judged:
-    return Judged(d.code, d.severity, d.message, d.data or {}, d.fix, reason)
+def _judged(d: Diagnostic, reason: str | None = None, at: str = "") -> Judged:
+    message = d.message + (f" at {at}" if at else "")  # as `validate` says it
+    return Judged(d.code, d.severity, message, d.data or {}, d.fix, reason, at, (d.line, d.col))
 
 
 def _facts(found: Sequence[Placed]) -> dict[str, Any]:
@@ -182,21 +195,25 @@ def _streams(p: Placed, shown: list[int]) -> tuple[Stream, ...]:
 
 def _warm(s: Setting, c: Candidate, i: int) -> ir.Warm:
     """The candidate's i-th warm as resolve makes a warm: at the path its findings' fixes
-    address (``warm_path``), a declared warm with its `allow` and `reason`."""
+    address (``warm_path``); a declared warm with its `allow`, `reason` and entries (a
+    prefix's rows, a `flat` of its own), as resolved at these values."""
     plan, layer = s.plan, s.layer
-    anchor, tensors = c.parts[i]
-    gates = [s.stage[a] for a in anchor]
+    part = c.parts[i]
+    gates = [s.stage[a] for a in part.anchor]
     here = max(gates, key=lambda s: s.index).pos or Pos(1, 1)
 
     def locate(*_: object) -> Pos:
         return here
 
-    entries = tuple(
-        ir.WarmEntry(plan.tensors[t], plan.tensors[t].flat, locate, j)
-        for j, t in enumerate(tensors)
-    )
-    declared = c.warms[i] if i < len(c.warms) else None
-    name = declared.name if declared else warm_name(layer.name, tensors, i)
+    declared = _declared(layer, c, i)
+    if declared is not None:
+        entries, guards = declared.entries, declared.guards
+        if tuple((g.param, g.op, g.bound) for g in guards) != part.guards:  # a guard added
+            guards = (*guards, *(_guard(plan, g, locate) for g in part.guards[len(guards) :]))
+    else:
+        entries = tuple(_entry(plan, part, j, locate) for j in range(len(part.tensors)))
+        guards = tuple(_guard(plan, g, locate) for g in part.guards)
+    name = declared.name if declared else warm_name(layer.name, part.tensors, i)
     return make_warm(
         layer.schedule,
         gates,
@@ -209,24 +226,58 @@ def _warm(s: Setting, c: Candidate, i: int) -> ir.Warm:
         reason=declared.reason if declared else None,
         locate=locate,
         path=warm_path(layer.name, i),
-        listed=len(tensors),
+        listed=len(part.tensors),
+        next_layer=part.next_layer,
+        guards=guards,
     )
 
 
-def _alone(plan: ir.Plan, layer: ir.Layer, warms: tuple[ir.Warm, ...]) -> ir.Plan:
+def _declared(layer: ir.Layer, c: Candidate, i: int) -> ir.Warm | None:
+    """The declared warm the candidate's i-th part is, in this layer kind (a plan resolved
+    at other values has its own copy of it)."""
+    if i >= len(c.warms):
+        return None
+    name = c.warms[i].name
+    return next((w for w in layer.warms if w.name == name), None)
+
+
+def _entry(plan: ir.Plan, part: Part, j: int, locate: ir.Locate) -> ir.WarmEntry:
+    tensor = plan.tensors[part.tensors[j]]
+    rows = part.range_of(j)
+    if rows is None:
+        return ir.WarmEntry(tensor, tensor.flat, locate, j)
+    return prefix_entry(tensor, rows[0], rows[1], locate, j)
+
+
+def _guard(plan: ir.Plan, g: GuardSpec, locate: ir.Locate) -> ir.Guard:
+    param, op, bound = g
+    variable = next(p.variable for p in plan.params if p.name == param)
+    return ir.Guard(param, op, bound, str(bound), variable, locate)
+
+
+def _alone(
+    plan: ir.Plan, layer: ir.Layer, warms: tuple[ir.Warm, ...], nexts: tuple[str, ...] = ()
+) -> ir.Plan:
     """The plan with this layer kind alone, holding only ``warms``: its silences are their
     `allow` entries (no other warm's, which would silence nothing here), its tensors
     theirs (the plan's own views were checked by `validate`: a plan with an error gets no
     suggestion). What is worked out from the layer kind's stages alone, its schedule and
     timeline, is the layer kind's: a check of a candidate costs its own warm, not the
-    layer kind's size."""
+    layer kind's size. ``nexts``: the kinds a cross-layer warm crosses into, there
+    without their warms, so that the rules judge it across each boundary."""
     only = replace(layer, warms=warms)
     only.__dict__["schedule"] = layer.schedule  # a cached_property: the same stages
+    layers = {layer.name: only}
+    for k in nexts:
+        if k not in layers:
+            target = plan.layers[k]
+            layers[k] = replace(target, warms=())
+            layers[k].__dict__["schedule"] = target.schedule
     held = {e.tensor.name: e.tensor for w in warms for e in w.entries}
     return replace(
         plan,
         tensors=MappingProxyType(held),
-        layers=MappingProxyType({layer.name: only}),
+        layers=MappingProxyType(layers),
         declared_warms=len(warms),
         silences=(),
     )

@@ -20,7 +20,7 @@ from plancc import ir
 from plancc.diagnostics import printable
 from plancc.measure.units import signed_pct
 from plancc.reading import read_regular
-from plancc.suggest.candidates import Part
+from plancc.suggest.candidates import GuardSpec, Part, Rows
 from plancc.text import clip
 from plancc.usage import UsageError
 
@@ -77,8 +77,8 @@ def parse(path: str, doc: Any, plan: ir.Plan) -> tuple[Verdicts, tuple[str, ...]
                 f"--measured {path}: warm {i} of its manifest is not {{name, layer, after, "
                 "tensors}"
             )
-        kind, anchor, tensors = part
-        by_kind.setdefault(kind, []).append((anchor, tensors))
+        kind, found = part
+        by_kind.setdefault(kind, []).append(found)
     out: Verdicts = {}
     notes = []
     for kind, parts in by_kind.items():
@@ -124,23 +124,51 @@ def _unknown(plan: ir.Plan, kind: str, parts: list[Part]) -> str | None:
     if layer is None:
         return f"no layer kind {kind}"
     stages = {s.name for s in layer.stages}
-    for anchor, tensors in parts:
-        for a in anchor:
+    for part in parts:
+        for a in part.anchor:
             if a not in stages:
                 return f"no stage {clip(a)}"
-        for t in tensors:
+        for t in part.tensors:
             if t not in plan.tensors:
                 return f"no tensor {clip(t)}"
     return None
 
 
-def _part(w: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
+def _part(w: Any) -> tuple[str, Part] | None:
+    """A measured warm as a candidate's part: its kind, anchors, tensors, and its forms
+    (`rows` beside the tensors, `next_layer`, `guards`; a result of an older plancc has
+    none of them)."""
     if not isinstance(w, dict):
         return None
     kind, after, tensors = w.get("layer"), _names(w.get("after")), _names(w.get("tensors"))
     if not isinstance(kind, str) or after is None or tensors is None:
         return None
-    return kind, after, tensors
+    spans = w.get("rows")
+    rows = [_span(r) for r in spans] if isinstance(spans, list) else []
+    if rows and len(rows) != len(tensors):
+        return None
+    guards = w.get("guards")
+    found = [_guard(g) for g in guards] if isinstance(guards, list) else []
+    if any(g is None for g in found):
+        return None
+    return kind, Part.of(
+        after, tensors, rows, w.get("next_layer") is True, tuple(g for g in found if g)
+    )
+
+
+def _span(x: Any) -> Rows | None:
+    if isinstance(x, list) and len(x) == 2 and all(type(v) is int for v in x):
+        return (x[0], x[1])
+    return None
+
+
+def _guard(g: Any) -> GuardSpec | None:
+    if not isinstance(g, dict):
+        return None
+    param, op, bound = g.get("param"), g.get("op"), g.get("bound")
+    if isinstance(param, str) and op in ("<=", ">=", "<", ">") and type(bound) is int:
+        return (param, op, bound)
+    return None
 
 
 def _names(x: Any) -> tuple[str, ...] | None:

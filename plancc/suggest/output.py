@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from plancc.suggest import LayerSuggestions, Suggestions, suggest
-from plancc.suggest.candidates import MAX_GENERATED
+from plancc.suggest.candidates import MAX_GENERATED, Part, guard_text
 from plancc.suggest.measured import INCONCLUSIVE
 from plancc.suggest.rank import Ranked, label
 from plancc.tables.outputs import manifest_file
@@ -44,20 +44,29 @@ def _cells(r: Ranked, l2: int | None, asked: bool, fit: bool) -> list[str]:
     c = e.candidate
     share = "-" if c.none or not l2 else fmt_share(Fraction(e.bytes, l2))
     rank = "-" if r.rank is None else str(r.rank)
-    anchors = ["+".join(a) for a, _ in c.parts]
-    # One warm's tensors, or a split's warms each as one item.
-    tensors = list(c.parts[0][1]) if len(c.parts) == 1 else [", ".join(t) for _, t in c.parts]
-    between = ", " if len(c.parts) == 1 else " | "
+    anchors = ["+".join(p.anchor) for p in c.parts]
     measured = r.measured is not None and r.measured.decision != INCONCLUSIVE
     return [
         rank + (ASKED if asked else ""),
         f"measured {r.klass}" if measured else r.klass,
         _listed(anchors, " | ", _CELL[2] if fit else None) or "-",
-        _listed(tensors, between, _CELL[3] if fit else None) or "(no warm)",
+        _tensors(c.parts, _CELL[3] if fit else None) or "(no warm)",
         "-" if c.none else fmt_size(e.bytes),
         share,
         _listed(list(e.codes), ",", _CELL[6] if fit else None) or "-",
     ]
+
+
+def _tensors(parts: tuple[Part, ...], width: int | None) -> str:
+    """One warm's tensors (``next: `` before a cross-layer warm's, a prefix's rows, `` if
+    CTX <= 2272`` after a guarded one's), or a split's warms each as one item."""
+    if len(parts) != 1:
+        return _listed([", ".join(p.items) for p in parts], " | ", width)
+    (p,) = parts
+    head = "next: " if p.next_layer else ""
+    tail = p.guard_words
+    room = None if width is None else max(width - len(head) - len(tail), 8)
+    return head + _listed(p.items, ", ", room) + tail
 
 
 def _listed(items: list[str], sep: str, width: int | None) -> str:
@@ -148,6 +157,8 @@ def _text_layer(layer: LayerSuggestions, l2: int | None, limit: int) -> list[str
             lines += _wrapped(f"{label(r.evaluation)} — {r.reason}", 2)
         if len(layer.infeasible) > limit:
             lines.append(f"  … {len(layer.infeasible) - limit} more")
+    for note in layer.notes:
+        lines += _wrapped(note, 0)
     return lines
 
 
@@ -169,6 +180,8 @@ def markdown(s: Suggestions, top: int | None) -> str:
             lines += ["", f"… {left} more (--top N shows more)"]
         if any(layer.asked(r) for r in shown):
             lines += ["", f"{ASKED} a --candidate you asked about"]
+        if layer.notes:
+            lines += ["", *layer.notes]
         lines += ["", _recipe(s, layer), ""]
     return "\n".join([*lines, HYPOTHESES]) + "\n"
 
@@ -209,6 +222,7 @@ def _layer(layer: LayerSuggestions, top: int | None) -> dict[str, object]:
         "capped": layer.capped,
         "candidates": [_candidate(r, layer.asked(r)) for r in rows],
         "infeasible": [_candidate(r, layer.asked(r)) for r in layer.infeasible],
+        "notes": list(layer.notes),
     }
 
 
@@ -218,6 +232,10 @@ def _candidate(r: Ranked, asked: bool) -> dict[str, object]:
         "rank": r.rank,
         "anchor": list(e.candidate.anchor),
         "tensors": list(e.candidate.tensors),
+        # Its forms: per tensor a prefix's [lo, hi) (null: whole), a cross-layer warm, guards.
+        "rows": [list(r) if r else None for p in e.candidate.parts for r in _rows(p)],
+        "next_layer": any(p.next_layer for p in e.candidate.parts),
+        "guard": [guard_text(g) for p in e.candidate.parts for g in p.guards],
         "class": r.klass,
         "bytes": e.bytes,
         "reason": r.reason,
@@ -227,6 +245,10 @@ def _candidate(r: Ranked, asked: bool) -> dict[str, object]:
         "same": [list(o.candidate.anchor) for o in r.same],
         "measured": None if r.measured is None else _measured(r),
     }
+
+
+def _rows(p: Part) -> list[tuple[int, int] | None]:
+    return [p.range_of(j) for j in range(len(p.tensors))]
 
 
 def _measured(r: Ranked) -> dict[str, object]:

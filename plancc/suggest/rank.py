@@ -40,7 +40,7 @@ from fractions import Fraction
 from functools import cache
 
 from plancc.rules import Rule, discover
-from plancc.suggest.candidates import Part
+from plancc.suggest.candidates import Candidate, GuardSpec, Part
 from plancc.suggest.evaluate import Evaluation, Stream
 from plancc.suggest.measured import INCONCLUSIVE, SHIP, Measured
 from plancc.tables.thresholds import negligible, share
@@ -139,6 +139,8 @@ def _costs_words(e: Evaluation, _: Evaluation) -> str:
         default=None,
     )
     if worst is not None and worst.code == "PC106" and _amount(e, True) > e.streamed:
+        if worst.at:  # found at other values: what streams here is not what evicts it
+            return f"{worst.message} (PC106)"
         return f"{streams_words(e)} (PC106)"
     if worst is not None and worst.code not in ("PC104", "PC106"):
         return _amounted(e, loss=True)
@@ -252,7 +254,16 @@ PLACES: Sequence[Place] = (
 )
 
 
-_ORIGIN = {"declared": 0, "as declared": 0, "given": 1, "enumerated": 2}  # then neighbours
+# Then neighbours.
+_ORIGIN = {
+    "declared": 0,
+    "as declared": 0,
+    "given": 1,
+    "enumerated": 2,
+    "crossing": 2,
+    "prefix": 2,
+    "guarded": 2,
+}
 _LOSS_PLACES = (1, 2, 5, 6, 7, 8)  # PC107, the costs, PC101, PC105, PC032, the rest
 
 
@@ -260,14 +271,27 @@ def key(e: Evaluation) -> tuple[object, ...]:
     c = e.candidate
     # Ties: the plan's own warms first (the rules see no reason to move them), then
     # fewer anchors (a join that changes nothing is no better than one anchor), names.
-    return (*(p.value(e) for p in PLACES), _ORIGIN.get(c.origin, 3), len(c.anchor), c.parts)
+    return (*(p.value(e) for p in PLACES), _ORIGIN.get(c.origin, 3), len(c.anchor), _names(c))
+
+
+def _names(c: Candidate) -> tuple[object, ...]:
+    """The parts as a sort key: a whole tensor's rows before any prefix's."""
+    return tuple(
+        (p.anchor, p.tensors, tuple(r or (-1, -1) for r in p.rows), p.next_layer, p.guards)
+        for p in c.parts
+    )
 
 
 def label(e: Evaluation) -> str:
-    c = e.candidate
+    return label_of(e.candidate)
+
+
+def label_of(c: Candidate) -> str:
+    """``q_proj: wo_a, wo_b``; ``moe_combine: next layer's wq_a, wkv``; ``q_proj:
+    wo_a[0:8]``; ``q_proj: wo if CTX <= 2272``; a split's warms joined by ``|``."""
     if c.none:
         return "no warm"
-    return " | ".join(f"{'+'.join(a)}: {', '.join(t)}" for a, t in c.parts)
+    return " | ".join(f"{'+'.join(p.anchor)}: {p.what}" for p in c.parts)
 
 
 @dataclass(frozen=True)
@@ -299,7 +323,10 @@ def identity(e: Evaluation) -> tuple[object, ...]:
     """What two candidates must share to be one row: each warm's tensors and the stage it
     waits for, its findings and every place of the key."""
     c = e.candidate
-    warms = tuple((gate, tensors) for gate, (_, tensors) in zip(e.gates, c.parts, strict=False))
+    warms = tuple(
+        (gate, p.tensors, p.rows, p.next_layer, p.guards)
+        for gate, p in zip(e.gates, c.parts, strict=False)
+    )
     return (warms, len(c.parts), e.signature, *(p.value(e) for p in PLACES))
 
 
@@ -399,7 +426,17 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
             words = f"ties with {label(above)}: the rules find nothing to tell them apart"
         if klass(e) in (LOSS, CONTENDED) and i not in (0, *_LOSS_PLACES):
             words += f"; a loss: {loss_fault(e)}"  # the place that decided is not why it loses
-    return words + _allowed_words(e)
+    return words + _allowed_words(e) + _guarded_words(e.guarded)
+
+
+def _guarded_words(guards: tuple[GuardSpec, ...]) -> str:
+    """Where a loss over a param's range is a gain: "; a gain up to CTX 2272: guard: CTX <=
+    2272" (its guarded candidate is a row of its own)."""
+    said = []
+    for param, op, bound in guards:
+        where = f"up to {param} {bound:,}" if op == "<=" else f"from {param} {bound:,}"
+        said.append(f"; a gain {where}: guard: {param} {op} {bound}")
+    return "".join(said)
 
 
 def first_words(e: Evaluation) -> str:

@@ -6,8 +6,13 @@ user would, and the skeleton is validated against the code it came from. A funct
 holds the promise when extract refuses it with one line, or when its skeleton
 validates without error and reports no source finding but notices (PC208).
 
-``tests/test_source.py`` runs it when ``PLANCC_PYPTO_LIB`` names a checkout;
-``python -m tests.source_sweep DIR`` prints every failure, its class and the totals.
+Every shipped plan (``plans/*.yaml``) is validated against the checkout too
+(``shipped``): what it finds there is the drift between plan and code, which
+``tests/test_source.py`` pins plan by plan.
+
+``tests/test_source.py`` runs both when ``PLANCC_PYPTO_LIB`` names a checkout;
+``python -m tests.source_sweep DIR`` prints every failure, its class and the totals,
+then each shipped plan's source findings.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plancc import api
+from plancc.diagnostics import Diagnostic
 from plancc.source.extract import extract
 from plancc.source.modules import SourceError
 
 # The codes whose finding against the skeleton's own source breaks the promise.
 BROKEN = {f"PC20{i}" for i in range(8)} | {"PC209"}
+PLANS = Path(__file__).resolve().parent.parent / "plans"
 
 
 @dataclass
@@ -105,6 +112,15 @@ def sweep(repo: Path, only: str = "") -> list[Outcome]:
     return out
 
 
+def shipped(repo: Path) -> dict[str, list[Diagnostic]]:
+    """Each shipped plan's findings against ``repo`` as its source root, by file name."""
+    out = {}
+    for plan in sorted(PLANS.glob("*.yaml")):
+        report = api.validate_paths([str(plan)], source_root=str(repo))
+        out[plan.name] = report.diagnostics
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", type=Path, help="a pypto-lib checkout")
@@ -124,6 +140,9 @@ def main() -> int:
         f"{counts['failing']} failing, {counts['crash']} crashed"
         + (f"; slowest extract {slowest.seconds:.2f} s ({slowest.source})" if slowest else "")
     )
+    for name, found in shipped(args.repo.resolve()).items():
+        codes = ", ".join(sorted(d.code for d in found)) or "nothing"
+        print(f"plans/{name}: {codes}")
     return 1 if counts["failing"] or counts["crash"] else 0
 
 

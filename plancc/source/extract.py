@@ -24,6 +24,7 @@ from types import MappingProxyType
 
 from plancc.fmt.layout import Layout
 from plancc.load import ConfigError, read_config_at
+from plancc.source import collectives
 from plancc.source.extract_dims import Dims, stacked
 from plancc.source.extract_names import (
     kind_names,
@@ -269,6 +270,11 @@ def _layer(
             notices.append(f"{k.file}:{k.line}: kernel '{k.name}' is no plan name: not compared")
         direct = runs.direct(i)
         entry.append(f"deps: [{', '.join(scalar(named[j]) for j in direct)}]")
+        called = tuple(dict.fromkeys(c for m in runs.kernels[i] for c in m.collectives))
+        if called:  # a collective: its engine said, and PC105's `sdma` where it is SDMA
+            lines.append(f"      {collectives.comment(called)}")
+            if collectives.sdma(called):
+                entry.append("sdma: true")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines = _warms(
         kind,

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from plancc.source.collectives import called
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
@@ -368,6 +369,7 @@ class Reader:
         k = Kernel(
             len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
         )
+        k.collectives = called(callee.module, self.scopes.nodes(fn.body), self.budget)
         for a in params:
             given = roots(bound.get(a.arg))
             ann = a.annotation

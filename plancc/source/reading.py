@@ -50,6 +50,7 @@ class Kernel:
     after: set[int] = field(default_factory=set)  # the last writers of what it reads or writes
     opaque: bool = False  # an unresolved helper or branch: may read and write all it is given
     names: frozenset[str] = frozenset()  # an opaque kernel: the names its code could give
+    collectives: tuple[str, ...] = ()  # the inter-rank primitives it calls (collectives.py)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from plancc.source.collectives import called
 from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
 from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
@@ -152,6 +153,7 @@ class Scopes:
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
         self.touch(frame, k, nodes)
+        k.collectives = called(frame.module, nodes, self.budget)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"

@@ -100,6 +100,7 @@ class Entry:
     source: str
     tensors: tuple[Tensor, ...]
     signature: bool  # compile from the annotations (no sample tensors)
+    constants: tuple[tuple[str, int], ...] = ()  # module constants the call needs
 
 
 def call_block(doc: str) -> str:
@@ -157,12 +158,6 @@ def _used_names(code: str) -> list[str]:
     return list(dict.fromkeys(n.id for n in loads))
 
 
-def _as_list_of_dicts(
-    value: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-) -> list[Mapping[str, Any]]:
-    return [value] if isinstance(value, Mapping) else list(value)
-
-
 def _stack_shape(tensor: Mapping[str, Any]) -> tuple[int, ...]:
     shape = tuple(int(d) for d in tensor["shape"])
     stacked = tensor.get("stacked")
@@ -180,27 +175,66 @@ def _indent(code: str, spaces: int) -> str:
     return "".join(pad + line if line.strip() else line for line in code.splitlines(True))
 
 
+def _layer_bound(tree: ast.Module) -> tuple[str, str] | None:
+    """The layer index and layer count of the call's ``if INDEX < COUNT - 1:``, which
+    keeps the forward's last layer from warming a layer past the end."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+            continue
+        test = node.test
+        (op,), (right,) = test.ops, test.comparators
+        if (
+            isinstance(op, ast.Lt)
+            and isinstance(test.left, ast.Name)
+            and isinstance(right, ast.BinOp)
+            and isinstance(right.op, ast.Sub)
+            and isinstance(right.left, ast.Name)
+            and isinstance(right.right, ast.Constant)
+            and right.right.value == 1
+        ):
+            return test.left.id, right.left.id
+    return None
+
+
 @dataclass(frozen=True)
 class _Roles:
-    """What each name a warm's call uses stands for, from the manifest."""
+    """What each name a warm's call may use stands for, from the manifest."""
 
-    tensors: dict[str, Mapping[str, Any]]
+    tensors: dict[str, Mapping[str, Any]]  # a tensor this layer reads, or a whole stack
+    nexts: dict[str, Mapping[str, Any]]  # <tensor>_next: the next layer's slice of a tensor
     tasks: dict[str, str]  # task variable -> anchor stage (the producer's name_hint)
-    indices: dict[str, int]  # a stack's layer index -> its number of layers
+    indices: dict[str, int]  # a layer index (a loop variable) -> its number of layers
+    counts: dict[str, int]  # the `if`'s layer count, where the module does not define it
     runtime: dict[str, str]  # a guard's run-time variable -> its scalar type
 
     @classmethod
-    def of(cls, warm: Mapping[str, Any]) -> _Roles:
+    def of(
+        cls, warm: Mapping[str, Any], tree: ast.Module, defined: set[str], layers: int
+    ) -> _Roles:
+        stacked = [t for t in warm["tensors"] if t.get("stacked")]
+        indices = {t["stacked"]["index"]: int(t["stacked"]["layers"]) for t in stacked}
         tensors = {t["name"]: t for t in warm["tensors"]}
+        nexts: dict[str, Mapping[str, Any]] = {}
+        counts: dict[str, int] = {}
+        if warm.get("next_layer"):
+            bound = _layer_bound(tree)
+            if bound is None:
+                raise HarnessError(
+                    f"warm {warm['name']!r}: a cross-layer warm called with no "
+                    "`if INDEX < LAYERS - 1:` around it: the last layer would warm a layer "
+                    "past the forward"
+                )
+            index, count = bound
+            indices.setdefault(index, layers)
+            if count not in defined:
+                counts[count] = indices[index]
+            for t in warm["tensors"]:
+                if not t.get("stacked"):
+                    del tensors[t["name"]]
+                    nexts[f"{t['name']}_next"] = t
         tasks = dict(zip(_as_list(warm["task"]), _as_list(warm["after"]), strict=True))
-        indices = {
-            t["stacked"]["index"]: int(t["stacked"]["layers"])
-            for t in warm["tensors"]
-            if t.get("stacked")
-        }
-        guards = warm.get("guard") or []
-        runtime = {g["source"]: "INT32" for g in _as_list_of_dicts(guards)}
-        return cls(tensors, tasks, indices, runtime)
+        runtime = {g["source"]: "INT32" for g in warm.get("guards") or []}
+        return cls(tensors, nexts, tasks, indices, counts, runtime)
 
 
 @dataclass
@@ -208,18 +242,22 @@ class _Uses:
     """The names a warm's call reads, sorted by what they stand for."""
 
     tensors: list[str]
+    nexts: list[str]
     tasks: list[str]
     indices: list[str]
+    counts: list[str]
     runtime: list[str]
     imports: set[str]
 
 
 def _uses(name: str, code: str, roles: _Roles, defined: set[str]) -> _Uses:
-    uses = _Uses([], [], [], [], set())
+    uses = _Uses([], [], [], [], [], [], set())
     kinds: list[tuple[Mapping[str, Any], list[str]]] = [
         (roles.tensors, uses.tensors),
+        (roles.nexts, uses.nexts),
         (roles.tasks, uses.tasks),
         (roles.indices, uses.indices),
+        (roles.counts, uses.counts),
         (roles.runtime, uses.runtime),
     ]
     for used in _used_names(code):
@@ -254,54 +292,52 @@ def _producers(tasks: Sequence[str], roles: _Roles) -> str:
     )
 
 
-def _next_slices(names: Sequence[str], roles: _Roles, layers: int) -> tuple[list[Tensor], str]:
-    """A cross-layer warm of tensors that are not stacked: the model holds each weight
-    kind stacked over all layers and passes per-layer slices (pypto-facts, "Per-layer
-    slices"), so the harness takes each stack and binds the tensor's name to the next
-    layer's slice, in every layer but the last."""
+def _next_slices(code: str, uses: _Uses, roles: _Roles) -> tuple[list[Tensor], str]:
+    """A cross-layer warm of tensors that are not stacked, called with the next layer's
+    tensors (``<tensor>_next``): the model holds each weight kind stacked over all layers
+    and takes annotated per-layer slices (pypto-facts, "Per-layer slices"). The harness
+    takes each stack under the tensor's name, and slices the next layer's at the top of
+    the call's ``if`` (so the last layer slices nothing past the stack)."""
+    if not uses.nexts:
+        return [], code
+    (index,) = uses.indices
+    layers = roles.indices[index]
     stacks: list[Tensor] = []
     slices = ""
-    for name in names:
-        t = roles.tensors[name]
+    for var in uses.nexts:
+        t = roles.nexts[var]
         shape = tuple(int(d) for d in t["shape"])
-        stack = Tensor(f"harness_{name}", (layers * shape[0], *shape[1:]), t["dtype"])
-        stacks.append(stack)
+        stacks.append(Tensor(t["name"], (layers * shape[0], *shape[1:]), t["dtype"]))
         dims = ", ".join(str(d) for d in shape)
-        offset = ", ".join([f"(harness_layer + 1) * {shape[0]}"] + ["0"] * (len(shape) - 1))
+        offset = ", ".join([f"({index} + 1) * {shape[0]}"] + ["0"] * (len(shape) - 1))
         slices += (
-            f"{name}: {_tensor_type(shape, t['dtype'])} = "
-            f"pl.slice({stack.name}, [{dims}], [{offset}])\n"
+            f"{var}: {_tensor_type(shape, t['dtype'])} = "
+            f"pl.slice({t['name']}, [{dims}], [{offset}])\n"
         )
-    return stacks, slices
+    tree = ast.parse(code)
+    guard = next(n for n in ast.walk(tree) if isinstance(n, ast.If))
+    guard.body[:0] = ast.parse(slices).body
+    return stacks, ast.unparse(tree) + "\n"
 
 
 def entry(
     warm: Mapping[str, Any], doc: str, defined: set[str], layers: int = 2
 ) -> tuple[Entry, set[str]]:
     """The harness function of one manifest warm, and the module names it imports.
-    ``layers``: how many layers a cross-layer warm of unstacked tensors runs over."""
+    ``layers``: the forward's, for a cross-layer warm whose layer index is no stack's."""
     name = warm["name"]
     code = call_block(doc)
-    roles = _Roles.of(warm)
+    roles = _Roles.of(warm, ast.parse(code), defined, layers)
     uses = _uses(name, code, roles, defined)
     tensors = [
         Tensor(n, _stack_shape(roles.tensors[n]), roles.tensors[n]["dtype"]) for n in uses.tensors
     ]
-    loop: tuple[str, int] | None = None
-    if uses.indices:
-        loop = (uses.indices[0], roles.indices[uses.indices[0]])
-        if warm.get("next_layer") and not _guarded(code, uses.indices[0]):
-            raise HarnessError(
-                f"warm {name!r}: a cross-layer warm of a stack called with no `if` on "
-                f"{uses.indices[0]!r}: the last layer would address a slab past the stack"
-            )
-    elif warm.get("next_layer"):
-        tensors, slices = _next_slices(uses.tensors, roles, layers)
-        loop = ("harness_layer", layers)
-        code = f"if harness_layer < {layers - 1}:\n" + _indent(slices + code, 4)
+    stacks, code = _next_slices(code, uses, roles)
+    tensors += stacks
     body = _producers(uses.tasks, roles) + code
-    if loop is not None:
-        body = f"for {loop[0]} in pl.range({loop[1]}):\n" + _indent(body, 4)
+    if uses.indices:
+        index = uses.indices[0]
+        body = f"for {index} in pl.range({roles.indices[index]}):\n" + _indent(body, 4)
     params = [f"    {t.name}: {_tensor_type(t.shape, t.dtype)}," for t in tensors]
     params.append(f"    {PRODUCER_IN}: {_tensor_type(PRODUCER_SHAPE, 'fp32')},")
     params.append(f"    {PRODUCER_OUT}: pl.Out[{_tensor_type(PRODUCER_SHAPE, 'fp32')}],")
@@ -312,16 +348,8 @@ def entry(
         f"{_indent(body, 4)}    return {PRODUCER_OUT}\n"
     )
     signature = bool(uses.runtime) or any(t.dtype not in TORCH_DTYPES for t in tensors)
-    return Entry(name, function, source, tuple(tensors), signature), uses.imports
-
-
-def _guarded(code: str, index: str) -> bool:
-    """Whether the call sits under an `if` that tests the layer index."""
-    return any(
-        isinstance(node, ast.If)
-        and index in {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
-        for node in ast.walk(ast.parse(code))
-    )
+    constants = tuple((c, roles.counts[c]) for c in uses.counts)
+    return Entry(name, function, source, tuple(tensors), signature, constants), uses.imports
 
 
 _RUNNER = """
@@ -380,6 +408,9 @@ def harness(module: str, module_name: str, manifest: Mapping[str, Any]) -> str:
     )
     if imports:
         head += f"from {module_name} import {', '.join(sorted(imports))}\n"
+    constants = dict(c for e in entries for c in e.constants)
+    if constants:
+        head += "\n" + "".join(f"{c} = {v}\n" for c, v in sorted(constants.items()))
     functions = "\n\n".join(e.source for e in entries)
     runner = _RUNNER.format(entries="[\n" + "\n".join(rows) + "\n]")
     return head + "\n\n" + functions + runner

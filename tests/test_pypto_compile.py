@@ -198,21 +198,32 @@ def test_a_guarded_warm_compiles_from_its_signature_with_the_guard_a_runtime_sca
 
 
 def test_a_cross_layer_warm_of_unstacked_tensors_gets_the_next_layers_slices() -> None:
+    """The model holds the stacks and slices the next layer's inside the call's `if`;
+    the layer count the docstring names is the forward's."""
     _, module, manifest = _hand_written("next_layer_slices")
-    entry, _ = harness.entry(
+    entry, imports = harness.entry(
         manifest["warms"][0],
         harness.warm_docs(module)["prefetch_next_q"],
         harness.module_names(module),
         3,
     )
     assert [(t.name, t.shape) for t in entry.tensors] == [
-        ("harness_wq_a", (1536, 256)),
-        ("harness_wkv", (1536, 128)),
+        ("wq_a", (1536, 256)),
+        ("wkv", (1536, 128)),
     ]
+    assert entry.constants == (("NUM_LAYERS", 3),)
+    assert imports == {"prefetch_next_q"}
     assert (
-        "        if harness_layer < 2:\n"
-        "            wq_a: pl.Tensor[[512, 256], pl.BF16] = pl.slice(harness_wq_a, [512, 256], "
-        "[(harness_layer + 1) * 512, 0])\n"
+        "    for layer_idx in pl.range(3):\n"
+        "        with pl.at(level=pl.Level.CORE_GROUP, name_hint='moe') as moe_tid:\n"
+        "            harness_tile = pl.load(harness_in, [0, 0], [32, 32])\n"
+        "            harness_out = pl.store(harness_tile, [0, 0], harness_out)\n"
+        "        if layer_idx < NUM_LAYERS - 1:\n"
+        "            wq_a_next: pl.Tensor[[512, 256], pl.BF16] = pl.slice(wq_a, [512, 256], "
+        "[(layer_idx + 1) * 512, 0])\n"
+        "            wkv_next: pl.Tensor[[512, 128], pl.BF16] = pl.slice(wkv, [512, 128], "
+        "[(layer_idx + 1) * 512, 0])\n"
+        "            prefetch_next_q(wq_a_next, wkv_next, moe_tid)\n"
     ) in entry.source
 
 
@@ -221,8 +232,15 @@ def test_a_cross_layer_warm_of_a_stack_called_with_no_if_is_refused() -> None:
     guarded = harness.warm_docs(module)["prefetch_next_w"]
     unguarded = guarded.replace("    if layer_idx < LAYERS - 1:\n        prefetch", "    prefetch")
     assert unguarded != guarded
-    with pytest.raises(HarnessError, match="no `if` on 'layer_idx'"):
+    with pytest.raises(HarnessError, match="called with no `if INDEX < LAYERS - 1:`"):
         harness.entry(manifest["warms"][0], unguarded, harness.module_names(module))
+
+
+def test_a_cross_layer_warm_called_with_this_layers_tensor_is_refused() -> None:
+    _, module, manifest = _hand_written("next_layer_slices")
+    doc = harness.warm_docs(module)["prefetch_next_q"].replace("(wq_a_next,", "(wq_a,")
+    with pytest.raises(HarnessError, match="its call uses 'wq_a', which is neither"):
+        harness.entry(manifest["warms"][0], doc, harness.module_names(module), 3)
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,11 @@ def prefetch_next_q(
     """Warm the next layer's wq_a, wkv into L2 once moe has finished.
 
     Call it in every layer but the last, right after the anchor stage returns its
-    TaskId, with the next layer's tensors:
+    TaskId, with the next layer's tensors (wq_a_next, wkv_next), in layer layer_idx of
+    NUM_LAYERS: the last layer has no next one to warm:
 
-        prefetch_next_q(wq_a, wkv, moe_tid)
+        if layer_idx < NUM_LAYERS - 1:
+            prefetch_next_q(wq_a_next, wkv_next, moe_tid)
     """
     wq_a_flat = pl.reshape(wq_a, [D * Q_LORA])
     wkv_flat = pl.reshape(wkv, [D * KV])

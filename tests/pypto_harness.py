@@ -10,7 +10,8 @@ it"), inside ``for INDEX in pl.range(LAYERS):`` when the call uses a stack's lay
 Run by that Python, the harness lowers and compiles each function
 (``fn.lower(*args)``, ``fn.compile(*args)``; with no sample tensors where a run-time
 scalar or a dtype torch has no type for asks for it) and prints one JSON list: per warm,
-the step that failed and PyPTO's message, or nothing.
+the step that failed and PyPTO's message, or the kernels the compile wrote that issue a
+prefetch (``tprefetch_async``).
 
 Every name the docstring's call uses must be explained by the manifest (a tensor, a
 task, a stack's index, a guard's run-time variable) or defined by the module (the warm,
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The producer scopes copy one small tile, so each anchor has a real task.
-PRODUCER_SHAPE = (32, 32)
+PRODUCER_SHAPE = (16, 128)  # 512 B rows: an L2 line, so PyPTO prints no hint
 PRODUCER_IN = "harness_in"
 PRODUCER_OUT = "harness_out"
 PRODUCER_TILE = "harness_tile"
@@ -357,20 +358,28 @@ _RUNNER = """
 ENTRIES = {entries}
 
 
+def prefetching(kernels: Path) -> list[str]:
+    # The kernels the compile wrote that issue a prefetch: the warms' scopes.
+    files = [p for p in kernels.rglob("*") if p.is_file()]
+    return sorted({{p.stem for p in files if "tprefetch_async" in p.read_text()}})
+
+
 def main() -> None:
     results = []
     for warm, fn, tensors, signature in ENTRIES:
         args = [] if signature else [
             torch.empty(shape, dtype=getattr(torch, dtype)) for shape, dtype in tensors
         ]
-        result = {{"warm": warm, "failed": None, "error": None}}
+        result = {{"warm": warm, "failed": None, "error": None, "kernels": []}}
         for step in ("lower", "compile"):
             try:
-                getattr(fn, step)(*args)
+                compiled = getattr(fn, step)(*args)
             except Exception as exc:  # PyPTO's message is the result
                 result["failed"] = step
                 result["error"] = f"{{type(exc).__name__}}: {{exc}}"
                 break
+        else:
+            result["kernels"] = prefetching(compiled.output_dir / "kernels")
         results.append(result)
     print(json.dumps(results))
 
@@ -402,9 +411,10 @@ def harness(module: str, module_name: str, manifest: Mapping[str, Any]) -> str:
     head = (
         '"""Harness written by tests/pypto_harness.py: compiles each warm of '
         f'{module_name} in PyPTO."""\n\n'
-        "import json\n\n"
+        "import json\nfrom pathlib import Path\n\n"
         "import pypto.language as pl\n"
         "import torch\n"
+        f"import {module_name}  # noqa: F401 (it imports, even with no warm to call)\n"
     )
     if imports:
         head += f"from {module_name} import {', '.join(sorted(imports))}\n"
@@ -424,11 +434,14 @@ def reshape_in_scope(module: str) -> str:
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef):
             continue
-        views = [s for s in fn.body if _is_reshape(s)]
+        first = next((i for i, s in enumerate(fn.body) if _is_reshape(s)), None)
         scope = next((n for n in ast.walk(fn) if isinstance(n, ast.With)), None)
-        if not views or scope is None:
+        if first is None or scope is None:
             continue
-        fn.body = [s for s in fn.body if not _is_reshape(s)]
+        # The reshape and what is built from it before the scope (a slice of the flat
+        # view) move together; the guards' `if`s stay where they are.
+        views = [s for s in fn.body[first:] if isinstance(s, ast.Assign | ast.AnnAssign)]
+        fn.body = [s for s in fn.body if s not in views]
         scope.body = views + scope.body
         moved += 1
     if not moved:

@@ -63,10 +63,12 @@ def _hand_written(form: str) -> tuple[str, str, dict[str, Any]]:
     return name, module, manifest
 
 
-def _compile(
-    work: Path, name: str, module: str, manifest: dict[str, Any]
-) -> list[tuple[str, str | None, str | None]]:
-    """Run the harness of ``module`` in PyPTO: (warm, failed step, message) per warm."""
+Outcome = tuple[str, str | None, str | None, list[str]]
+
+
+def _compile(work: Path, name: str, module: str, manifest: dict[str, Any]) -> list[Outcome]:
+    """Run the harness of ``module`` in PyPTO: per warm, (warm, the step that failed,
+    PyPTO's message, the compiled kernels that issue a prefetch)."""
     assert PYPTO_PY is not None
     work.mkdir(parents=True, exist_ok=True)
     (work / f"{name}.py").write_text(module, "utf-8")
@@ -82,16 +84,23 @@ def _compile(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return [(r["warm"], r["failed"], r["error"]) for r in harness.results(proc.stdout)]
+    return [
+        (r["warm"], r["failed"], r["error"], r["kernels"]) for r in harness.results(proc.stdout)
+    ]
 
 
 def _warms(manifest: dict[str, Any]) -> list[str]:
     return [w["name"] for w in manifest["warms"]]
 
 
-def _refused(results: list[tuple[str, str | None, str | None]], message: str) -> list[str]:
+def _compiled(manifest: dict[str, Any]) -> list[Outcome]:
+    """Every warm lowered and compiled, into one prefetching kernel named by its hint."""
+    return [(w["name"], None, None, [w["name_hint"]]) for w in manifest["warms"]]
+
+
+def _refused(results: list[Outcome], message: str) -> list[str]:
     """The warms whose harness failed with ``message``."""
-    return [warm for warm, failed, error in results if failed and message in (error or "")]
+    return [warm for warm, failed, error, _ in results if failed and message in (error or "")]
 
 
 # -- compiled in PyPTO (opt-in) ------------------------------------------------------------
@@ -102,7 +111,7 @@ def _refused(results: list[tuple[str, str | None, str | None]], message: str) ->
 def test_every_shipped_plan_compiles(plan: Path, tmp_path: Path) -> None:
     name, module, manifest = _built(plan, tmp_path / "out")
     results = _compile(tmp_path / "run", name, module, manifest)
-    assert results == [(w, None, None) for w in _warms(manifest)]
+    assert results == _compiled(manifest)
 
 
 @needs_pypto
@@ -110,7 +119,7 @@ def test_every_shipped_plan_compiles(plan: Path, tmp_path: Path) -> None:
 def test_each_code_form_compiles(form: str, tmp_path: Path) -> None:
     name, module, manifest = _built(FIXTURES / f"{form}.yaml", tmp_path / "out")
     results = _compile(tmp_path / "run", name, module, manifest)
-    assert results == [(w, None, None) for w in _warms(manifest)]
+    assert results == _compiled(manifest)
 
 
 @needs_pypto
@@ -126,7 +135,7 @@ def test_each_code_form_with_its_views_in_the_scope_is_refused(form: str, tmp_pa
 def test_each_hand_written_form_compiles(form: str, tmp_path: Path) -> None:
     name, module, manifest = _hand_written(form)
     results = _compile(tmp_path, name, module, manifest)
-    assert results == [(w, None, None) for w in _warms(manifest)]
+    assert results == _compiled(manifest)
 
 
 @needs_pypto
@@ -145,7 +154,7 @@ def test_two_guards_joined_by_and_fail_in_code_generation(tmp_path: Path) -> Non
     harness runs `compile` past `lower`."""
     name, module, manifest = _hand_written("guard")
     results = _compile(tmp_path, name, harness.guards_joined(module), manifest)
-    assert [(warm, failed) for warm, failed, _ in results] == [
+    assert [(warm, failed) for warm, failed, _, _ in results] == [
         ("prefetch_short_ctx", None),
         ("prefetch_mid_ctx", "compile"),
     ]
@@ -164,15 +173,15 @@ def test_the_harness_of_a_stacked_join_is_its_docstrings_call_after_one_producer
     )
     producer = (
         "        with pl.at(level=pl.Level.CORE_GROUP, name_hint={stage!r}) as {task}:\n"
-        "            harness_tile = pl.load(harness_in, [0, 0], [32, 32])\n"
+        "            harness_tile = pl.load(harness_in, [0, 0], [16, 128])\n"
         "            harness_out = pl.store(harness_tile, [0, 0], harness_out)\n"
     )
     assert entry.source == (
         "@pl.jit\n"
         "def compile_prefetch_wo(\n"
         "    wo: pl.Tensor[[204800, 5120], pl.BF16],\n"
-        "    harness_in: pl.Tensor[[32, 32], pl.FP32],\n"
-        "    harness_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]],\n"
+        "    harness_in: pl.Tensor[[16, 128], pl.FP32],\n"
+        "    harness_out: pl.Out[pl.Tensor[[16, 128], pl.FP32]],\n"
         "):\n"
         "    for layer_idx in pl.range(40):\n"
         + producer.format(stage="q_proj", task="q_proj_tid")
@@ -216,7 +225,7 @@ def test_a_cross_layer_warm_of_unstacked_tensors_gets_the_next_layers_slices() -
     assert (
         "    for layer_idx in pl.range(3):\n"
         "        with pl.at(level=pl.Level.CORE_GROUP, name_hint='moe') as moe_tid:\n"
-        "            harness_tile = pl.load(harness_in, [0, 0], [32, 32])\n"
+        "            harness_tile = pl.load(harness_in, [0, 0], [16, 128])\n"
         "            harness_out = pl.store(harness_tile, [0, 0], harness_out)\n"
         "        if layer_idx < NUM_LAYERS - 1:\n"
         "            wq_a_next: pl.Tensor[[512, 256], pl.BF16] = pl.slice(wq_a, [512, 256], "

@@ -25,8 +25,9 @@ run: $(STAMP)
 # than about a second each in `pytest --durations=0` whatever they check (generated plans
 # and edits by the hundred, every state of typing a plan in the editor, a real browser,
 # Neovim and wheel build). `make test SLOW=1`, which .ci/run runs, is every test. On the
-# 2-core development machine, shared with other jobs, pytest alone took about 40 s of CPU
-# fast (3,165 tests) and 70 s in full (3,268); make test adds ruff and mypy.
+# 2-core development machine, shared with other jobs (load average 5 to 8), pytest alone
+# took about 95 s of CPU fast (3,982 tests) and 165 s in full (4,093); make test adds ruff
+# and mypy.
 test: lint types pytest
 
 lint: $(STAMP)

@@ -11,8 +11,14 @@ resident memory (from wait4) are printed. Nothing here asserts a time.
   other tasks' events to ~300 MB (no `json.load` beside it: that takes GiBs).
 - **bootstrap**: two benchmark logs of 2 ranks × 10³, 10⁴ and 10⁵ raw samples each.
 - **slots**: `[STRACE]` slot files of 10⁵, 10⁶ and 3 × 10⁶ lines.
+- **durations**: `plancc validate --trace` (and `suggest --trace`) on a generated plan
+  of two layer kinds of 16 timed stages each and a forward of 400 to 4,000 layers,
+  beside `validate` without the trace and a process that only `json.load`s it: the
+  trace holds one SPMD task of four cores per stage and layer, a Worker and a
+  Scheduler View event per core (the converter's form), every event a stage's.
 
-`python bench/measure.py [traces|bootstrap|slots]` runs one group (default: all).
+`python bench/measure.py [traces|bootstrap|slots|durations]` runs one group (default:
+all).
 """
 
 from __future__ import annotations
@@ -168,17 +174,98 @@ def slots(root: Path) -> None:
         path.unlink()
 
 
+STAGES = 16  # per layer kind in the durations plan
+CORES = (24, 25, 26, 27)  # an SPMD task's
+
+
+def durations_plan(layers: int) -> str:
+    """Two layer kinds of STAGES timed stages, each with its own kernel; ``layers`` of them."""
+    lines = ["plancc: 1", "model: timed", "platform: a2a3", "tensors:"]
+    lines += ["  w: {shape: [1048576], dtype: bf16}", "layers:"]
+    for kind in ("a", "b"):
+        lines += [f"  {kind}:", "    stages:"]
+        for i in range(STAGES):
+            reads = ", reads: [w]" if i == STAGES - 1 else ""
+            task = ", task: s0_tid" if i == 0 else ""
+            lines.append(f"      - {{name: s{i}, kernel: {kind}_k{i}{task}{reads}}}")
+        lines += ["    warms: [{name: warm_" + kind + ", after: s0, tensors: [w]}]"]
+    lines.append(f"forward: [{', '.join('ab'[i % 2] for i in range(layers))}]")
+    return "\n".join(lines) + "\n"
+
+
+def write_durations(path: str, layers: int) -> None:
+    """Run in its own process, as ``write``: the trace of ``durations_plan(layers)``."""
+    tasks = []
+    for layer in range(layers):
+        kind = "ab"[layer % 2]
+        t0 = 100.0 + layer * 400.0
+        for i in range(STAGES):
+            start = t0 + 20.0 * i + (layer % 7)
+            n = len(tasks) + 1
+            tasks.append(
+                fx.Task(
+                    f"{kind}_k{i}",
+                    n,
+                    10 + i,
+                    CORES,
+                    start - 0.5,
+                    start,
+                    start + 15.0,
+                    start - 0.9,
+                    start + 15.4,
+                )
+            )
+    fx.write_trace(Path(path), tasks)
+
+
+def durations(root: Path) -> None:
+    print("\ndurations: `plancc validate --trace` on a plan of 2 × 16 timed stages")
+    print(
+        f"{'layers':>7}  {'trace':>9}  {'events':>9}  {'validate':>9}  {'peak RSS':>9}  "
+        f"{'no trace':>9}  {'json.load':>9}  {'peak RSS':>9}"
+    )
+    for layers in (400, 4000):
+        plan = root / "timed.yaml"
+        plan.write_text(durations_plan(layers), "utf-8")
+        trace = root / "timed_swimlane.json"
+        subprocess.run(
+            [sys.executable, __file__, "write-durations", str(trace), str(layers)], check=True
+        )
+        events = layers * STAGES * len(CORES) * 2
+        v_s, v_kib = median_of(
+            [PLANCC, "validate", "--no-source", "--trace", str(trace), str(plan)]
+        )
+        _, n_kib = median_of([PLANCC, "validate", "--no-source", str(plan)])
+        load = [sys.executable, "-c", f"import json; json.load(open({str(trace)!r}))"]
+        l_s, l_kib = median_of(load)
+        print(
+            f"{layers:>7,}  {trace.stat().st_size / 1e6:>6.1f} MB  {events:>9,}  {v_s:>7.2f} s  "
+            f"{v_kib / 1024:>5.0f} MiB  {n_kib / 1024:>5.0f} MiB  {l_s:>7.2f} s  "
+            f"{l_kib / 1024:>5.0f} MiB   {(v_kib - n_kib) * 1024 / events:>5.0f} B per event",
+            flush=True,
+        )
+        trace.unlink()
+
+
 def main(groups: list[str]) -> None:
     print(f"plancc measure, fresh processes, median of {RUNS} (of 1 for the largest inputs)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ex.write_example(root, kinds())  # the logs and slot lines of the tour
-        for name in groups or ["traces", "bootstrap", "slots"]:
-            {"traces": traces, "bootstrap": bootstrap, "slots": slots}[name](root)
+        for name in groups or ["traces", "bootstrap", "slots", "durations"]:
+            groups_by_name = {
+                "traces": traces,
+                "bootstrap": bootstrap,
+                "slots": slots,
+                "durations": durations,
+            }
+            groups_by_name[name](root)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["write"]:
         write(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1:2] == ["write-durations"]:
+        write_durations(sys.argv[2], int(sys.argv[3]))
     else:
         main(sys.argv[1:])

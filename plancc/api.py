@@ -18,7 +18,7 @@ from plancc import codes, ir
 from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
-from plancc.facts.analysis import EMPTY, Analysis
+from plancc.facts import Facts
 from plancc.load import Document, FileReader, inputs, load, read_config_file
 from plancc.load.inputs import PlanInput
 from plancc.measure.durations import timed
@@ -42,8 +42,12 @@ class PlanResult:
     model_broken: bool = False  # `model` missing or not a string: a stand-in, not compared
     piped: bool = False  # read from standard input or a pipe: no file to build from again
     doc: Document | None = None  # the parsed plan (with every node's range), when it parsed
-    analysis: Analysis = EMPTY  # what the rules judged by: per warm, per layer kind
-    findings: Mapping[Diagnostic, Finding] = field(default_factory=dict, compare=False)
+    # What the rules judged by (``check.Checked.facts``): set whenever ``plan`` is.
+    facts: Facts | None = field(default=None, compare=False)
+    # The rules' diagnostics with the findings they were made of (``check.Checked``).
+    findings: Mapping[Diagnostic, Finding] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False
+    )
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,7 @@ def diagnose_plan(
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
-        analysis=checked.analysis,
+        facts=checked.facts,
         findings=checked.findings,
     )
 
@@ -359,7 +363,8 @@ def build(
             config_path, config_sha256 = r.plan.config_file
             config = (_relative(config_path, real_out, out), config_sha256)
         plan_path = _relative(r.file, real_out, out)
-        texts = render.render(r.plan, plan_path, piped=r.piped, config=config)
+        assert r.facts is not None  # checked with its plan
+        texts = render.render(r.plan, plan_path, facts=r.facts, piped=r.piped, config=config)
         rendered.append((r, {name: text.encode("utf-8") for name, text in texts.items()}))
     files = {name: data for _, outputs in rendered for name, data in outputs.items()}
     _refuse_overwriting_a_plan(report, out_dir, files)

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
-from plancc.facts.analysis import EMPTY, Analysis, analyse
+from plancc.facts import Facts, facts_of
 from plancc.rules import Finding, discover
 
 
@@ -49,7 +49,7 @@ class Allowed:
 class Checked:
     diagnostics: tuple[Diagnostic, ...]
     allowed: tuple[Allowed, ...]
-    analysis: Analysis = EMPTY  # what the rules judged by (plancc.facts.analysis)
+    facts: Facts  # what the rules judged by, built once for them all (plancc.facts)
     # Each rule's diagnostic with the finding it was made of (its warm, the stages it
     # names: where `plancc report` marks it), shown or silenced.
     findings: Mapping[Diagnostic, Finding] = field(
@@ -74,8 +74,9 @@ def check(
     silenced as the rules' are."""
     found: list[_Found] = list(extra)
     findings: dict[Diagnostic, Finding] = {}
+    facts = facts_of(plan)
     for r in discover():
-        for f in r.check(plan):
+        for f in r.check(plan, facts):
             d = f.diagnostic(plan.file, r)
             findings.setdefault(d, f)
             found.append((d, tuple(w for w in (f.warm, *f.also) if w is not None)))
@@ -95,7 +96,7 @@ def check(
             allowed.append(Allowed(d, "lint.ignore"))
         else:
             shown.append(d)
-    return Checked(tuple(shown), tuple(allowed), analyse(plan), MappingProxyType(findings))
+    return Checked(tuple(shown), tuple(allowed), facts, MappingProxyType(findings))
 
 
 def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:

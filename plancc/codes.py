@@ -125,7 +125,9 @@ The `config:` file cannot be used: it is missing or unreadable, is not a
 regular file, is larger than 4 MiB, is not JSON, repeats a key in an object
 (JSON keeps one of the two silently; the message names the key and its lines,
 as a duplicate key in the plan is PC001), its top level is not an object, or a
-key the plan uses is not an integer. Reported at the `config` node.
+key the plan uses is not an integer. Reported at the `config` node. A message
+names a key of the file and its value's type (`a string`), never the value
+but a number: a plan may name any JSON file on the machine that checks it.
 """,
 )
 UNKNOWN_NAME: Final = Code(
@@ -165,8 +167,9 @@ BAD_EXPRESSION: Final = Code(
 A dim expression does not parse, uses something other than decimal integers,
 names, `+ - * // %` and parentheses, contains a literal 0, divides by zero,
 depends on itself (the message names the cycle), or evaluates to less than 1.
-Values stay within 64 bits (2**63 - 1, for every dim and for a tensor's or a
-flat view's element count) and an expression has at most 200 tokens.
+Values stay within 64 bits (2**63 - 1, for every dim and for a tensor's, a
+stack's or a flat view's element count) and an expression has at most 200
+tokens.
 """,
 )
 BAD_IDENTIFIER: Final = Code(
@@ -188,9 +191,10 @@ BAD_FORWARD: Final = Code(
     """
 `forward` cannot be expanded: a `from_config` key that is not a list of
 integers, a list value with no entry in `kinds`, or `layers` larger than the
-list. The message names the value and the layer index. A `repeat` or `layers`
-over a `dynamic` dim, a forward of more than 100,000 layers, or an empty one
-(`forward: []`, or a config list with no entries), is PC014 too.
+list. The message names the value (its type when it is no number) and the
+layer index. A `repeat` or `layers` over a `dynamic` dim, a forward of more
+than 100,000 layers, or an empty one (`forward: []`, or a config list with no
+entries), is PC014 too.
 """,
 )
 BAD_DEPS: Final = Code(
@@ -349,7 +353,10 @@ SOURCE_UNRESOLVED: Final = Code(
 Part of the source cannot be resolved without running it: a helper chosen at
 import time (from an environment variable), a branch on something that is not
 a constant, a call of a plain Python function given tensors, a parameter's
-dim whose constant is chosen at import time. The message names the line.
+dim whose constant is chosen at import time. The message names the line. A
+model file that blocks on read (it waits for data, as `/proc/kmsg` does, or is
+not read within 2 seconds) is not judged either: the layer kind's source, or
+the module it imports, is named instead.
 The reader takes such code as a kernel that may read and write every tensor
 it is given, with any of the names its code could give; the checks that
 depend on it are skipped, not guessed. A notice: it never changes the exit

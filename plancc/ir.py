@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
 
 from plancc.diagnostics import Pos
 from plancc.schedule import Schedule, schedule
@@ -153,6 +152,12 @@ class Stage:
         """Where its entry starts: `plancc report` places diagnostics by it."""
         return None if self.locate is None else self.locate()
 
+    @property
+    def number(self) -> int:
+        """Its place in the layer kind's list as people count, from 1 (``index`` counts
+        from 0): how the report and the editor's hover name it."""
+        return self.index + 1
+
     @cached_property
     def consumer_group(self) -> tuple[str, str]:
         """Stages sharing a declared group consume together; any other stage is its own group."""
@@ -279,13 +284,6 @@ class Plan:
         """The params this check takes away from their default, as a message says it:
         ``BATCH=1, CTX=128``; empty at the defaults."""
         return ", ".join(f"{p.name}={p.value}" for p in self.params if p.value != p.default)
-
-    @cached_property
-    def derived(self) -> dict[object, tuple[object, Any]]:
-        """What the rules work out once per plan and share (``rules.timeline.once_per_plan``):
-        kept with the plan and gone with it (nothing in it refers back to the plan). Not a
-        field: not compared, not copied by ``replace``."""
-        return {}
 
     @property
     def warms(self) -> tuple[Warm, ...]:

@@ -4,8 +4,11 @@ A FIFO blocks its open until a writer comes and its read until one writes; a dev
 such as ``/dev/zero`` never ends, nor may a file in ``/proc``. So a file argument is
 opened with ``O_NONBLOCK`` (a FIFO's open returns at once), the opened descriptor's
 ``fstat`` must say it is a regular file (a path that becomes a FIFO after a check is
-caught too), and no more than ``limit`` of its bytes is ever read. Everything raises
-``OSError``, whose ``strerror`` says what is wrong in words.
+caught too), and no more than ``limit`` of its bytes is ever read. The descriptor
+stays non-blocking: a file that calls itself regular yet waits for data
+(``/proc/kmsg``, a tracing pipe) says so at once (EAGAIN) instead of blocking the
+read, while a file on a disk reads as ever (the flag means nothing to it).
+Everything raises ``OSError``, whose ``strerror`` says what is wrong in words.
 
 A leaf module, imported by the generated modules' runtime too: the standard library only.
 """
@@ -40,6 +43,8 @@ class _Capped(io.RawIOBase):
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         n = self._file.readinto(buffer)
+        if n is None:  # EAGAIN: no data yet, and perhaps never
+            raise OSError(errno.EAGAIN, "blocks on read: it waits for data")
         self._read += n
         if self._read > self._limit:
             raise OSError(errno.EFBIG, f"larger than {_size(self._limit)}")
@@ -57,7 +62,6 @@ def open_regular(path: str | os.PathLike[str], limit: int) -> io.BufferedReader:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device, a directory
             raise OSError(errno.EINVAL, "not a regular file")
-        os.set_blocking(fd, True)
         raw = _Capped(fd, limit)
     except BaseException:
         os.close(fd)

@@ -19,6 +19,22 @@ def clip(text: str) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
+def json_kind(value: object) -> str:
+    """What a message says of a value read from a JSON file the plan names (its `config`):
+    a number as it is, anything else by its type only (``a string``, ``an object``). A plan
+    can name any JSON file on the machine that checks it (a CI runner's credentials): its
+    strings never reach a log, an annotation or a report."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
 def plural(n: int, word: str) -> str:
     """``1 warm``, ``3 warms``."""
     return f"{n:,} {word}{'' if n == 1 else 's'}"

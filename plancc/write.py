@@ -1,17 +1,24 @@
-"""Stage 6, write: rendered files -> the output directory, atomically and only when changed.
+"""Stage 6, write: rendered files -> the output directory, atomically and only when changed;
+and every other file plancc rewrites (`fmt`, `validate --fix`, `suggest --fix`), the same way.
 
-Every file is written to a temporary file in the output directory and moved
-into place with ``os.replace``, so a reader sees the old file or the new one,
-never a part. All temporary files are written before the first is moved, so
-a failure while writing (a full disk) leaves every output as it was. A file
-whose bytes would not change is not touched: its mtime stays, and build
-systems that watch it do not rebuild. A name is a bare file name: an output
-can never land outside the directory.
+Every file is written to a temporary file beside it and moved into place with
+``os.replace``, so a reader sees the old file or the new one, never a part. All
+temporary files are written before the first is moved, so a failure while writing
+(a full disk) leaves every output as it was. A file whose bytes would not change is
+not touched: its mtime stays, and build systems that watch it do not rebuild. A
+build output's name is a bare file name: an output can never land outside the
+directory but through a symlink the user put there.
 
-A build or `plancc fmt` killed while writing (SIGKILL, a power cut) leaves its
-temporary files, named ``.plancc-<pid>-XXXXXXXX.tmp``: the next ``write`` into
-the directory (or ``fmt`` of a plan in it) removes those whose process is gone,
-and nothing else.
+Files as users keep them: a symlink is written through, to its target (the link
+stays a link); the file keeps its mode (and owner, where the process may give it);
+a read-only file, and a file with other hard links (a rename would split them,
+leaving the other names on the old bytes), are refused with a message that says
+so, and nothing is written. ``Form`` keeps a text file's byte order mark and line
+ending across a rewrite.
+
+A write killed midway (SIGKILL, a power cut) leaves its temporary file, named
+``.plancc-<pid>-XXXXXXXX.tmp``: the next write into the directory removes those
+whose process is gone, and nothing else.
 """
 
 from __future__ import annotations
@@ -49,6 +56,36 @@ class FileStatus:
     status: Status
 
 
+_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Form:
+    """How a text file keeps its text: with a UTF-8 byte order mark or without, and its
+    line ending (its first: LF, CRLF or a lone CR; LF when it has none). A rewrite works
+    on the text with LF alone (``text``) and writes it back in the file's form (``encode``),
+    so a plan kept with CRLF and a BOM keeps both."""
+
+    bom: bool = False
+    newline: str = "\n"
+
+    @staticmethod
+    def of(raw: bytes) -> Form:
+        m = _BREAK.search(raw)
+        return Form(raw.startswith(b"\xef\xbb\xbf"), "\n" if m is None else m[0].decode())
+
+    def text(self, raw: bytes) -> str:
+        """``raw`` decoded, without its BOM, every line ending LF; UnicodeDecodeError."""
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    def encode(self, text: str) -> bytes:
+        """``text`` (line endings LF) as this form keeps it."""
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)
+        return (("\ufeff" if self.bom else "") + text).encode("utf-8")
+
+
 class WriteError(Exception):
     """An output could not be compared or written; the message names the file."""
 
@@ -68,10 +105,27 @@ def target(out_dir: Path, name: str) -> Path:
     return out_dir / name
 
 
-def _current(path: Path) -> bytes | None:
-    """The bytes now at ``path`` if it is a regular file (not a link), else None."""
+def destination(path: Path) -> Path:
+    """Where writing ``path`` lands: ``path``, or the end of the symlinks it is (a link to
+    a file not yet there: that file). WriteError for a loop of links."""
+    if not path.is_symlink():
+        return path
     try:
-        st = path.lstat()
+        return Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        real = Path(os.path.realpath(path))
+    except OSError as exc:  # ELOOP: links that lead to each other
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    if real.is_symlink():  # a loop that realpath returned as it was
+        raise WriteError(f"{path}: cannot write: a loop of symbolic links")
+    return real
+
+
+def _current(path: Path) -> bytes | None:
+    """The bytes ``path`` holds if it is (or links to) a regular file, else None."""
+    real = destination(path)
+    try:
+        st = real.lstat()
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -79,11 +133,38 @@ def _current(path: Path) -> bytes | None:
     if stat.S_ISDIR(st.st_mode):
         raise WriteError(f"{path}: is a directory")
     if not stat.S_ISREG(st.st_mode):
-        return None  # a symlink or a special file: always replaced by a regular file
+        return None  # a FIFO, a socket, a device: never read (and never replaced)
     try:
-        return path.read_bytes()
+        return real.read_bytes()
     except OSError as exc:
         raise WriteError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _writable(path: Path, real: Path) -> os.stat_result | None:
+    """The stat of the file at ``real`` that writing ``path`` replaces (None: none yet);
+    WriteError when it must not be replaced: not a regular file, read-only, or one of
+    several hard links."""
+    try:
+        st = real.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    where = path if real == path else f"{path} (a link to {real})"
+    if stat.S_ISDIR(st.st_mode):
+        raise WriteError(f"{where}: is a directory")
+    if not stat.S_ISREG(st.st_mode):  # renamed over, /dev/null would be a file
+        raise WriteError(f"{where}: is not a regular file (a FIFO, a device); not replaced")
+    # Its mode bits, not access(): root may write anything, yet a file its user made
+    # read-only is not one to rewrite behind their back.
+    if not st.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise WriteError(f"{where}: is read-only; not rewritten (make it writable first)")
+    if st.st_nlink > 1:
+        raise WriteError(
+            f"{where}: has {st.st_nlink} hard links; not rewritten, as a new file would "
+            "leave the other names on the old bytes (copy it to a file of its own first)"
+        )
+    return st
 
 
 def compare(
@@ -128,31 +209,51 @@ def _new_file_mode() -> int:
 def write(out_dir: Path, files: Mapping[str, bytes]) -> list[FileStatus]:
     """Write the files that changed, atomically; report each as written or unchanged."""
     remove_leftovers(out_dir)
-    changed: list[tuple[Path, bytes]] = []
+    changed: list[tuple[Path, Path, bytes]] = []  # (the name, where it lands, its bytes)
     result: list[FileStatus] = []
     for name, data in files.items():
         path = target(out_dir, name)
         if _current(path) == data:
             result.append(FileStatus(path, Status.UNCHANGED))
         else:
-            changed.append((path, data))
+            changed.append((path, destination(path), data))
             result.append(FileStatus(path, Status.WRITTEN))
-    staged: list[tuple[str, Path]] = []
+    _put(changed)
+    return result
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Replace one file with ``data`` atomically, as ``write`` does (through a symlink,
+    keeping its mode; refusing a read-only or hard-linked file): `plancc fmt`, `validate
+    --fix` and `suggest --fix` rewriting a plan in place."""
+    _put([(path, destination(path), data)])
+
+
+def _put(changed: list[tuple[Path, Path, bytes]]) -> None:
+    """Stage every file, then move each into place: a refusal or a failure before the
+    first move writes nothing. The temporary files of killed writes in each directory
+    written go first."""
+    if not changed:
+        return
+    olds = [_writable(path, real) for path, real, _ in changed]
+    directories = list(dict.fromkeys(real.parent for _, real, _ in changed))
+    for directory in directories:
+        remove_leftovers(directory)
+    staged: list[tuple[str, Path, Path]] = []
     try:
-        for path, data in changed:
-            staged.append((_stage(path, data), path))
-        for tmp, path in staged:
+        for (path, real, data), old in zip(changed, olds, strict=True):
+            staged.append((_stage(path, real, data, old), path, real))
+        for tmp, path, real in staged:
             try:
-                os.replace(tmp, path)
+                os.replace(tmp, real)
             except OSError as exc:
                 raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
     finally:
-        for tmp, _ in staged:
+        for tmp, _, _ in staged:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-    if changed:
-        _sync_dir(out_dir)
-    return result
+    for directory in directories:
+        _sync_dir(directory)
 
 
 # mkstemp's names: the prefix, eight of [a-z0-9_], the suffix.
@@ -191,30 +292,17 @@ def _running(pid: int) -> bool:
     return True
 
 
-def replace(path: Path, data: bytes) -> None:
-    """Replace one existing file with ``data`` atomically, keeping its mode (``plancc fmt``
-    rewriting a plan in place)."""
-    tmp = _stage(path, data)
-    try:
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    _sync_dir(path.parent)
-
-
-def _stage(path: Path, data: bytes) -> str:
-    """Write ``data`` to a new temporary file beside ``path``; its name.
+def _stage(path: Path, real: Path, data: bytes, old: os.stat_result | None) -> str:
+    """Write ``data`` to a new temporary file beside ``real`` (where ``path`` lands), with
+    the mode and owner of the file it replaces (``old``); its name.
 
     The name (``.plancc-<pid>-XXXXXXXX.tmp``) is short and not derived from ``path``, so
-    its length never depends on the model's name; the pid tells a later build whether
+    its length never depends on the model's name; the pid tells a later write whether
     its writer still runs."""
+    mode = stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode()
     try:
-        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else _new_file_mode()
         prefix = f".plancc-{os.getpid()}-"
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=real.parent)
     except OSError as exc:
         raise WriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
@@ -222,6 +310,9 @@ def _stage(path: Path, data: bytes) -> str:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if old is not None and hasattr(os, "chown"):
+            with contextlib.suppress(OSError):  # only root (or its owner) may give it
+                os.chown(tmp, old.st_uid, old.st_gid)
         os.chmod(tmp, mode)
     except OSError as exc:
         with contextlib.suppress(OSError):

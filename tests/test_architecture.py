@@ -184,3 +184,15 @@ def test_docs_architecture_lists_these_tiers() -> None:
         if re.match(r"\d+\. ", line)
     ]
     assert listed == TIERS
+
+
+def test_docs_architecture_says_what_each_module_and_folder_is_for() -> None:
+    """Every root module and every folder has its row in "The house by concern"."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## The house by concern", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+    named = {
+        "plancc" if row == "__init__.py" else "plancc." + row.removesuffix(".py").rstrip("/")
+        for row in rows
+    }
+    assert named == {_unit(m) for m in MODULES}

@@ -376,6 +376,9 @@ def test_peak_equals_brute_force(
     report = validate_paths([str(write_plan("\n".join(lines) + "\n"))])
     plan = report.results[0].plan
     assert plan is not None
+    from plancc.facts import facts_of
     from plancc.facts.metrics import l2_numbers
 
-    assert l2_numbers(plan)["peak_bytes"] == _brute_force_peak(n_stages, sizes, warms, reads)
+    assert l2_numbers(facts_of(plan))["peak_bytes"] == _brute_force_peak(
+        n_stages, sizes, warms, reads
+    )

@@ -284,13 +284,15 @@ def test_the_longest_model_name_builds_and_one_more_character_is_pc013(repo: Pat
     assert f"error PC013: model '{'m' * 40}…' is 101 characters long; a name has at most 100" in out
 
 
-def test_a_symlinked_output_is_replaced_not_followed(repo: Path) -> None:
-    outside = repo / "outside.txt"
-    outside.write_bytes(b"keep me\n")
+def test_a_symlinked_output_is_written_through(repo: Path) -> None:
+    """As every file plancc writes (tests/test_writing.py): the link stays, its target
+    gets the bytes."""
+    outside = repo / "outside.py"
+    outside.write_bytes(b"an older build\n")
     (repo / "out" / "demo_warms.py").symlink_to(outside)
     assert build([str(repo / "plans" / "demo.yaml")], str(repo / "out")).exit_code == 0
-    assert outside.read_bytes() == b"keep me\n"
-    assert not (repo / "out" / "demo_warms.py").is_symlink()
+    assert outside.read_text("utf-8").startswith('"""L2 warms')
+    assert (repo / "out" / "demo_warms.py").is_symlink()
 
 
 def test_output_names_cannot_leave_the_directory(tmp_path: Path) -> None:

@@ -104,8 +104,6 @@ def test_version_imports_no_pipeline(tmp_path: Path) -> None:
         "plancc.cli.options",
         "plancc.usage",
         "plancc.cli.commands",
-        "plancc.cli.reporting",
-        "plancc.cli.shared_options",
         "plancc.cli",
         "plancc.cli.console",
     }

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import random
+import statistics
 from pathlib import Path
 
 import pytest
 from measure_fixtures import Task, trace_events
 from typer.testing import CliRunner
 
-from plancc import api
+from plancc import api, ir
 from plancc.cli.app import app
 from plancc.load.inputs import PlanInput
+from plancc.measure import trace as tr
 from plancc.measure.durations import apply, durations
 from plancc.measure.errors import InputError
+from plancc.measure.scopes import instances
 
 PLAN = """\
 plancc: 1
@@ -188,3 +192,70 @@ def test_suggest_says_what_the_trace_gave_no_duration_for() -> None:
         "trace: no event of csa_cache_writeback, csa_rope_step, hc_post and 17 more: their "
         "stages keep their duration_us\n"
     ) in done.output
+
+
+# -- streamed: what `--trace` keeps is what it reports ---------------------------------------
+
+
+def _reference(path: str, plan: ir.Plan) -> dict[tuple[str, str], float]:
+    """Each stage's duration as the whole trace reads it (`plancc measure`'s reading: every
+    event kept, grouped into instances), by the rule of ``durations``."""
+    kernels: dict[str, list[tuple[str, str]]] = {}
+    for kind, layer in plan.layers.items():
+        for s in layer.stages:
+            if s.kernel is not None:
+                kernels.setdefault(s.kernel, []).append((kind, s.name))
+    found = instances(tr.read(path, tr.name_pattern(kernels)))
+    out: dict[tuple[str, str], list[float]] = {}
+    for kernel, owners in kernels.items():
+        got = [i for i in found.get(kernel, []) if i.problem is None]
+        kinds = {k for k, _ in owners}
+        layers = [k for k in (plan.forward.kinds if plan.forward else plan.layers) if k in kinds]
+        if not got or len(got) % len(layers):
+            continue
+        size = len(got) // len(layers)
+        for j, kind in enumerate(layers):
+            run = got[j * size : (j + 1) * size]
+            span = max(i.end for i in run) - min(i.start for i in run)
+            for k, stage in owners:
+                if k == kind:
+                    out.setdefault((kind, stage), []).append(span)
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+def _random_tasks(rng: random.Random) -> list[Task]:
+    """The plan's kernels over its three layers, in a shuffled order: SPMD tasks on up to
+    eight cores, a stage of two tasks, starts that tie, impossible figures, other tasks."""
+    tasks: list[Task] = []
+    kernels = ["rms_norm", "proj_mm", "use_mm", "use_b", "other_kernel"]
+    for layer in range(3):
+        t0 = 100.0 + 1000.0 * layer
+        for kernel in kernels:
+            for _ in range(rng.choice((1, 1, 2))):
+                start = t0 + rng.choice((10.0, 10.0, 20.0, rng.uniform(0, 500)))
+                us = rng.choice((5.0, rng.uniform(0.5, 80)))
+                cores = tuple(rng.sample(range(48), rng.choice((1, 2, 4, 8))))
+                if rng.random() < 0.05:
+                    us = -us  # impossible: flagged, never a figure
+                tasks.append(_task(kernel, len(tasks) + 1, start, us, cores))
+    rng.shuffle(tasks)
+    return tasks
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_streamed_durations_are_those_of_the_whole_trace(tmp_path: Path, seed: int) -> None:
+    plan = _plan(tmp_path).plan
+    assert plan is not None
+    trace = _trace(tmp_path, _random_tasks(random.Random(seed)))
+    assert durations(trace, plan).by_stage == pytest.approx(_reference(trace, plan))
+
+
+def test_a_task_is_kept_once_whatever_its_events(tmp_path: Path) -> None:
+    """Eight cores' events of a task, and its Scheduler View twins: one entry of four
+    figures; the other kernels' tasks none."""
+    tasks = [_task("proj_mm", n, 100.0 * n, 5.0, tuple(range(8))) for n in range(1, 51)]
+    tasks += [_task("other_kernel", n, 100.0 * n, 5.0) for n in range(51, 101)]
+    kept = tr.spans(_trace(tmp_path, tasks), tr.name_pattern(["proj_mm", "rms_norm"]))
+    assert kept.total == 4 + 8 * 2 + (50 * 8 + 50) * 2  # processes, lanes, events
+    assert {k: len(v) for k, v in kept.kernels.items()} == {"proj_mm": 50}
+    assert all(len(v) == 4 for v in kept.kernels["proj_mm"].values())

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from plancc import render
 from plancc.api import validate_paths
+from plancc.facts import facts_of
 
 _SIZES = {"t0": 1024, "t1": 4_000_000, "t2": 40_000_000, "t3": 60_000_000}  # bf16 elements
 _STREAMS = {"150 MB": "150000000", "2 GiB": "2 * 1024 * 1024 * 1024"}
@@ -86,7 +87,7 @@ def _outcome(text: str) -> tuple[list[tuple[str, str, str | None]], str, str]:
     plan = report.results[0].plan
     if report.errors or plan is None:
         return found, "", ""
-    files = render.render(plan, "plan.yaml")
+    files = render.render(plan, "plan.yaml", facts=facts_of(plan))
     module, manifest = files["m_warms.py"], json.loads(files["m_warms.manifest.json"])
     manifest["source"].pop("sha256")
     manifest.pop("module")

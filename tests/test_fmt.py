@@ -169,9 +169,13 @@ def test_a_block_scalar_is_indented_two_columns_in_from_its_key() -> None:
     )
 
 
-def test_crlf_becomes_lf_and_a_bom_stays() -> None:
+def test_crlf_and_a_bom_stay() -> None:
     out = format_plan("p.yaml", b"\xef\xbb\xbfmodel: m\r\nplancc: 1\r\n")
-    assert out == b"\xef\xbb\xbfplancc: 1\nmodel: m\n"
+    assert out == b"\xef\xbb\xbfplancc: 1\r\nmodel: m\r\n"
+
+
+def test_the_first_line_ending_is_kept_throughout() -> None:
+    assert format_plan("p.yaml", b"model: m\rplancc: 1\r\n") == b"plancc: 1\rmodel: m\r"
 
 
 def test_an_alias_that_would_come_before_its_anchor_is_refused() -> None:

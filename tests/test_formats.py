@@ -20,9 +20,8 @@ from typer.testing import CliRunner
 from plancc.api import Validation as Report
 from plancc.api import validate_paths
 from plancc.check import catalog as all_codes
-from plancc.cli import reporting
 from plancc.cli.app import app
-from plancc.cli.commands import Format, _emit
+from plancc.cli.commands import Format, _colour, _emit
 from plancc.formats import github as fmt_github
 from plancc.formats import sarif as fmt_sarif
 from plancc.formats import text as fmt_text
@@ -264,9 +263,9 @@ def test_colour_on_a_real_terminal(plans: list[str], tmp_path: Path) -> None:
 def test_validate_and_build_decide_colour_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "")
     monkeypatch.setattr(sys, "stdout", _Terminal())
-    assert reporting.colour()
+    assert _colour()
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not reporting.colour()
+    assert not _colour()
 
 
 # -- json ------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 
 from plancc.cli import app as cli
 from plancc.cli import console, launch
+from plancc.cli.options import COMMANDS, Option
 from tests.test_cli import CLEAN, ERROR, WARNING
 
 
@@ -149,6 +150,30 @@ def test_the_console_script_leaves_at_once_with_all_its_output(
     assert _exit(lambda: launch.main(argv)) == proc.returncode == 1
     assert proc.stdout == capsys.readouterr().out
     assert len(json.loads(proc.stdout)["diagnostics"]) == 400
+
+
+@pytest.mark.parametrize("name", ["", *COMMANDS], ids=lambda n: n or "(root)")
+def test_dash_h_is_help_on_every_command(
+    name: str, plans: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plancc CMD -h` is `plancc CMD --help`, also through the console script (which
+    leaves both to typer, also after other arguments); no command takes `-h` for itself."""
+    monkeypatch.setattr(sys, "argv", sys.argv)
+    before = [name] if name else []
+    shown = []
+    for argv in ([*before, "--help"], [*before, "-h"], [*before, "clean.yaml", "-h"]):
+        if not name and len(argv) > 1:
+            continue  # the root takes no arguments
+        assert launch.parse(argv) is None
+        sys.argv = ["plancc", *argv]  # typer reads the process's arguments
+        assert _exit(lambda argv=argv: launch.main(argv)) == 0
+        shown.append(capsys.readouterr())
+    assert shown[0].out.startswith("Usage: plancc")
+    assert {(s.out, s.err) for s in shown} == {(shown[0].out, "")}
+    assert "-h, --help" in shown[0].out
+    for c in COMMANDS.values():
+        names = [n for p in c.params if isinstance(p.decl, Option) for n in p.decl.names]
+        assert "-h" not in names, c.name
 
 
 @pytest.mark.parametrize(("plan", "code"), [("clean.yaml", 0), ("error.yaml", 1), ("nope.yaml", 2)])

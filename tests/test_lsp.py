@@ -241,7 +241,7 @@ async def test_hover_tensor_dim_warm_and_rule(client: LanguageClient) -> None:
     assert "estimated landing: first consumer 'o_a'; add `duration_us`" in warm
     assert "- warning PC104: anchor 'q_proj' is early: 'k_proj' streams 1.0 MB" in warm
     assert await _hover(client, text, "k_proj, task") == (
-        "stage `k_proj` (#2 of `attn`)\n\nreads: wk\n\nwarms alive: warm_o"
+        "stage `k_proj` (#3 of `attn`)\n\nreads: wk\n\nwarms alive: warm_o"
     )
     assert await _hover(client, text, "attn:") == "layer kind `attn`: 6 stages, 1 warm"
     timed = text.replace("task: k_tid,", "task: k_tid, duration_us: 10,").replace(
@@ -270,7 +270,7 @@ async def test_hover_on_a_graph_plan_uses_its_schedule(client: LanguageClient) -
         text = text.replace(old, new)
     assert "alive in: core, o_a, o_b\n" in await _hover(client, text, "warm_o", 1)
     assert await _hover(client, text, "k_proj, task") == (
-        "stage `k_proj` (#2 of `attn`)\n\nreads: wk\n\nwarms alive: none"
+        "stage `k_proj` (#3 of `attn`)\n\nreads: wk\n\nwarms alive: none"
     )
 
 
@@ -381,7 +381,7 @@ async def test_completion_of_deps(client: LanguageClient) -> None:
 
 async def test_hover_and_navigation_on_deps(client: LanguageClient) -> None:
     assert await _hover(client, DEPS, "deps: [q_proj", 7) == (
-        "stage `q_proj` (#1 of `attn`)\n\nreads: wq\n\nwarms alive: none"
+        "stage `q_proj` (#2 of `attn`)\n\nreads: wq\n\nwarms alive: none"
     )
     (stage,) = await _definition(client, DEPS, "k_proj]}", 1)
     assert stage.range.start == where(DEPS, "k_proj, task")

@@ -104,3 +104,20 @@ def test_a_stacked_tensor_hovers_as_one_layers_slab(tmp_path: Path) -> None:
         "stacked: one of 40 layers, picked by `layer_idx`",
         "bytes: 8,192 B = 0.00× L2",
     ]
+
+
+def test_hover_numbers_stages_as_the_report_does(tmp_path: Path) -> None:
+    """From 1, in list order: the hover's `#N` is the report's `stage N`."""
+    from plancc.api import diagnose_plan
+    from plancc.load.inputs import PlanInput
+    from plancc.report_html import render
+
+    state = _state(PLAN, tmp_path)
+    path = tmp_path / "fam.yaml"
+    page = render(diagnose_plan(PlanInput(str(path), path), PLAN.encode()))
+    for number, name in enumerate(["q_proj", "k_proj", "attn", "g0"], start=1):
+        shown = hover(state, _at(PLAN, f"{{name: {name}", 7))
+        assert shown is not None
+        assert isinstance(shown.contents, lsp.MarkupContent)
+        assert shown.contents.value.startswith(f"stage `{name}` (#{number} of `k`)")
+        assert f"<title>stage {number} {name}: reads" in page

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from plancc.api import validate_paths
 from plancc.check import lookup
 from plancc.diagnostics import Diagnostic
+from plancc.facts import facts_of
 
 CASES = Path(__file__).parent / "cases" / "rules"
 
@@ -163,7 +164,7 @@ def test_warm_rules_carry_the_warm() -> None:
         check(plan)  # loads every rule
         for r in RULES:
             if r.id.startswith("PC1"):
-                for f in r.check(plan):
+                for f in r.check(plan, facts_of(plan)):
                     assert f.warm is not None
                     assert f.pos in (f.warm.name_pos, f.warm.after_pos, f.warm.tensors_pos) or (
                         f.pos in [e.pos for e in f.warm.entries]

@@ -1,4 +1,4 @@
-"""The generated module, checked by its AST: the PyPTO form of docs/pypto-facts, exactly.
+"""The generated module, checked by its AST: the PyPTO form of docs/build.md, exactly.
 
 Golden text (test_build.py) catches drift; these tests say what must hold for
 every plan: the decorator, the parameters and their annotations, the flat
@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from plancc import ir, render
 from plancc.api import validate_paths
+from plancc.facts import facts_of
 from plancc.render import shell
 from plancc.tables import resources
 
@@ -496,7 +497,9 @@ def test_no_warms(plans: dict[str, ir.Plan]) -> None:
 
 def test_render_is_deterministic(plans: dict[str, ir.Plan]) -> None:
     for plan in plans.values():
-        assert render.render(plan, "p.yaml") == render.render(plan, "p.yaml")
+        assert render.render(plan, "p.yaml", facts=facts_of(plan)) == render.render(
+            plan, "p.yaml", facts=facts_of(plan)
+        )
 
 
 # -- ruff ----------------------------------------------------------------------------------
@@ -689,7 +692,7 @@ def test_hostile_plan_path_stays_inside_the_docstring(
 
 def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
     plan = plans["flash"]
-    data: dict[str, Any] = render.manifest(plan, "../plans/deepseek_v4_flash.yaml")
+    data: dict[str, Any] = render.manifest(plan, "../plans/deepseek_v4_flash.yaml", facts_of(plan))
     assert list(data)[:8] == [
         "format",
         "model",
@@ -723,7 +726,7 @@ def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
 def test_manifest_names_each_warms_consumers_with_their_kernels(
     plans: dict[str, ir.Plan],
 ) -> None:
-    data: dict[str, Any] = render.manifest(plans["flash"], "flash.yaml")
+    data: dict[str, Any] = render.manifest(plans["flash"], "flash.yaml", facts_of(plans["flash"]))
     for warm in data["warms"]:
         # The stages after q_proj that read wo_a or wo_b; the plan names their kernels.
         assert warm["consumers"] == [
@@ -758,7 +761,8 @@ def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
     """In schedule order, the one that starts first first (`plancc measure` checks the warm
     landed before it): 'short' (step 1) starts before 'long2' (step 2), listed before it."""
     (tmp_path / "graph.yaml").write_text(GRAPH, encoding="utf-8")
-    data: dict[str, Any] = render.manifest(_plan(tmp_path / "graph.yaml"), "graph.yaml")
+    graph = _plan(tmp_path / "graph.yaml")
+    data: dict[str, Any] = render.manifest(graph, "graph.yaml", facts_of(graph))
     assert data["warms"][0]["consumers"] == [
         {"stage": "short", "kernel": "short_k"},
         {"stage": "long2", "kernel": None},
@@ -766,7 +770,7 @@ def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
 
 
 def test_manifest_without_warms_or_forward(plans: dict[str, ir.Plan]) -> None:
-    data = render.manifest(plans["none"], "none.yaml")
+    data = render.manifest(plans["none"], "none.yaml", facts_of(plans["none"]))
     assert data["runtime"] == {"enable_sdma": False}
     assert data["warms"] == []
     assert data["l2"]["capacity_bytes"] is None
@@ -777,8 +781,8 @@ def test_manifest_without_warms_or_forward(plans: dict[str, ir.Plan]) -> None:
 def test_manifest_text_is_json_with_inline_number_lists(plans: dict[str, ir.Plan]) -> None:
     import json
 
-    text = render.render_manifest(plans["flash"], "p.yaml")
-    assert json.loads(text) == render.manifest(plans["flash"], "p.yaml")
+    text = render.render_manifest(plans["flash"], "p.yaml", facts_of(plans["flash"]))
+    assert json.loads(text) == render.manifest(plans["flash"], "p.yaml", facts_of(plans["flash"]))
     assert '"shape": [8, 1024, 4096],' in text
     assert text.endswith("}\n")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bisect
 import gc
+import sys
+from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -106,29 +108,53 @@ def test_the_library_leaves_the_callers_collector_alone(
     assert validate_paths([str(path)]).results[0].plan is not None
 
 
-def test_the_rules_of_one_check_work_out_each_shared_index_once(
-    monkeypatch: pytest.MonkeyPatch,
+def _calls(run: Callable[[], object], *functions: Any) -> Counter[str]:
+    """How many times each of ``functions`` ran during ``run()``, whoever called it and by
+    whatever name it was imported (counted by code object, on this thread)."""
+    names = {f.__code__: f.__qualname__ for f in functions}
+    seen: Counter[str] = Counter()
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code in names:
+            seen[names[frame.f_code]] += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+@pytest.mark.parametrize("command", ["validate", "build"])
+def test_one_command_works_out_each_fact_once(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from plancc.facts import analysis, placed, timeline
+    """One `validate` or `build` of the Flash plan (three layer kinds) builds each layer
+    kind's timeline once, sweeps each L2 peak once and runs the analysis once: the check
+    builds the facts and hands them to the rules, the manifest and the summary."""
+    from typer.testing import CliRunner
 
-    made: list[str] = []
+    from plancc.cli.app import app
+    from plancc.facts import analysis, facts_of, liveness, timeline
 
-    def counted(module: Any, name: str) -> None:
-        real = getattr(module, name)
+    monkeypatch.chdir(tmp_path)
+    args = [command, str(ROOT / "plans" / "deepseek_v4_flash.yaml")]
+    args += ["--out", "build"] if command == "build" else []
 
-        def spy(*args: Any) -> Any:
-            made.append(name)
-            return real(*args)
+    def run() -> None:
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.stdout
 
-        monkeypatch.setattr(module, name, spy)
-
-    counted(timeline, "Timeline")
-    counted(analysis, "layer_peak")
-    counted(placed, "_each_placed")
-    report = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")])
-    assert report.errors == 0
-    # Three layer kinds: one timeline and one L2 peak each, the placed warms once.
-    assert sorted(made) == ["Timeline"] * 3 + ["_each_placed"] + ["layer_peak"] * 3
+    counted = _calls(
+        run, facts_of, timeline.Timeline.__init__, liveness.layer_peak, analysis.analyse
+    )
+    assert counted == {"facts_of": 1, "Timeline.__init__": 3, "layer_peak": 3, "analyse": 1}
+    if command == "build":
+        assert sorted(p.name for p in (tmp_path / "build").iterdir()) == [
+            "deepseek_v4_flash_warms.manifest.json",
+            "deepseek_v4_flash_warms.py",
+        ]
 
 
 def test_a_clean_plans_positions_are_looked_up_only_when_asked_for(
@@ -219,21 +245,23 @@ def test_the_irs_positions_are_where_the_document_has_them(
     assert checked >= 2
 
 
-def test_a_dropped_plan_is_freed_with_what_its_check_shared() -> None:
-    # The rules' shared indexes live on the plan (ir.Plan.derived), not in a global
-    # that would keep the last plan, its document and its IR alive; and nothing in them
-    # refers back to the plan, so dropping it frees it at once, without the collector.
+def test_a_dropped_plan_is_freed_with_the_facts_of_its_check() -> None:
+    # The check's facts are held by its result, not by a global that would keep the last
+    # plan, its document and its IR alive; and nothing in them (nor in the plan) refers
+    # back to them, so dropping the result frees both at once, without the collector.
     import weakref
 
     report = validate_paths([str(ROOT / "plans" / "deepseek_v4_flash.yaml")])
-    plan = report.results[0].plan
+    plan, facts = report.results[0].plan, report.results[0].facts
     assert plan is not None
-    assert plan.derived  # the timelines, peaks and placed warms of its check
-    gone = weakref.ref(plan)
+    assert facts is not None
+    assert facts.plan is plan
+    assert len(facts.timelines) == 3
+    gone = weakref.ref(plan), weakref.ref(facts)
     gc.disable()
     try:
-        del report, plan
-        assert gone() is None
+        del report, plan, facts
+        assert [ref() for ref in gone] == [None, None]
     finally:
         gc.enable()
 

@@ -404,6 +404,22 @@ def test_the_server_setting_no_source() -> None:
     assert settings.source_root == "/work/~no-such-user-of-plancc/models"
 
 
+def test_extract_says_each_notice_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper inlined at three calls meets its import-time helper and its branch on a
+    run-time value three times (pypto-lib's Flash decode_fwd met its gate's five times):
+    `extract` says each once, in the order first met."""
+    monkeypatch.chdir(DATA / "repeated")
+    result = CliRunner().invoke(app, ["extract", "layer.py:routed_layer"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "notice PC208: layer.py:15: helper 'mix' is chosen at import time (mix.py:43, on "
+        "environment variable TINY_MIX_IMPL)\n"
+        "notice PC208: layer.py:16: a branch on something not constant\n"
+    )
+    for kernel in ("gate_proj", "gate_proj_0", "gate_proj_1"):  # each call is read
+        assert f"kernel: {kernel}}}\n" in result.stdout
+
+
 def test_notice_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "envbound"
     shutil.copytree(DATA / "envbound", work)

@@ -8,8 +8,13 @@ and nothing outside the plan's source root is read.
 
 from __future__ import annotations
 
+import errno
 import os
+import subprocess
+import sys
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +22,8 @@ from typer.testing import CliRunner
 
 from plancc import api
 from plancc.cli.app import app
-from plancc.source import limits, modules, resolver, scopes
+from plancc.reading import read_regular
+from plancc.source import cache, limits, modules, resolver, scopes
 from plancc.source.modules import SourceError, load_module
 from plancc.source.reader import read_layer
 
@@ -359,6 +365,107 @@ def test_a_device_is_not_read(tmp_path: Path) -> None:
     assert _check(tmp_path) == [
         ("PC200", f"source of layer kind 'l' not checked: {tmp_path}/m.py is not a regular file")
     ]
+
+
+@pytest.fixture
+def blocking(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Reads of the files named ``block*.py`` block, as a read of a file on a hung mount
+    does: in the read system call, on a pipe nobody writes to (closed at the end, which
+    lets the reads go)."""
+    r, w = os.pipe()
+    real = modules.read_regular
+
+    def read(path: str | os.PathLike[str], limit: int) -> bytes:
+        if os.path.basename(path).startswith("block"):
+            os.read(r, 1)
+        return real(path, limit)
+
+    monkeypatch.setattr(modules, "read_regular", read)
+    monkeypatch.setattr(modules, "READ_SECONDS", 0.3)
+    yield
+    os.close(w)
+    for waiting in list(modules._reads.values()):
+        waiting.thread.join(5)
+    os.close(r)
+
+
+def _timed_check(root: Path, source: str) -> tuple[list[tuple[str, str]], float]:
+    start = time.monotonic()
+    found = _check(root, source=source)
+    return found, time.monotonic() - start
+
+
+@pytest.mark.usefixtures("blocking")
+def test_a_model_file_that_blocks_on_read_is_pc208_after_its_bound(tmp_path: Path) -> None:
+    """Given up on after READ_SECONDS, then at once while that read still waits: a check
+    never waits on it twice."""
+    _layer(tmp_path / "block.py", [])
+    message = f"source of layer kind 'l' not checked: {tmp_path}/block.py"
+    found, seconds = _timed_check(tmp_path, "block.py:f")
+    assert found == [("PC208", f"{message} was not read within 0.3 s: it blocks on read")]
+    assert 0.3 <= seconds < 2
+    cache.clear()
+    found, seconds = _timed_check(tmp_path, "block.py:f")
+    assert found == [("PC208", f"{message} blocks on read: an earlier read of it still waits")]
+    assert seconds < 0.3
+
+
+@pytest.mark.usefixtures("blocking")
+def test_an_imported_module_that_blocks_on_read_is_named(tmp_path: Path) -> None:
+    _layer(tmp_path / "m.py", ["from blocked import D"], "D")
+    (tmp_path / "blocked.py").write_text("D = 4\n", encoding="utf-8")
+    found, seconds = _timed_check(tmp_path, "m.py:f")
+    assert found == [
+        _unresolved_dim(5),
+        (
+            "PC208",
+            "m.py:2: import 'blocked': blocked.py was not read within 0.3 s: it blocks on "
+            "read: not resolved statically; its names are not read",
+        ),
+    ]
+    assert seconds < 2
+
+
+def _kmsg() -> bool:
+    """Whether /proc/kmsg opens here (as root, with CAP_SYSLOG): a file whose reads wait
+    for the kernel's next message."""
+    try:
+        os.close(os.open("/proc/kmsg", os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _kmsg(), reason="/proc/kmsg does not open here (root only)")
+def test_proc_kmsg_as_model_code_is_pc208_at_once(tmp_path: Path) -> None:
+    """It says it is a regular file, and its reads wait; kept non-blocking, the read says
+    so at once (the whole validate hung on it)."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        PLAN.format(dim=4, source="kmsg:f", stages="      - {name: s}\n").replace(
+            'source_root: "."', "source_root: /proc"
+        ),
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "plancc", "validate", str(plan)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (
+        f"{plan}:9:13: notice PC208: source of layer kind 'l' not checked: /proc/kmsg blocks "
+        "on read: it waits for data\n"
+    ) in run.stdout
+
+
+@pytest.mark.skipif(not _kmsg(), reason="/proc/kmsg does not open here (root only)")
+def test_read_regular_never_waits_on_proc_kmsg() -> None:
+    with pytest.raises(OSError, match="blocks on read: it waits for data") as caught:
+        read_regular("/proc/kmsg", 1 << 20)
+    assert caught.value.errno == errno.EAGAIN
 
 
 def test_a_file_that_becomes_a_fifo_after_the_test(

@@ -7,16 +7,18 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import pytest
 
 from plancc import api
 from plancc.load.inputs import PlanInput
-from plancc.source import cache, reader
+from plancc.source import cache, limits, modules, reader
+from plancc.source.limits import OutOfTime
 from plancc.source.modules import SourceError
 
 DATA = Path(__file__).parent / "data" / "source"
@@ -35,10 +37,14 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     made: list[tuple[str, str]] = []
 
     def counted(
-        path: str, function: str, root: str | None = None, defines: Any = MappingProxyType({})
+        path: str,
+        function: str,
+        root: str | None = None,
+        defines: Any = MappingProxyType({}),
+        deadline: Any = None,
     ) -> reader.Reading:
         made.append((os.path.basename(path), function))
-        return reader.read_layer(path, function, root, defines)
+        return reader.read_layer(path, function, root, defines, deadline)
 
     monkeypatch.setattr(cache, "read_layer", counted)
     return made
@@ -90,6 +96,95 @@ def test_a_module_created_beside_the_ones_read_reads_it_again(
     (attn / "later.py").write_text("X = 1\n", encoding="utf-8")
     _read(attn)
     assert len(reads) == 2
+
+
+def _same_size_edit(config: Path) -> None:
+    """``hidden_size=256`` -> ``=512`` (the size the same), the mtime put back as it was:
+    what `touch -d`, `cp -p` or a tool that keeps timestamps leaves."""
+    before = config.stat()
+    config.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    assert config.stat().st_size == before.st_size
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _hidden(reading: reader.Reading) -> int | None:
+    return reading.params["x"].values[1]
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_read_again(attn: Path) -> None:
+    """Just written, the file's stamp is not settled: its bytes are compared."""
+    assert _hidden(_read(attn)) == 256
+    _same_size_edit(attn / "config.py")
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stamp settled at once: the stamp alone tells, as for a file not edited in
+    the last seconds. (The sleeps put the change past a tick of the file system's clock.)"""
+    monkeypatch.setattr(modules, "RACY_NS", -(10**12))
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_settled_stamp_tells_an_edit_that_keeps_size_and_mtime_by_its_ctime(
+    attn: Path,
+) -> None:
+    assert _hidden(_read(attn)) == 256
+    time.sleep(0.05)
+    _same_size_edit(attn / "config.py")
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_copy_keeping_timestamps_is_read_again(attn: Path) -> None:
+    """`cp -p other config.py`: the other file's size and mtime, written into this one."""
+    config = attn / "config.py"
+    other = attn.parent / "other.py"
+    other.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    os.utime(other, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns))
+    assert _hidden(_read(attn)) == 256
+    time.sleep(0.05)
+    shutil.copy2(other, config)
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_an_atomic_rename_keeping_size_and_mtime_is_read_again(attn: Path) -> None:
+    """An editor's save: a new file (a new inode) renamed over the old one."""
+    config = attn / "config.py"
+    new = attn / "config.py.new"
+    new.write_text(config.read_text("utf-8").replace("=256,", "=512,"), "utf-8")
+    os.utime(new, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns))
+    assert _hidden(_read(attn)) == 256
+    os.replace(new, config)
+    assert _hidden(_read(attn)) == 512
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_settled_unchanged_module_is_not_read_again(
+    attn: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its stamp is enough: a keystroke in the editor reads no model code's bytes."""
+    first = _read(attn)
+    read: list[str] = []
+    monkeypatch.setattr(modules, "source_bytes", lambda path: read.append(path) or b"")
+    assert _read(attn) is first
+    assert read == []
+
+
+def test_an_unsettled_module_is_compared_until_it_settles(
+    attn: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read within RACY_NS of its ctime, a stamp is checked by its bytes; once a look comes
+    later than that and finds the same bytes, the stamp alone is trusted."""
+    first = _read(attn)
+    assert _read(attn) is first  # the bytes compared: the same
+    monkeypatch.setattr(modules, "RACY_NS", -(10**12))  # as if the seconds had passed
+    assert _read(attn) is first  # compared once more, now settled
+    read: list[str] = []
+    monkeypatch.setattr(modules, "source_bytes", lambda path: read.append(path) or b"")
+    assert _read(attn) is first
+    assert read == []
 
 
 def test_an_unreadable_source_is_never_kept(attn: Path, reads: list[tuple[str, str]]) -> None:
@@ -156,9 +251,69 @@ def costly_layer(where: Path) -> Path:
 def test_a_reading_past_its_deadline_is_stopped(tmp_path: Path) -> None:
     plan = costly_layer(tmp_path / "costly")
     start = time.monotonic()
-    with cache.deadline(0.3), pytest.raises(cache.Stopped):
+    with cache.deadline(0.3), pytest.raises(OutOfTime):
         cache.read(str(plan.parent / "layer.py"), "mlp", str(plan.parent))
     assert time.monotonic() - start < 30  # a guard against a hang, never a measurement
+
+
+def test_the_reader_stops_itself_at_a_step_of_its_work(tmp_path: Path) -> None:
+    """The deadline is the reader's own: its budget looks at the clock as it spends, and
+    the stop is raised there, in the reading's thread, by the reading (nothing is raised
+    into a thread from outside)."""
+    plan = costly_layer(tmp_path / "costly")
+    layer, root = str(plan.parent / "layer.py"), str(plan.parent)
+    with pytest.raises(OutOfTime) as stop:
+        reader.read_layer(layer, "mlp", root, deadline=(time.monotonic() + 0.05, 0.05))
+    last = traceback.extract_tb(stop.value.__traceback__)[-1]
+    assert (Path(last.filename).name, last.name) == ("limits.py", "_past")
+    assert str(stop.value) == "not read within 0.05 s, the editor's bound for a check"
+
+
+def test_the_budget_looks_at_the_clock_only_under_a_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [0.0]
+    looks: list[float] = []
+
+    def clock() -> float:
+        looks.append(now[0])
+        return now[0]
+
+    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=clock))
+    free = limits.Budget()
+    for _ in range(10 * limits.LOOK_EVERY):
+        free.spend()
+    assert looks == []  # `validate` pays nothing for the editor's bound
+    bound = limits.Budget(deadline=(5.0, 5.0))
+    for _ in range(10 * limits.LOOK_EVERY + 1):
+        bound.spend()
+    assert len(looks) == 10  # one look per LOOK_EVERY steps
+    now[0] = 5.0
+    with pytest.raises(OutOfTime):
+        bound.spend(limits.LOOK_EVERY)  # at most LOOK_EVERY steps past the deadline
+    with pytest.raises(limits.OutOfWork):  # the end of the work comes first, as without one
+        limits.Budget(limit=10, deadline=(5.0, 5.0)).spend(11)
+
+
+def test_a_stopped_reading_is_never_kept_as_a_whole_one(
+    tmp_path: Path, reads: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is kept of a reading stopped at its deadline is the stop, without the reader's
+    frames; a check without a deadline reads the layer again, to its end."""
+    monkeypatch.setattr(limits, "MAX_WORK", 20_000)  # the whole reading within a second or so
+    plan = costly_layer(tmp_path / "costly")
+    layer, root = str(plan.parent / "layer.py"), str(plan.parent)
+    with cache.deadline(0.05), pytest.raises(OutOfTime):
+        cache.read(layer, "mlp", root)
+    (kept,) = [found for _, found, _ in cache._kept.values()]
+    assert isinstance(kept, OutOfTime)
+    assert kept.__traceback__ is None
+    whole = cache.read(layer, "mlp", root)
+    assert reads == [("layer.py", "mlp")] * 2
+    assert [(u.what, u.effect) for u in whole.unresolved] == [
+        ("mlp() needs more than 20,000 steps of work", "the rest of it is not read")
+    ]
+    assert getattr(modules._journal, "paths", None) is None  # the stop closed its journal
 
 
 def test_a_check_past_its_deadline_publishes_what_it_has(tmp_path: Path) -> None:
@@ -196,7 +351,7 @@ def test_a_stop_is_kept_for_a_while_and_only_under_a_deadline(
         try:
             with cache.deadline(0.2):
                 cache.read(layer, "mlp", root)
-        except cache.Stopped:
+        except OutOfTime:
             return True
         return False
 

@@ -13,6 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from plancc import api, ir
+from plancc.facts import facts_of
 from plancc.load.inputs import PlanInput
 from plancc.suggest import suggest, suggest_plan
 from plancc.suggest.rank import label
@@ -104,7 +105,7 @@ def test_deterministic() -> None:
 
 
 def _classes(plan: ir.Plan) -> dict[str, str]:
-    (layer,) = suggest_plan(plan)
+    (layer,) = suggest_plan(facts_of(plan))
     return {label(r.evaluation): r.klass for r in (*layer.ranked, *layer.infeasible)}
 
 

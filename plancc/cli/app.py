@@ -111,6 +111,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     add_completion=True,
+    # `-h` as `--help`, on the root and every command (click hands it down to each).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.callback()(_typer_function(commands.root, _root_done))
 for _name, _command in COMMANDS.items():

@@ -1,5 +1,7 @@
-"""The commands, free of typer: each is a function whose signature declares its options
-and whose body calls ``plancc.api`` (or its own module), prints, and returns its exit code.
+"""The command line, free of typer: each command is a function whose signature declares
+its options and whose body calls ``plancc.api`` (or its own module), prints, and returns
+its exit code; beside them, the options several commands share and how a command prints
+its report.
 
 A command is registered with ``@command``. Each parameter is ``Annotated`` with an
 ``Option`` (its spellings) or an ``Argument``, its help and metavar: that
@@ -12,35 +14,136 @@ rules`` loads no pipeline; usage and I/O problems raise ``api.UsageError``.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from plancc import __version__
 from plancc.cli import console
 from plancc.cli.options import Argument, Option, command
-from plancc.cli.reporting import Format, say_skipped
-from plancc.cli.reporting import decided as _decided
-from plancc.cli.reporting import emit as _emit
-from plancc.cli.reporting import output as _output
-from plancc.cli.reporting import say_refused as _say_refused
-from plancc.cli.shared_options import (
-    DiffOpt,
-    FixOpt,
-    FormatOpt,
-    NoSource,
-    Paths,
-    Quiet,
-    Sets,
-    ShowAllowed,
-    SourceRoot,
-    StdinName,
-    Strict,
-    Trace,
-    UnsafeFixes,
-    sources,
-)
 from plancc.usage import UsageError
+
+if TYPE_CHECKING:
+    from plancc.api import Validation
+    from plancc.formats import Options, OutputFormat
+    from plancc.load.inputs import Skipped
+
+# -- how a command prints its report: the `--format` choices, colour, the output format
+# chosen, and the lines said beside the report (skipped inputs, a refused build)
+
+
+# The --format choices: the names of plancc.formats.FORMATS (listed here, not imported,
+# so that the command line loads no output format it does not use) and `auto`.
+class Format(StrEnum):
+    auto = "auto"
+    text = "text"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
+
+
+def _colour() -> bool:
+    """Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _decided(fmt: Format) -> Format:
+    """``auto``: GitHub annotations in GitHub Actions, text elsewhere."""
+    if fmt is not Format.auto:
+        return fmt
+    return Format.github if os.environ.get("GITHUB_ACTIONS") == "true" else Format.text
+
+
+def _output(fmt: Format, *, quiet: bool, show_allowed: bool) -> tuple[OutputFormat, Options]:
+    """The output format (``auto`` decided) and its options."""
+    from plancc.formats import FORMATS, Options  # noqa: PLC0415 (cold start)
+
+    options = Options(colour=_colour(), quiet=quiet, show_allowed=show_allowed)
+    return FORMATS[_decided(fmt).value], options
+
+
+def _emit(report: Validation, fmt: Format, *, quiet: bool, show_allowed: bool) -> None:
+    chosen, options = _output(fmt, quiet=quiet, show_allowed=show_allowed)
+    console.out(chosen.validate(report, options))
+
+
+def _say_skipped(skipped: Sequence[Skipped]) -> None:
+    """Directory entries that could not be read, on stderr: the report is about the rest."""
+    for s in skipped:
+        console.err(f"plancc: skipped {s.label}: {s.reason}")
+
+
+def _say_refused(refusal: str, fmt: Format, *, quiet: bool) -> None:
+    """A failed build says it wrote nothing and why: last in the text report, else (so as
+    not to spoil JSON or SARIF on stdout) on stderr."""
+    if _decided(fmt) is Format.text and not quiet:
+        console.out(f"plancc build: {refusal}\n")
+    else:
+        console.err(f"plancc build: {refusal}")
+
+
+# -- the options several commands share, each declared once: a command's own options
+# stay on its signature
+
+
+Paths = Annotated[
+    list[str],
+    Argument("PATH", "Plan files, directories of *.yaml/*.yml plans, or - for standard input."),
+]
+StdinName = Annotated[
+    str | None,
+    Option(
+        "--stdin-filename",
+        metavar="PATH",
+        help="The name of the plan read from - (for messages, its config and the outputs).",
+    ),
+]
+FormatOpt = Annotated[Format, Option("--format", "-f", help="Output format.")]
+Strict = Annotated[bool, Option("--strict", help="Warnings fail too (exit 1).")]
+Quiet = Annotated[bool, Option("--quiet", "-q", help="Diagnostics only, no summary.")]
+ShowAllowed = Annotated[
+    bool, Option("--show-allowed", help="Also list silenced warnings with their reasons.")
+]
+FixOpt = Annotated[bool, Option("--fix", help="Apply the safe fixes in place, then report.")]
+UnsafeFixes = Annotated[bool, Option("--unsafe-fixes", help="--fix, --diff: the unsafe too.")]
+DiffOpt = Annotated[bool, Option("--diff", help="Write nothing; print the fixes as a diff.")]
+SourceRoot = Annotated[
+    str | None,
+    Option(
+        "--source-root",
+        metavar="DIR",
+        help="Where the layer kinds' `source` paths start (overrides the plan's source_root).",
+    ),
+]
+NoSource = Annotated[bool, Option("--no-source", help="Skip the source checks (one notice).")]
+
+
+def _sources(source_root: str | None, no_source: bool) -> str | None:
+    """The source root the API takes: `--no-source`, `--source-root` (a directory, else a
+    usage error), or None (each plan's own)."""
+    from plancc.source.root import source_setting  # noqa: PLC0415 (cold start)
+
+    return source_setting(source_root, no_source)
+
+
+Sets = Annotated[
+    Sequence[str],
+    Option(
+        "--set",
+        metavar="NAME=VALUE",
+        help="Fix a param's value (repeatable); without it each is checked over its range.",
+    ),
+]
+
+Trace = Annotated[
+    str | None,
+    Option("--trace", metavar="SWIMLANE", help="Time the schedule with a swimlane's durations."),
+]
+
+
+# -- the commands
 
 
 def _version() -> int:
@@ -80,7 +183,7 @@ def validate(
     """Validate plans: schema, names, L2 budget, placement rules and their model sources."""
     from plancc.api import parse_sets, validate_paths  # noqa: PLC0415 (cold start)
 
-    source_root = sources(source_root, no_source)
+    source_root = _sources(source_root, no_source)
 
     if fix or diff:
         from plancc.edits.apply import fix_paths  # noqa: PLC0415 (cold start)
@@ -96,7 +199,7 @@ def validate(
             root=source_root,
             overrides=overrides,
         )
-        say_skipped(run.report.skipped)
+        _say_skipped(run.report.skipped)
         if diff:  # the diff alone; exit 1 when it would change something
             console.out(run.diff())
             return 1 if run.changed else 0
@@ -107,7 +210,7 @@ def validate(
         if unsafe_fixes:
             raise UsageError("--unsafe-fixes: only with --fix or --diff")
         report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
-        say_skipped(report.skipped)
+        _say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 
@@ -139,7 +242,7 @@ def build(
     from plancc.api import build as build_plans  # noqa: PLC0415 (cold start)
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
 
-    source_root = sources(source_root, no_source)
+    source_root = _sources(source_root, no_source)
 
     result = build_plans(
         paths,
@@ -150,7 +253,7 @@ def build(
         source_root=source_root,
         overrides=parse_sets(sets),
     )
-    say_skipped(result.report.skipped)
+    _say_skipped(result.report.skipped)
     if result.failed:
         _emit(result.report, fmt, quiet=quiet, show_allowed=show_allowed)
         _say_refused(result.refusal, fmt, quiet=quiet)
@@ -181,7 +284,7 @@ def fmt(
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
     except (inputs.InputError, write.WriteError) as exc:
         raise UsageError(str(exc)) from None
-    say_skipped(done.skipped)
+    _say_skipped(done.skipped)
     console.out(done.stdout)
     return done.exit_code
 
@@ -205,7 +308,7 @@ def report(
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.report_html import report as write_report  # noqa: PLC0415 (cold start)
 
-    source_root = sources(source_root, no_source)
+    source_root = _sources(source_root, no_source)
 
     done = write_report(plan, out, measure, parse_sets(sets), source_root)
     console.out(done.line)
@@ -226,11 +329,14 @@ def schema(
     if out is None:
         console.out(text)
         return 0
+    from pathlib import Path  # noqa: PLC0415 (cold start)
+
+    from plancc import write  # noqa: PLC0415 (cold start)
+
     try:
-        with open(out, "w", encoding="utf-8") as file:
-            file.write(text)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
+        write.replace(Path(out), text.encode("utf-8"))  # as every file plancc writes
+    except write.WriteError as exc:
+        raise UsageError(str(exc)) from None
     return 0
 
 
@@ -365,7 +471,7 @@ def suggest(
     from plancc.api import parse_sets  # noqa: PLC0415 (cold start)
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
-    root = sources(source_root, no_source)
+    root = _sources(source_root, no_source)
     run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root)
     return run(console.out, console.err)
 

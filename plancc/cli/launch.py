@@ -5,7 +5,7 @@ typer and click (and the pydantic typer converts values with) take about
 module reads the arguments itself when they are of the plain forms below,
 from the same declarations (``plancc.cli.commands``: each command's signature)
 that ``plancc.cli`` hands typer, and runs the command. Anything else
-(``--help``, completion, an unknown or a short option run together with its
+(``--help`` or ``-h``, completion, an unknown or a short option run together with its
 value, a value that looks like an option, a bad choice, a missing argument)
 goes to typer unread, so every message and exit code for it stays typer's.
 ``tests/test_launch.py`` holds both paths to the same output.

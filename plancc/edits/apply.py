@@ -254,9 +254,8 @@ def fix_plan(
 
 
 def _apply_bytes(raw: bytes, fixes: Sequence[Fix]) -> bytes:
-    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    text = raw.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    out = (bom + apply(text, fixes)).encode("utf-8")
+    form = write.Form.of(raw)  # its BOM and line ending, kept
+    out = form.encode(apply(form.text(raw), fixes))
     if isinstance(load("fixed", out), Diagnostic):  # a safety net: the text must read back
         raise FixError("the fixed plan would not read back")
     return out

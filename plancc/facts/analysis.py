@@ -1,22 +1,23 @@
 """The analysis the rules judged by, as the check hands it on: per warm its consumers,
 landing and live steps, per layer kind its L2 peak.
 
-Every value is the rules' own (``placed``, ``timeline``, ``liveness``), read after they
-ran from what they worked out once per plan: the editor's hover, `plancc report`, the
-manifest and `plancc suggest` read these, never a re-derivation. It defines no rule.
+Every value is made of what the rules judge by (``placed``, ``timeline``, ``liveness``), as
+``plancc.facts.facts_of`` worked it out once for the check: the editor's hover, `plancc
+report`, the manifest and `plancc suggest` read these, never a re-derivation. It defines
+no rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import ir
-from plancc.facts.liveness import Peak, layer_peak
-from plancc.facts.placed import Placed, placed
-from plancc.facts.timeline import Landing, once_per_plan, timeline
+from plancc.facts.liveness import Peak
+from plancc.facts.placed import Placed
+from plancc.facts.timeline import Landing, Timeline
 
 
 @dataclass(frozen=True)
@@ -91,29 +92,26 @@ class Analysis:
         return None if facts is None else facts.warms.get(name)
 
 
-EMPTY = Analysis(MappingProxyType({}))
-
-
-def peak(plan: ir.Plan, layer: ir.Layer) -> Peak:
-    """The layer kind's L2 peak, worked out once per plan (PC030, PC032 and the analysis)."""
-    return once_per_plan(plan, ("peak", layer.name), layer, lambda: layer_peak(layer))
-
-
-def analyse(plan: ir.Plan) -> Analysis:
-    """The facts of every complete layer kind, from what the rules worked out."""
+def analyse(
+    plan: ir.Plan,
+    placed: Sequence[Placed],
+    timelines: Mapping[str, Timeline],
+    peaks: Mapping[str, Peak],
+) -> Analysis:
+    """The facts of every complete layer kind (``timelines`` holds those), from the placed
+    warms and the L2 peaks."""
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     by_layer: dict[str, dict[str, WarmFacts]] = {}
-    for p in placed(plan):
+    for p in placed:
         by_layer.setdefault(p.layer.name, {}).setdefault(p.warm.name, _warm_facts(p, rate))
     layers = {
         name: LayerFacts(
-            layer,
+            plan.layers[name],
             MappingProxyType(by_layer.get(name, {})),
-            peak(plan, layer),
-            timeline(plan, layer).times is not None,
+            peaks[name],
+            line.times is not None,
         )
-        for name, layer in plan.layers.items()
-        if layer.complete
+        for name, line in timelines.items()
     }
     return Analysis(MappingProxyType(layers))
 

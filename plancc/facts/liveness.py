@@ -100,15 +100,3 @@ def layer_peak(layer: ir.Layer) -> Peak:
     # Every warm alive then, also those adding no new bytes (a tensor already held).
     alive = tuple(w for w in layer.warms if w.alive_at(best_step))
     return Peak(best_bytes, step_stage(layer, best_step), alive)
-
-
-def plan_peak(plan: ir.Plan) -> int:
-    """The peak over the forward when the plan has one, else over every layer kind.
-
-    A kind with a stand-in stage (incomplete) is left out, as PC030 and PC032
-    leave it out: its liveness is a guess, and the summary must not report a
-    peak the budget rules did not judge.
-    """
-    kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
-    layers = (plan.layers[k] for k in kinds if k in plan.layers)
-    return max((layer_peak(layer).bytes for layer in layers if layer.complete), default=0)

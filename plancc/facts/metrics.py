@@ -1,7 +1,8 @@
 """The numbers a plan stands for: warms, bytes, the L2 peak, per-forward counts.
 
 Typed data, no text: read by render (the manifest), the output formats and
-``plancc.formats.summary``, so that all of them say the same.
+``plancc.formats.summary``, so that all of them say the same. The L2 peak is the check's
+(``plancc.facts.Facts``), never swept again here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
-from plancc.facts.liveness import plan_peak
+from plancc.facts import Facts
 
 # The seed: a fresh process stalls a few percent of warm issues for ~200-300 µs
 # until a few thousand have been issued; comparisons need ≥ 500 rounds.
@@ -19,9 +20,10 @@ STARTUP_WARM_ISSUES = 5000
 MIN_WARMUP_ROUNDS = 500
 
 
-def l2_numbers(plan: ir.Plan) -> dict[str, Any]:
+def l2_numbers(facts: Facts) -> dict[str, Any]:
+    plan = facts.plan
     capacity = plan.platform.l2_bytes if plan.platform else None
-    peak = plan_peak(plan)
+    peak = facts.peak_bytes
     return {
         "capacity_bytes": capacity,
         "peak_bytes": peak,
@@ -72,15 +74,16 @@ def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
     }
 
 
-def plan_numbers(plan: ir.Plan) -> dict[str, Any]:
+def plan_numbers(facts: Facts) -> dict[str, Any]:
     """The `plans` entry of `validate --format json`."""
+    plan = facts.plan
     out: dict[str, Any] = {
         "file": printable(plan.file),
         "model": plan.model,
         "platform": plan.platform.name if plan.platform else None,
         "warms": len(plan.warms),
         "warm_bytes": sum(warm_bytes(layer) for layer in plan.layers.values()),
-        "l2": l2_numbers(plan),
+        "l2": l2_numbers(facts),
     }
     fwd = forward_numbers(plan)
     if fwd is not None:

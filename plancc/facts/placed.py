@@ -3,18 +3,19 @@
 PC040 and PC101-PC107 (``anchors``, ``placement``, ``later_anchor``) each walk every
 anchored warm with its static entries and each one's consumer, the first stage
 running after the anchor that reads it (the earliest to start; of one step, the
-one whose name comes first). ``placed`` works that list out once per plan. It
-defines no rule: the rules keep the order of their own modules.
+one whose name comes first). ``each_placed`` works that list out, once per check
+(``plancc.facts.facts_of``). It defines no rule: the rules keep the order of their
+own modules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from plancc import fixes, ir
-from plancc.facts.timeline import Group, Landing, Timeline, once_per_plan, timeline
+from plancc.facts.timeline import Group, Landing, Timeline
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Placed:
     layer: ir.Layer
     warm: ir.Warm
     at: int  # the anchor's index: of a join's, the one that finishes last
-    line: Timeline  # its layer kind's, shared by every rule of the check
+    line: Timeline  # its layer kind's, shared by every rule of the check (``Facts``)
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
 
@@ -105,12 +106,6 @@ def anchor_fix(p: Placed, stage: ir.Stage) -> fixes.Fix | None:
     return fixes.replace(warm_path(p, "after"), stage.name, title, fixes.Safety.UNSAFE)
 
 
-def placed(plan: ir.Plan) -> list[Placed]:
-    """Each anchored warm with its first consumers, worked out once per plan: PC040 and
-    PC101 to PC107 read the same list."""
-    return once_per_plan(plan, "placed", plan.layers, lambda: list(_each_placed(plan)))
-
-
 def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
     """The warms that stage-order rules can judge, with their anchor's index.
 
@@ -125,12 +120,12 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
                     yield layer, warm, warm.anchor
 
 
-def _each_placed(plan: ir.Plan) -> Iterator[Placed]:
-    line: Timeline | None = None
+def each_placed(plan: ir.Plan, timelines: Mapping[str, Timeline]) -> Iterator[Placed]:
+    """Each anchored warm with its consumers, on its layer kind's timeline (``timelines``:
+    every complete layer kind's): PC040 and PC101 to PC107 read the same list."""
     for layer, warm, at in anchored(plan):
         entries = tuple(e for e in warm.entries if e.tensor.static)
-        if line is None or line.stages is not layer.stages:  # the next layer kind's
-            line = timeline(plan, layer)
+        line = timelines[layer.name]
         consumers: dict[str, ir.Stage] = {}
         for e in entries:
             c = line.consumer(e.tensor.name, warm.anchors)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypeVar
 
 from plancc import ir
 
@@ -51,8 +50,8 @@ class Timeline:
     """One complete layer kind, indexed for the placement rules."""
 
     def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
-        # The SDMA rate, not the plan: what ``once_per_plan`` keeps on the plan never
-        # refers back to it, so a plan dropped is freed at once.
+        # The SDMA rate, not the plan: `plancc suggest` hands one timeline to hundreds
+        # of copies of the plan, and none of them need be kept alive by it.
         self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
         self.stages = stages = layer.stages
         self.schedule = sched = layer.schedule
@@ -291,33 +290,3 @@ def bisect_exact(exact: Sequence[Fraction | int], floats: Sequence[float], targe
     lo = bisect.bisect_left(floats, near)
     hi = bisect.bisect_right(floats, near)
     return bisect.bisect_right(exact, target, lo, hi)
-
-
-T = TypeVar("T")
-
-
-def once_per_plan(plan: ir.Plan, key: object, source: object, make: Callable[[], T]) -> T:
-    """``make()``, worked out once per plan for ``key`` while ``source`` (what it is
-    worked out from) stays the same object: what the rules of one check share (each
-    layer kind's timeline and L2 peak, the placed warms). Kept in ``plan.derived``,
-    so it lives as long as the plan; neither ``source`` nor ``make()`` may refer to the
-    plan itself, or a dropped plan would wait for the cycle collector."""
-    found = plan.derived.get(key)
-    if found is None or found[0] is not source:
-        found = plan.derived[key] = (source, make())
-    value: T = found[1]
-    return value
-
-
-def timeline(plan: ir.Plan, layer: ir.Layer) -> Timeline:
-    """The layer kind's timeline, built once per plan (the rules of one check share it)."""
-    return once_per_plan(
-        plan, ("timeline", layer.name), layer.stages, lambda: Timeline(plan, layer)
-    )
-
-
-def share_timeline(plan: ir.Plan, copy: ir.Plan, layer: ir.Layer) -> None:
-    """Let ``copy`` (of ``plan``: the same tensors and platform, ``layer``'s stages, other
-    warms) use ``plan``'s timeline of ``layer`` instead of building its own: `plancc
-    suggest` checks hundreds of such copies, one candidate warm each."""
-    copy.derived[("timeline", layer.name)] = (layer.stages, timeline(plan, layer))

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +61,8 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
     doc = load(label, raw)
     if isinstance(doc, Diagnostic):
         return doc
-    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    text = raw.decode("utf-8").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    form = write.Form.of(raw)  # its BOM and line ending, kept
+    text = form.text(raw)
     # Laid out with U+0085, U+2028, U+2029 and U+FEFF stood in for, as the loader reads
     # them (characters, which ruamel's round-trip reading takes as line breaks and
     # str.strip as blanks), and put back in the result.
@@ -76,7 +75,7 @@ def format_plan(label: str, raw: bytes) -> bytes | Diagnostic:
         raise FmtError(f"its layout cannot be read ({reason})") from None
     if out is None:
         return raw  # no mapping at the top: nothing to lay out
-    data = (bom + (out.translate(restore) if restore else out)).encode("utf-8")
+    data = form.encode(out.translate(restore) if restore else out)
     again = load(label, data)
     if isinstance(again, Diagnostic) or _norm(again.data) != _norm(doc.data):
         raise FmtError("the canonical layout would change the plan's values")
@@ -126,7 +125,7 @@ class FmtRun:
     skipped: tuple[inputs.Skipped, ...]
 
 
-def run(  # noqa: C901 (one pass over the files: check, diff, write and leftovers, each a short branch)
+def run(  # noqa: C901 (one pass over the files: check, diff and write, each a short branch)
     paths: Sequence[str],
     *,
     check: bool = False,
@@ -143,12 +142,7 @@ def run(  # noqa: C901 (one pass over the files: check, diff, write and leftover
         raise inputs.InputError("-: a plan from standard input is formatted alone")
     lines: list[str] = []
     changed = refused = 0
-    cleaned: set[str] = set()
     for plan, raw in found.read():
-        real = os.path.realpath(plan.label)
-        if not dry and not plan.piped and os.path.dirname(real) not in cleaned:
-            cleaned.add(os.path.dirname(real))  # what a killed fmt left beside its plans
-            write.remove_leftovers(Path(os.path.dirname(real)))
         try:
             after = format_plan(plan.label, raw)
         except FmtError as exc:
@@ -176,7 +170,7 @@ def run(  # noqa: C901 (one pass over the files: check, diff, write and leftover
         elif check:
             lines.append(f"{plan.label}: would be reformatted")
         else:
-            write.replace(Path(real), after)
+            write.replace(Path(plan.label), after)  # through a symlink, to its target
             lines.append(f"{plan.label}: formatted")
     if not diff:
         same = len(found.plans) - len(found.skipped) - changed - refused

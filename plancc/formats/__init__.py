@@ -1,7 +1,7 @@
 """Output formats, by name: each is one module defining ``FORMAT``, listed here.
 
 Adding a format: a module in this package with its ``FORMAT``, its entry in
-``FORMATS``, and its name in ``plancc.cli.reporting.Format`` (the command line's choices,
+``FORMATS``, and its name in ``plancc.cli.commands.Format`` (the command line's choices,
 kept free of imports for cold start; tests/test_architecture.py checks the two agree).
 """
 

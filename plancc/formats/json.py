@@ -36,7 +36,7 @@ def json_(report: Validation, *, show_allowed: bool = False) -> str:
         "errors": report.errors,
         "warnings": report.warnings,
         "notices": report.notices,
-        "plans": [plan_numbers(r.plan) for r in report.results if r.plan is not None],
+        "plans": [plan_numbers(r.facts) for r in report.results if r.facts is not None],
     }
     if show_allowed:
         out["allowed"] = [

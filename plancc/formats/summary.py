@@ -8,19 +8,21 @@ from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
+from plancc.facts import Facts
 from plancc.facts.metrics import plan_numbers, unused_kinds
 from plancc.text import fmt_fraction, fmt_share, plural
 
 
 def peak_share(plan: ir.Plan, l2: dict[str, Any]) -> str:
-    """The L2 peak of ``l2 = l2_numbers(plan)`` as × L2, told apart from both limits it is
+    """The L2 peak of ``l2 = l2_numbers(facts)`` as × L2, told apart from both limits it is
     judged by: L2 itself and the plan's budget."""
     share = Fraction(l2["peak_bytes"], l2["capacity_bytes"])
     return fmt_share(share, (Fraction(1), plan.l2_fraction))
 
 
-def summary_line(plan: ir.Plan) -> str:
-    n = plan_numbers(plan)
+def summary_line(facts: Facts) -> str:
+    plan = facts.plan
+    n = plan_numbers(facts)
     l2 = n["l2"]
     text = f"{printable(plan.file)}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if l2["capacity_bytes"]:

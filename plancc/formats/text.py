@@ -25,8 +25,8 @@ def text(
     lines = []
     for r in by_file(report):
         lines += plan_diagnostics(r, colour, show_allowed)
-        if not quiet and r.plan is not None:
-            lines.append(summary_line(r.plan))
+        if not quiet and r.facts is not None:
+            lines.append(summary_line(r.facts))
     if not quiet:
         lines.append(totals(report))
     return "".join(line + "\n" for line in lines)
@@ -107,9 +107,10 @@ def build_text(result: BuildResult, o: Options, *, diagnostics: bool = True) -> 
 
 
 def _build_line(built: BuiltPlan) -> str:
-    plan = built.result.plan
-    assert plan is not None
-    n = plan_numbers(plan)
+    facts = built.result.facts
+    assert facts is not None  # a built plan was checked
+    plan = facts.plan
+    n = plan_numbers(facts)
     file = printable(built.result.file)
     line = f"{file}: {plural(n['warms'], 'warm')}, {n['warm_bytes']:,} B warmed"
     if n["l2"]["capacity_bytes"]:

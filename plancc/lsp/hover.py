@@ -96,7 +96,9 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
     if found is None:
         return None
     layer, warm = found
-    analysis = state.result.analysis
+    checked = state.result.facts
+    assert checked is not None  # the plan was checked
+    analysis = checked.analysis
     facts = analysis.layers.get(layer.name)
     live = [s.name for s in facts.live_stages(warm)] if facts is not None else []
     lines = [
@@ -152,7 +154,7 @@ def _stage(plan: pc.ir.Plan, occ: Occurrence) -> str | None:
     if layer is None or stage is None:
         return None
     warms = [w.name for w in layer.warms if w.alive_at(layer.schedule.start[stage.index])]
-    lines = [f"stage `{stage.name}` (#{stage.index} of `{layer.name}`)"]
+    lines = [f"stage `{stage.name}` (#{stage.number} of `{layer.name}`)"]
     if stage.reads:
         lines.append(f"reads: {', '.join(stage.reads)}")
     lines.append(f"warms alive: {', '.join(warms) if warms else 'none'}")

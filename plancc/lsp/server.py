@@ -17,8 +17,9 @@ text already replaced is not published.
 
 No document waits on another's model code: documents are checked in
 ``CHECKERS`` threads (one document's checks one after another), the reading of
-a check's model code is stopped ``CHECK_SECONDS`` after the check starts (the
-check then publishes what it has, with a PC208 notice), a request gives way to
+a check's model code stops itself ``CHECK_SECONDS`` after the check starts (its
+budget of work looks at the clock: ``plancc.source.limits``; the check then
+publishes what it has, with a PC208 notice), a request gives way to
 a running check for at most ``PAUSE_SECONDS``, and `exit` ends the process
 without waiting for any thread.
 """
@@ -57,7 +58,7 @@ Reply = Any  # what pygls sends as the result: JSON's values
 
 class PlanServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("plancc", __version__)
+        super().__init__("plancc", __version__, protocol_cls=transport.Protocol)
         self.plans: dict[str, PlanState] = {}  # uri -> the latest checked state
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plancc import write
 from plancc.measure import (
     compare,
     logs,
@@ -260,7 +261,7 @@ def run(o: Options, fmt: str, out: str | None) -> tuple[str, int]:
     if out is None:
         return rendered, exit_code(result)
     try:
-        Path(out).write_text(rendered, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(out, f"cannot write: {exc.strerror or exc}") from None
+        write.replace(Path(out), rendered.encode("utf-8"))  # as every file plancc writes
+    except write.WriteError as exc:
+        raise InputError(out, str(exc).removeprefix(f"{out}: ")) from None
     return "", exit_code(result)

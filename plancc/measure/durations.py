@@ -4,8 +4,8 @@ time the schedule with (docs/suggest.md, "Durations from a trace").
 A stage is found by its `kernel`. Its span in one layer is its kernel's events in
 that layer instance, the first start to the last end (an SPMD task's cores and a
 stage's several tasks together); its duration is the median of its spans over the
-layers of its kind. The trace is read once, by ``trace.read``, for every kernel of the
-plan.
+layers of its kind. The trace is read once, by ``trace.spans``, for every kernel of the
+plan: of each task only its first start and last end are kept, as its events stream by.
 
 Layer instances: a kernel runs once (or the same number of times) in every layer
 whose kind has a stage of it, so its task instances in start order, cut into as many
@@ -20,13 +20,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from plancc import ir
 from plancc.usage import UsageError
-
-if TYPE_CHECKING:
-    from plancc.measure.scopes import Instance
 
 
 @dataclass(frozen=True)
@@ -45,22 +41,18 @@ def _layers(plan: ir.Plan, kinds: set[str]) -> list[str]:
 def durations(path: str, plan: ir.Plan) -> Durations:
     """Each stage's median span over its kind's layers, for the stages the trace shows.
     Raises ``InputError`` for a file that is not a swimlane."""
-    stages: dict[str, list[tuple[str, str]]] = defaultdict(list)  # kernel -> (kind, stage)
-    for kind, layer in plan.layers.items():
-        for s in layer.stages:
-            if s.kernel is not None:
-                stages[s.kernel].append((kind, s.name))
+    stages = _by_kernel(plan)
     if not stages:
         return Durations({}, ())
-    from plancc.measure.scopes import instances  # noqa: PLC0415 (validate imports this module)
-    from plancc.measure.trace import name_pattern, read  # noqa: PLC0415 (the same)
+    from plancc.measure.trace import name_pattern  # noqa: PLC0415 (validate imports this module)
+    from plancc.measure.trace import spans as read_spans  # noqa: PLC0415 (the same)
 
-    found = instances(read(path, name_pattern(stages)))
+    found = read_spans(path, name_pattern(stages))
     spans: dict[tuple[str, str], list[float]] = defaultdict(list)
     notes: list[str] = []
     absent: list[str] = []
     for kernel, owners in sorted(stages.items()):
-        got = [i for i in found.get(kernel, []) if i.problem is None]
+        got = found.runs(kernel)
         layers = _layers(plan, {kind for kind, _ in owners})
         if not got:
             absent.append(kernel)
@@ -71,7 +63,8 @@ def durations(path: str, plan: ir.Plan) -> Durations:
             )
         else:
             for kind, span in _spans(got, layers):
-                spans.update({(kind, s): [*spans[(kind, s)], span] for k, s in owners if k == kind})
+                for stage in (name for k, name in owners if k == kind):
+                    spans[(kind, stage)].append(span)
     if absent:  # one note for them all: a trace of a few kernels misses most
         shown = ", ".join(absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
         keep = "its stage keeps its" if len(absent) == 1 else "their stages keep their"
@@ -81,12 +74,23 @@ def durations(path: str, plan: ir.Plan) -> Durations:
     return Durations({k: median(v) for k, v in spans.items()}, tuple(notes))
 
 
-def _spans(got: list[Instance], layers: list[str]) -> list[tuple[str, float]]:
-    """Each layer's kind and the span of its run of ``got`` (equal runs, in start order)."""
+def _by_kernel(plan: ir.Plan) -> dict[str, list[tuple[str, str]]]:
+    """Each kernel a stage names: the (layer kind, stage) of each such stage."""
+    stages: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for kind, layer in plan.layers.items():
+        for s in layer.stages:
+            if s.kernel is not None:
+                stages[s.kernel].append((kind, s.name))
+    return stages
+
+
+def _spans(got: list[tuple[float, float]], layers: list[str]) -> list[tuple[str, float]]:
+    """Each layer's kind and the span of its run of ``got`` (each task's start and end:
+    equal runs, in start order)."""
     size = len(got) // len(layers)
     runs = [got[j * size : (j + 1) * size] for j in range(len(layers))]
     return [
-        (kind, max(i.end for i in run) - min(i.start for i in run))
+        (kind, max(end for _, end in run) - min(start for start, _ in run))
         for kind, run in zip(layers, runs, strict=True)
     ]
 

@@ -1,11 +1,14 @@
 """Swimlane traces: PyPTO's Chrome Trace Event JSON, read as a stream.
 
 A forward's trace reaches tens of MB. The file is decoded one event at a time
-(``json.JSONDecoder.raw_decode`` over a sliding buffer of about a MiB), and only
-the complete events whose name is a wanted kernel are kept, as small tuples, and of
-every other Worker View task its kernel and start only (what a scope's fanin-hint
-names: its anchor): the memory grows with the tasks, a few tens of bytes each,
-never with the file's size. Anything that is
+(``json.JSONDecoder.raw_decode`` over a sliding buffer of about a MiB), and each
+event is handed to a sink that keeps only what its command reports. ``read`` (for
+`plancc measure`) keeps the complete events whose name is a wanted kernel, as small
+records, and of every other Worker View task its kernel and start only (what a
+scope's fanin-hint names: its anchor); ``spans`` (for `--trace`) keeps of each
+wanted kernel's task its first start and last end, folded as its events come: the
+memory grows with the tasks, never with the events or the file's size. Anything
+that is
 not the converter's form (not JSON, cut off, no ``traceEvents`` list, an event
 that is not an object, a matching task without its kernel duration, a value
 nested past Python's recursion limit) is an ``InputError`` naming the file and
@@ -22,7 +25,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any, NoReturn, TypeGuard
+from typing import IO, Any, NoReturn, TypeGuard, TypeVar
 
 from plancc.diagnostics import printable
 from plancc.measure import files
@@ -42,6 +45,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _SEP = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")  # between two events, or after the last
 _TASK = re.compile(r"(?P<k>.*?)(?:_\d{1,9})?(?:_spmd)?\((?P<task>(?:r\d+)?t\d+)\)")
 _FANIN = re.compile(r"(?:r\d+)?t\d+")
+_S = TypeVar("_S", "Trace", "Spans")
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,7 @@ class Trace:
 
     @property
     def worker_pid(self) -> int:
-        for pid, name in self.process_names.items():
-            if name == WORKER_VIEW:
-                return pid
-        return WORKER_VIEW_PID
+        return _worker_pid(self.process_names)
 
     def lane(self, tid: int) -> str:
         return self.thread_names.get((self.worker_pid, tid), f"tid {tid}")
@@ -85,6 +86,94 @@ class Trace:
     def worker_events(self) -> list[Event]:
         pid = self.worker_pid
         return [e for e in self.events if e.pid == pid]
+
+    def matched(self, s: _Stream, m: re.Match[str], event: dict[str, Any], at: int) -> None:
+        """A wanted kernel's event, its figures numbers, at file offset ``at``."""
+        ts, dur, tid, args = event["ts"], event["dur"], event["tid"], event["args"]
+        kdur = args["kernel-duration-us"]
+        problem = _impossible(ts, dur, kdur)
+        end = ts + dur if problem is None else 0.0
+        n = int(m["n"]) if m["n"] is not None else None
+        hint = args.get("fanin-hint")
+        fanin = tuple(_FANIN.findall(hint.partition(":")[2])) if isinstance(hint, str) else ()
+        self.events.append(
+            Event(
+                m["k"],
+                n,
+                m["task"],
+                self.worker_pid,
+                tid,
+                end - kdur,
+                end,
+                kdur,
+                s.line_at(at),
+                problem,
+                fanin,
+            )
+        )
+        self.other(event)
+
+    def other(self, event: dict[str, Any]) -> None:
+        """Remember a Worker View task's kernel and start: a scope's fanin-hint names it."""
+        m = _TASK.fullmatch(event["name"])
+        ts = event.get("ts")
+        if m is None or not _number(ts) or not math.isfinite(ts):
+            return
+        known = self.tasks.get(m["task"])
+        if known is None or ts < known[1]:  # an SPMD task's cores: its first start
+            self.tasks[m["task"]] = (sys.intern(m["k"]), ts)  # a forward repeats few kernels
+
+
+@dataclass
+class Spans:
+    """What `--trace` reports of a swimlane: of each wanted kernel, each Worker View task's
+    first start, last end (its cores' and its events' together) and whether a figure of
+    it is impossible, with the file offset of its first event (the order of tasks that
+    start together). A few floats a task, whatever the events or the file hold."""
+
+    file: str
+    process_names: dict[int, str] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    total: int = 0
+    # kernel -> task -> [start, end, impossible, offset]
+    kernels: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+
+    @property
+    def worker_pid(self) -> int:
+        return _worker_pid(self.process_names)
+
+    def matched(self, s: _Stream, m: re.Match[str], event: dict[str, Any], at: int) -> None:
+        ts, dur, kdur = event["ts"], event["dur"], event["args"]["kernel-duration-us"]
+        bad = _impossible(ts, dur, kdur) is not None
+        end = ts + dur if not bad else 0.0
+        tasks = self.kernels.setdefault(sys.intern(m["k"]), {})
+        known = tasks.get(m["task"])
+        if known is None:
+            tasks[m["task"]] = [end - kdur, end, bad, at]
+        else:
+            known[0] = min(known[0], end - kdur)
+            known[1] = max(known[1], end)
+            known[2] = known[2] or bad
+
+    def other(self, event: dict[str, Any]) -> None:
+        pass
+
+    def runs(self, kernel: str) -> list[tuple[float, float]]:
+        """The (start, end) of each of ``kernel``'s tasks with no impossible figure, by
+        start (then end, then where it is in the file)."""
+        kept = [t for t in self.kernels.get(kernel, {}).values() if not t[2]]
+        kept.sort(key=lambda t: (t[0], t[1], t[3]))
+        return [(t[0], t[1]) for t in kept]
+
+
+Sink = Trace | Spans
+
+
+def _worker_pid(process_names: dict[int, str]) -> int:
+    for pid, name in process_names.items():
+        if name == WORKER_VIEW:
+            return pid
+    return WORKER_VIEW_PID
 
 
 def name_pattern(kernels: Iterable[str]) -> re.Pattern[str]:
@@ -185,16 +274,26 @@ class _Stream:
 
 
 def read(path: str, wanted: re.Pattern[str]) -> Trace:
+    """The trace at ``path``: the wanted kernels' events, every task's kernel and start."""
+    return _sunk(path, wanted, Trace(path))
+
+
+def spans(path: str, wanted: re.Pattern[str]) -> Spans:
+    """Of the trace at ``path``, each wanted kernel's tasks' spans, and no more."""
+    return _sunk(path, wanted, Spans(path))
+
+
+def _sunk(path: str, wanted: re.Pattern[str], sink: _S) -> _S:
     try:
         with files.open_text(path, strict=True) as f:
-            return _read(path, f, wanted)
+            _read(path, f, wanted, sink)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return sink
 
 
-def _read(path: str, f: IO[str], wanted: re.Pattern[str]) -> Trace:
+def _read(path: str, f: IO[str], wanted: re.Pattern[str], trace: Sink) -> None:
     s = _Stream(path, f)
-    trace = Trace(path)
     if s.peek() != "{":
         s.fail(
             'not a Chrome Trace Event file: expected an object {"traceEvents": [...]}'
@@ -222,10 +321,9 @@ def _read(path: str, f: IO[str], wanted: re.Pattern[str]) -> Trace:
         s.fail("more data after the trace object")
     if not seen_events:
         raise InputError(path, 'not a Chrome Trace Event file: no "traceEvents" list')
-    return trace
 
 
-def _events(s: _Stream, trace: Trace, wanted: re.Pattern[str]) -> None:
+def _events(s: _Stream, trace: Sink, wanted: re.Pattern[str]) -> None:
     if s.peek() != "[":
         s.fail('"traceEvents" is not a list')
     s.pos += 1
@@ -248,7 +346,7 @@ def _events(s: _Stream, trace: Trace, wanted: re.Pattern[str]) -> None:
             return
 
 
-def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start: int) -> None:
+def _event(s: _Stream, trace: Sink, wanted: re.Pattern[str], event: Any, start: int) -> None:
     if not isinstance(event, dict) or not isinstance(event.get("ph"), str):
         s.fail(f'traceEvents[{trace.total}] is not a trace event (an object with "ph")', start)
     ph = event["ph"]
@@ -268,7 +366,7 @@ def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start:
         return  # the Scheduler View repeats each task: its stamps are dispatch and finish
     m = wanted.fullmatch(event["name"])
     if m is None:
-        _task(trace, event)
+        trace.other(event)
         return
     args = event.get("args")
     kdur = args.get("kernel-duration-us") if isinstance(args, dict) else None
@@ -278,29 +376,7 @@ def _event(s: _Stream, trace: Trace, wanted: re.Pattern[str], event: Any, start:
             "args.kernel-duration-us: not the PyPTO converter's form",
             start,
         )
-    line = s.line_at(start)
-    problem = _impossible(ts, dur, kdur)
-    end = ts + dur if problem is None else 0.0
-    n = int(m["n"]) if m["n"] is not None else None
-    hint = args.get("fanin-hint") if isinstance(args, dict) else None
-    fanin = tuple(_FANIN.findall(hint.partition(":")[2])) if isinstance(hint, str) else ()
-    trace.events.append(
-        Event(
-            m["k"], n, m["task"], trace.worker_pid, tid, end - kdur, end, kdur, line, problem, fanin
-        )
-    )
-    _task(trace, event)
-
-
-def _task(trace: Trace, event: dict[str, Any]) -> None:
-    """Remember a Worker View task's kernel and start: a scope's fanin-hint names it."""
-    m = _TASK.fullmatch(event["name"])
-    ts = event.get("ts")
-    if m is None or not _number(ts) or not math.isfinite(ts):
-        return
-    known = trace.tasks.get(m["task"])
-    if known is None or ts < known[1]:  # an SPMD task's cores: its first start
-        trace.tasks[m["task"]] = (sys.intern(m["k"]), ts)  # a forward repeats few kernels
+    trace.matched(s, m, event, start)
 
 
 def _impossible(ts: float, dur: float, kdur: float) -> str | None:

@@ -26,6 +26,7 @@ template), ``manifest_json`` (the runtime manifest) and ``fit`` (the line-fitter
 from __future__ import annotations
 
 from plancc import ir
+from plancc.facts import Facts
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.manifest_json import manifest, render_manifest
 from plancc.render.module_view import doc_escape, py_str, render_module
@@ -50,6 +51,7 @@ def render(
     plan: ir.Plan,
     plan_path: str,
     *,
+    facts: Facts,
     piped: bool = False,
     config: tuple[str, str] | None = None,
 ) -> dict[str, str]:
@@ -59,9 +61,10 @@ def render(
     POSIX form: it is written into both files, so it must not depend on the
     machine or the working directory. ``piped``: the plan was read from standard
     input or a pipe. ``config``: the config file's path (as ``plan_path``) and SHA-256.
+    ``facts``: the check's (``plancc.check.Checked.facts``), read by the manifest.
     """
     module = render_module(plan, plan_path, piped=piped)
     return {
         module_file(plan.model): module,
-        manifest_file(plan.model): render_manifest(plan, plan_path, config, module),
+        manifest_file(plan.model): render_manifest(plan, plan_path, facts, config, module),
     }

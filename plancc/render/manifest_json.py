@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from plancc import ir
-from plancc.facts.analysis import Analysis, analyse
+from plancc.facts import Facts
+from plancc.facts.analysis import Analysis
 from plancc.facts.metrics import forward_numbers, l2_numbers, measure_numbers
 from plancc.render.module_view import anchor_of, render_module
 from plancc.tables.outputs import MANIFEST_FORMAT, module_file
@@ -17,11 +18,13 @@ from plancc.tables.outputs import MANIFEST_FORMAT, module_file
 def manifest(
     plan: ir.Plan,
     plan_path: str,
+    facts: Facts,
     config: tuple[str, str] | None = None,
     module: str | None = None,
 ) -> dict[str, Any]:
     """The runtime manifest, in the contract's key order; ``schemas/manifest.schema.json``.
-    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256.
+    ``config``: the config file's path (relative to the manifest, POSIX) and SHA-256;
+    ``facts``: the check's, whose L2 peak and consumers it reports.
 
     ``module`` is the generated module's text (rendered here when not given): its
     SHA-256 makes the pair verifiable, so a module and a manifest from two builds
@@ -31,7 +34,6 @@ def manifest(
     # A pipe's name (`<(generate-plan)`: /dev/fd/63, the one absolute name build passes)
     # is no path relative to the manifest: `-`, as a command line names standard input.
     plan_name = "-" if plan_path.startswith("/") else plan_path
-    analysis = analyse(plan)  # the check's, from what its rules worked out on this plan
     source: dict[str, Any] = {"plan": plan_name, "sha256": plan.sha256}
     if config is not None:
         source["config"] = {"path": config[0], "sha256": config[1]}
@@ -45,7 +47,7 @@ def manifest(
             "sha256": hashlib.sha256(module.encode("utf-8")).hexdigest(),
         },
         "runtime": {"enable_sdma": bool(plan.warms)},
-        "l2": l2_numbers(plan),
+        "l2": l2_numbers(facts),
         "warms": [
             {
                 "name": w.name,
@@ -53,7 +55,7 @@ def manifest(
                 "name_hint": w.name_hint,
                 **_anchors(plan, w),
                 "bytes": w.bytes,
-                "consumers": _consumers(analysis, w),
+                "consumers": _consumers(facts.analysis, w),
                 "tensors": [_tensor(e) for e in w.entries],
             }
             for w in plan.warms
@@ -110,10 +112,11 @@ def _consumers(analysis: Analysis, warm: ir.Warm) -> list[dict[str, str | None]]
 def render_manifest(
     plan: ir.Plan,
     plan_path: str,
+    facts: Facts,
     config: tuple[str, str] | None = None,
     module: str | None = None,
 ) -> str:
-    return _json(manifest(plan, plan_path, config, module), 0) + "\n"
+    return _json(manifest(plan, plan_path, facts, config, module), 0) + "\n"
 
 
 def _json(value: Any, indent: int) -> str:

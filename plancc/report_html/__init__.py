@@ -170,7 +170,8 @@ def context(result: PlanResult, measure: Measure | None) -> dict[str, Any]:
     out["layers"] = [layer_figures(lf, plan, measure) for lf in pf.layers]
     out["strip"] = strip(plan)
     out["forward"] = forward_numbers(plan) if plan.forward is not None else None
-    l2 = l2_numbers(plan)
+    assert result.facts is not None  # checked with its plan
+    l2 = l2_numbers(result.facts)
     out["l2"] = l2
     if l2["capacity_bytes"]:
         out["peak_share"] = peak_share(plan, l2)

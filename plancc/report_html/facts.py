@@ -3,7 +3,7 @@ held at each stage, and where each diagnostic belongs.
 
 Every number comes from plancc's own stages: liveness from the resolved plan
 (``ir.Warm.live``), each warm's consumers and landing and each layer kind's L2 peak from
-the check's analysis (``rules.analysis``: PC107's arithmetic on the schedule), and a
+the check's facts (``plancc.facts``: PC107's arithmetic on the schedule), and a
 diagnostic's warm and stages from the rule ``Finding`` that raised it, as the check hands
 them on. Nothing here re-derives a rule, or runs one again.
 """
@@ -18,7 +18,7 @@ from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.facts.analysis import Analysis
 from plancc.facts.analysis import WarmFacts as Judged
-from plancc.facts.liveness import Peak, layer_peak
+from plancc.facts.liveness import Peak
 from plancc.rules import Finding
 
 # Rules about the L2 held at once: drawn on the occupancy figure, at the peak.
@@ -121,15 +121,17 @@ def facts(result: PlanResult) -> PlanFacts:
     entries = _entries(result)
     if plan is None:
         return PlanFacts(result, (), tuple(entries))
-    est = _landings(result.analysis)
+    checked = result.facts
+    assert checked is not None  # checked with its plan
+    est = _landings(checked.analysis)
     layers = []
     for layer in plan.layers.values():
         warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))
         mine = tuple(e for e in entries if e.layer == layer.name)
-        judged = result.analysis.layers.get(layer.name)
+        judged = checked.analysis.layers.get(layer.name)
         # A kind the rules did not judge (a schema error spoiled a stage) is drawn in steps.
         timed = judged is not None and judged.timed
-        peak = judged.peak if judged is not None else layer_peak(layer)  # not judged: drawn
+        peak = checked.peaks[layer.name]  # also a kind not judged: it is drawn
         layers.append(LayerFacts(layer, warms, _held(layer), peak, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))
 

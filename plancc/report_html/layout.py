@@ -190,7 +190,7 @@ class Column:
     @property
     def roomy(self) -> bool:
         """Wide enough for the text inside the box: its lines and ``12 anchor``."""
-        first = f"{self.stage.index + 1} anchor" if self.anchor else ""
+        first = f"{self.stage.number} anchor" if self.anchor else ""
         return max(len(line) for line in (*self.lines, first)) * SMALL * EM + 6 <= self.w
 
 
@@ -256,7 +256,7 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
             f"{t.name} {fmt.mb(t.bytes) if t.bytes is not None else 'dynamic'}" for t in tensors
         ]
         reads = ", ".join(parts) if parts else "no tensor"
-        title = f"stage {stage.index + 1} {stage.name}: reads {reads}"
+        title = f"stage {stage.number} {stage.name}: reads {reads}"
         title += "; uses SDMA" if stage.sdma else ""
         title += f"; streams {fmt.mb(stage.streams)}" if stage.streams else ""
         if stage.duration_us is not None:
@@ -265,7 +265,7 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
             waits = ", ".join(stages[d].name for d in stage.deps)
             title += f"; waits for {waits}" if waits else "; starts at layer entry"
         anchor = stage.index in anchors
-        number = text_width(f"{stage.index + 1}", SMALL) + 6 <= step.w
+        number = text_width(f"{stage.number}", SMALL) + 6 <= step.w
         names = _fit([t.name for t in tensors], step.w)
         label = labels.get(stage.index, "")
         out.append(

@@ -7,7 +7,6 @@ namespace) are functions of a context.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,7 +19,7 @@ from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.load import FileReader, PathT, read_config_file
 from plancc.schema import plan as model
 from plancc.tables.names import closest, identifier_problem
-from plancc.text import clip
+from plancc.text import clip, json_kind
 from plancc.validate import Validated
 
 # Dim expressions, resolved: their source as rendered, values (None: dynamic), the
@@ -168,7 +167,7 @@ class Context:
                 self.report(
                     self.v.at("config"),
                     codes.CONFIG_FILE,
-                    f"config key '{name}' is used as a dim but is {clip(json.dumps(value))}, "
+                    f"config key '{clip(name)}' is used as a dim but is {clip(json_kind(value))}, "
                     "not an integer",
                 )
                 raise Unresolved

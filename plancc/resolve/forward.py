@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -10,7 +9,7 @@ from plancc import codes, ir
 from plancc.diagnostics import Pos
 from plancc.resolve.context import Context, Unresolved, is_int
 from plancc.schema import plan as model
-from plancc.text import clip
+from plancc.text import clip, json_kind
 
 MAX_FORWARD_LAYERS = 100_000  # far beyond any model; keeps a typo'd `repeat` from exhausting memory
 
@@ -194,15 +193,17 @@ def config_list(ctx: Context, key: str, pos: Pos) -> list[Any] | None:
         return None
     values = ctx.config[key]
     if not isinstance(values, list):
-        got = clip(json.dumps(values))
-        ctx.report(pos, codes.BAD_FORWARD, f"config key '{key}' is {got}, not a list of integers")
+        got = clip(json_kind(values))
+        ctx.report(
+            pos, codes.BAD_FORWARD, f"config key '{clip(key)}' is {got}, not a list of integers"
+        )
         return None
     for index, value in enumerate(values):
         if not is_int(value):
             ctx.report(
                 pos,
                 codes.BAD_FORWARD,
-                f"'{key}' value {clip(json.dumps(value))} (layer {index}) is not an integer",
+                f"'{clip(key)}' value at layer {index} is {clip(json_kind(value))}, not an integer",
             )
             break
     return values

@@ -51,7 +51,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
         stacked = None
         if t.stacked is not None:
             try:
-                stacked = _stacked(ctx, name, t.stacked)
+                stacked = _stacked(ctx, name, t.stacked, values)
             except Unresolved:
                 ctx.broken_tensors.add(name)
                 continue
@@ -62,9 +62,12 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
     return out
 
 
-def _stacked(ctx: Context, tensor: str, stacked: model.Stacked) -> ir.Stacked:
-    """The stack's layer count (a static value: the slice's offset is ``index * rows``)
-    and its index, a parameter of the generated function (PC013 for a name it cannot be)."""
+def _stacked(
+    ctx: Context, tensor: str, stacked: model.Stacked, values: tuple[int | None, ...]
+) -> ir.Stacked:
+    """The stack's layer count (a static value: the slice's offset is ``index * rows``;
+    the stack, ``values`` a slab's shape, within 64 bits) and its index, a parameter of
+    the generated function (PC013 for a name it cannot be)."""
     path = ("tensors", tensor, "stacked")
     parsed, value = ctx.evaluate(
         stacked.layers, ctx.v.at(*path, "layers"), f"stacked layers of '{tensor}'"
@@ -74,6 +77,14 @@ def _stacked(ctx: Context, tensor: str, stacked: model.Stacked) -> ir.Stacked:
             ctx.v.at(*path, "layers"),
             codes.BAD_EXPRESSION,
             f"stacked layers of '{tensor}' is dynamic; the stack's layer count must be static",
+        )
+        raise Unresolved
+    if too_many((value, *values)):  # its rows, `[layers * rows, ...]`, too
+        ctx.report(
+            ctx.v.at(*path, "layers"),
+            codes.BAD_EXPRESSION,
+            f"the stack of '{tensor}' has more than 2**63 - 1 elements "
+            f"({clip(ex.render(parsed))} layers of its shape)",
         )
         raise Unresolved
     ok = ctx.name_check(

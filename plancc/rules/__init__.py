@@ -2,8 +2,9 @@
 
 The decorator makes the rule's ``Code`` (id, short name, severity, with the
 function's docstring as its documentation for ``plancc explain``) and records
-the rule in ``RULES``. A rule takes the resolved plan and yields ``Finding``
-values; it never raises for a user's mistake. ``discover()`` imports every
+the rule in ``RULES``. A rule takes the resolved plan and its facts (``plancc.facts``:
+the timelines, placed warms and L2 peaks ``check`` worked out once for every rule) and
+yields ``Finding`` values; it never raises for a user's mistake. ``discover()`` imports every
 module of this package, so a new rule module needs no registration; the check
 stage runs it before it reads ``RULES``.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from plancc import ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, Pos
+from plancc.facts import Facts
 from plancc.fixes import Fix
 
 
@@ -50,7 +52,7 @@ class Finding:
         )
 
 
-RuleFn = Callable[[ir.Plan], Iterator[Finding]]
+RuleFn = Callable[[ir.Plan, Facts], Iterator[Finding]]
 
 
 @dataclass(frozen=True)

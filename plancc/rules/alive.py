@@ -14,8 +14,9 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.facts.liveness import step_stage
-from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts.placed import Placed, anchor_fix
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 from plancc.text import fmt_percent, fmt_share, fmt_size
@@ -26,7 +27,7 @@ def _names(items: list[str]) -> str:
 
 
 @rule("PC105", "sdma-contention", Severity.WARNING)
-def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
+def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """An `sdma: true` stage runs while the warm is alive.
 
     Fires when a stage marked `sdma: true` (an all-to-all dispatch or
@@ -43,7 +44,7 @@ def sdma_contention(plan: ir.Plan) -> Iterator[Finding]:
     Fix: end the warm before the SDMA stage (warm only tensors consumed
     before it), or anchor it after that stage.
     """
-    for p in placed(plan):
+    for p in facts.placed:
         if not p.entries:
             continue
         line = p.line
@@ -72,7 +73,7 @@ def _last_read(p: Placed) -> int:
 
 
 @rule("PC106", "streamed-out", Severity.WARNING)
-def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
+def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """What the layer pushes through L2 before the warm's last consumer, plus the warm, exceeds L2.
 
     The stages between the anchor and the warm's last consumer (the latest to
@@ -101,7 +102,7 @@ def streamed_out(plan: ir.Plan) -> Iterator[Finding]:
         return
     l2 = plan.platform.l2_bytes
     taken: dict[str, set[int | None]] = {}  # layer kind -> the stages its warms anchor on
-    for p in placed(plan):
+    for p in facts.placed:
         last = p.last
         if last is None or p.bytes > l2:
             continue  # a warm larger than L2 alone: PC030's finding
@@ -197,7 +198,7 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
 
 
 @rule("PC107", "cannot-land", Severity.WARNING)
-def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
+def cannot_land(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm cannot land before its first consumer reads the weights.
 
     The window is the steps from the anchor's finish to the first consumer's
@@ -231,7 +232,7 @@ def cannot_land(plan: ir.Plan) -> Iterator[Finding]:
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     l2 = plan.platform.l2_bytes if plan.platform is not None else None
     taken: dict[str, set[int | None]] = {}  # layer kind -> the stages its warms anchor on
-    for p in placed(plan):
+    for p in facts.placed:
         first = p.first
         if first is None or p.bytes == 0:
             continue

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from plancc import fixes, ir
 from plancc.codes import Severity
-from plancc.facts.placed import anchored, placed
-from plancc.facts.timeline import timeline
+from plancc.facts import Facts
+from plancc.facts.placed import anchored
 from plancc.rules import Finding, rule
 
 
 @rule("PC040", "read-before-anchor", Severity.ERROR)
-def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def read_before_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by a stage that does not run after the anchor stage.
 
     A warm is issued when its anchor finishes (a join's: when every anchor
@@ -25,7 +25,7 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: anchor the warm on a stage that runs before every reader of the
     tensor, or drop the tensor from the warm.
     """
-    for p in placed(plan):  # each anchored warm's static entries, shared with PC101-PC107
+    for p in facts.placed:  # each anchored warm's static entries, shared with PC101-PC107
         layer, line = p.layer, p.line
         for entry in p.entries:
             early = next(
@@ -50,7 +50,7 @@ def read_before_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC041", "unread-warm", Severity.WARNING)
-def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
+def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by no stage of the layer kind.
 
     The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
@@ -62,7 +62,7 @@ def unread_warm(plan: ir.Plan) -> Iterator[Finding]:
     for layer in plan.layers.values():
         if not layer.complete:
             continue
-        read_by = timeline(plan, layer).readers
+        read_by = facts.timelines[layer.name].readers
         for warm in layer.warms:
             unread = [e for e in warm.entries if e.tensor.static and e.tensor.name not in read_by]
             for entry in unread:
@@ -89,7 +89,7 @@ def drop_entries(
 
 
 @rule("PC042", "anchor-without-task", Severity.ERROR)
-def anchor_without_task(plan: ir.Plan) -> Iterator[Finding]:
+def anchor_without_task(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The anchor stage has no `task`.
 
     The generated warm takes the anchor's TaskId as its `after` parameter

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.facts.analysis import peak as layer_peak_of
+from plancc.facts import Facts
 from plancc.facts.liveness import Peak
 from plancc.rules import Finding, rule
 from plancc.tables.platforms import PLATFORMS
@@ -40,7 +40,7 @@ def _at_peak(
 
 
 @rule("PC030", "l2-overflow", Severity.ERROR)
-def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
+def l2_overflow(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warms alive at the same time hold more bytes than L2.
 
     One diagnostic per layer kind, at the warm that starts latest among those
@@ -57,7 +57,7 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     for layer in _complete(plan):
-        peak = layer_peak_of(plan, layer)
+        peak = facts.peaks[layer.name]
         if peak.bytes > plan.platform.l2_bytes:
             yield _at_peak(
                 plan,
@@ -70,7 +70,7 @@ def l2_overflow(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC032", "l2-budget", Severity.WARNING)
-def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
+def l2_budget(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warms alive at the same time exceed `budget.l2_fraction` of L2 (default 0.75).
 
     The seed's rule is that everything in flight fits L2 "with room to
@@ -87,7 +87,7 @@ def l2_budget(plan: ir.Plan) -> Iterator[Finding]:
         return
     l2 = plan.platform.l2_bytes
     for layer in _complete(plan):
-        peak = layer_peak_of(plan, layer)
+        peak = facts.peaks[layer.name]
         if Fraction(peak.bytes, l2) > plan.l2_fraction and peak.bytes <= l2:
             yield _at_peak(
                 plan,
@@ -106,7 +106,7 @@ _SDMA = {
 
 
 @rule("PC031", "no-sdma", Severity.ERROR, doc_vars=_SDMA)
-def no_sdma(plan: ir.Plan) -> Iterator[Finding]:
+def no_sdma(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The plan has a warm but the platform has no SDMA provider ({no_sdma}).
 
     An SDMA-enabled worker fails during runtime initialization there; PyPTO

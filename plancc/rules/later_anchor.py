@@ -7,14 +7,15 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
-from plancc.facts.placed import Placed, anchor_fix, placed
+from plancc.facts import Facts
+from plancc.facts.placed import Placed, anchor_fix
 from plancc.facts.timeline import Group
 from plancc.rules import Finding, rule
 from plancc.text import fmt_size
 
 
 @rule("PC104", "later-anchor", Severity.WARNING)
-def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 
     A candidate is a stage between the anchor and the warm's first consumer
@@ -45,9 +46,16 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
     is PC107's finding, not this one.
 
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
-    not a verdict: its fix is unsafe, as every anchor move.
+    not a verdict: its fix is unsafe, as every anchor move. When another warm
+    of the layer kind anchors there, the two would split the SDMA bandwidth
+    (PC101): the hint says to merge the warm into that one, and there is no fix.
     """
-    for p in placed(plan):  # each warm's consumers, shared with PC101-PC107
+    every = facts.placed  # each warm's consumers, shared with PC101-PC107
+    alone: dict[tuple[str, int], list[ir.Warm]] = {}  # (kind, stage) -> warms anchored there
+    for q in every:
+        if q.entries and not q.warm.join:  # as PC101 counts them
+            alone.setdefault((q.layer.name, q.at), []).append(q.warm)
+    for p in every:
         if p.first is None:
             continue
         layer, warm, first = p.layer, p.warm, p.first.index
@@ -59,15 +67,20 @@ def later_anchor(plan: ir.Plan) -> Iterator[Finding]:
         if count > len(shown):
             names += f" and {count - len(shown)} more"
         stage = layer.stages[later]
+        there = next((w for w in alone.get((layer.name, later), []) if w is not warm), None)
+        at = f"'{stage.name}' (task {stage.task}): the last weight stream after which"
+        if there is None:
+            hint, fix = f"anchor at {at} the warm still lands", anchor_fix(p, stage)
+        else:  # anchored there too, the two would split the bandwidth: PC101
+            hint, fix = f"merge it into warm '{there.name}', anchored at {at} it still lands", None
         yield Finding(
             warm.after_pos,
             f"{_anchor(p)} is early: {names} stream{'s' if count == 1 else ''} "
             f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
-            f"anchor at '{stage.name}' (task {stage.task}): the last weight stream after which "
-            "the warm still lands",
+            hint,
             warm=warm,
             stages=tuple(shown),  # the stages the message names
-            fix=anchor_fix(p, stage),
+            fix=fix,
             data={
                 "streamed_bytes": total,
                 "streaming_stages": count,

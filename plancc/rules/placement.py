@@ -27,8 +27,9 @@ from functools import partial
 
 from plancc import fixes, ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.facts.liveness import layer_peak
-from plancc.facts.placed import Placed, consumer_order, placed, warm_path
+from plancc.facts.placed import Placed, consumer_order, warm_path
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 
@@ -52,7 +53,7 @@ def _names(items: list[str]) -> str:
 
 
 @rule("PC101", "shared-anchor", Severity.WARNING)
-def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
+def shared_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """Two warms in one layer kind share an anchor stage.
 
     Fires on each warm after the first (in plan order) whose `after` names a
@@ -71,7 +72,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
     first: dict[tuple[str, frozenset[int]], ir.Warm] = {}
-    for p in placed(plan):
+    for p in facts.placed:
         if not p.entries:
             continue  # only dynamic tensors: nothing is issued (PC020)
         warm = p.warm
@@ -92,7 +93,7 @@ def shared_anchor(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC102", "issue-order", Severity.WARNING)
-def issue_order(plan: ir.Plan) -> Iterator[Finding]:
+def issue_order(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm's issue order differs from its tensors' consumer order.
 
     A tensor's consumer is the first stage running after the anchor that
@@ -111,7 +112,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
     Fix: list the tensors in the order their consumers run; its fix (safe)
     reorders them so.
     """
-    for p in placed(plan):
+    for p in facts.placed:
         issued = [e for e in p.entries if e.tensor.name in p.consumers]
         start = {e.tensor.name: p.line.start[p.consumers[e.tensor.name].index] for e in issued}
         for i, early in enumerate(issued):
@@ -135,7 +136,7 @@ def issue_order(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC103", "partial-group", Severity.WARNING)
-def partial_group(plan: ir.Plan) -> Iterator[Finding]:
+def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm covers some, but not all, of the weights of a consumer group it touches.
 
     The consumer groups a warm touches are the groups of its tensors'
@@ -160,7 +161,7 @@ def partial_group(plan: ir.Plan) -> Iterator[Finding]:
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
-    for p in placed(plan):
+    for p in facts.placed:
         line = p.line
         warmed = {e.tensor.name for e in p.entries}
         by_first = sorted(p.consumers.values(), key=lambda s: line.rank[s.index])

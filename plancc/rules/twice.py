@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.rules import Finding, rule
 from plancc.rules.anchors import drop_entries
 from plancc.text import fmt_size
 
 
 @rule("PC108", "warmed-twice", Severity.WARNING)
-def warmed_twice(plan: ir.Plan) -> Iterator[Finding]:
+def warmed_twice(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A tensor is warmed by two warms of one layer kind.
 
     The later warm is the one whose anchor finishes later (on the schedule), of

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from plancc import ir
 from plancc.codes import Severity
+from plancc.facts import Facts
 from plancc.rules import Finding, rule
 
 
@@ -21,7 +22,7 @@ def _views(plan: ir.Plan) -> Iterator[tuple[str, ir.Tensor, ir.FlatView]]:
 
 
 @rule("PC020", "dynamic-warm", Severity.ERROR)
-def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
+def dynamic_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor has a dynamic dim, or a dim that uses a param.
 
     Its addresses are data-dependent (like paged KV cache blocks) and its
@@ -56,7 +57,7 @@ def dynamic_warm(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC021", "not-flat", Severity.ERROR)
-def not_flat(plan: ir.Plan) -> Iterator[Finding]:
+def not_flat(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A flat view is not `[N]`, `[1, N]` or `[1, 1, N]`.
 
     The prefetch source must be a flat, contiguous, logically 1-D GM region.
@@ -76,7 +77,7 @@ def not_flat(plan: ir.Plan) -> Iterator[Finding]:
 
 
 @rule("PC022", "flat-size", Severity.ERROR)
-def flat_size(plan: ir.Plan) -> Iterator[Finding]:
+def flat_size(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A flat view's element count differs from its tensor's.
 
     The reshape would fail, or warm a region other than the tensor. The

@@ -20,7 +20,8 @@ from plancc.diagnostics import Diagnostic
 from plancc.fixes import Fix
 from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
-from plancc.source.modules import SourceError
+from plancc.source.limits import OutOfTime
+from plancc.source.modules import Blocked, SourceError
 from plancc.source.order import check_order, check_reads
 from plancc.source.reading import Kernel, Reading, Task
 from plancc.source.root import source_root, split_source, unchecked
@@ -60,9 +61,14 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
         reading = cache.read(
             os.path.join(root, path), function, root, findings.model.source_defines
         )
-    except cache.Stopped as stop:  # the editor's bound for a check (docs/editors.md)
+    except OutOfTime as stop:  # the editor's bound for a check (docs/editors.md)
         findings.report(
             where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {stop}"
+        )
+        return
+    except Blocked as exc:  # a file that waits for data: not judged, as a stopped reading
+        findings.report(
+            where, codes.SOURCE_UNRESOLVED, f"source of layer kind '{kind}' not checked: {exc}"
         )
         return
     except SourceError as exc:

@@ -224,7 +224,8 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     notices += dims.notices
     text = "\n".join(lines) + "\n"
     out = Layout(text).run()
-    return Extracted(out if out is not None else text, notices)
+    # A helper inlined at every call meets its notes again at each: each is said once.
+    return Extracted(out if out is not None else text, list(dict.fromkeys(notices)))
 
 
 def _layer(

@@ -23,7 +23,9 @@ an ``Unresolved`` note with its line (PC208).
 Bounds (``limits``): a file is read up to 4 MiB, at most ``MAX_MODULES``
 modules, helpers nest at most ``MAX_DEPTH`` deep and blocks ``MAX_BLOCKS``, a
 helper that calls itself is opaque, and one budget pays every statement walked,
-node visited and constant evaluated; past a bound the rest is a PC208 note.
+node visited and constant evaluated; past a bound the rest is a PC208 note. Given a
+deadline (the editor's bound for a check), the budget also looks at the clock and
+stops the reading past it (``OutOfTime``), between two of its steps.
 Problems reading the layer's own file raise ``SourceError`` (PC200); nothing here
 raises anything else for bad input.
 """
@@ -37,7 +39,7 @@ from types import MappingProxyType
 from typing import Any
 
 from plancc.source.collectives import called
-from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, OutOfWork
+from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
@@ -58,6 +60,7 @@ from plancc.source.values import (
     WarmFnV,
     dotted,
     eval_local,
+    int_or_none,
     is_incore,
     is_jit,
     is_opaque,
@@ -176,7 +179,14 @@ class Reader:
     def assign(self, frame: Frame, target: ast.expr, value: Any, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
-            self.scopes.bind(frame, target.id, stmt)
+            frame.rebound.add(target.id)
+            span = None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                span = self.scopes.span(frame, frame.spans, stmt.value, None)
+            if span is None:
+                frame.spans.pop(target.id, None)
+            else:
+                frame.spans[target.id] = span
             if isinstance(value, TaskV):
                 file = self.resolver.show(frame.module.path)
                 task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
@@ -215,7 +225,15 @@ class Reader:
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
         # A loop outside kernels runs its scopes many times: each is one kernel.
-        before = self.scopes.enter(frame, stmt, lambda a: self.const_in(frame, a))
+        for n in walk(stmt.target, self.budget):
+            if isinstance(n, ast.Name):
+                frame.env[n.id] = ConstV(UNKNOWN)
+                frame.spans.pop(n.id, None)
+        before = dict(frame.spans)
+        var = stmt.target.id if isinstance(stmt.target, ast.Name) else None
+        bounds = self.bounds(frame, it)
+        if var is not None and bounds is not None:
+            frame.spans[var] = (*bounds, 1)
         file = self.resolver.show(frame.module.path)
         loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
         outer = frame.loops
@@ -224,8 +242,24 @@ class Reader:
             return self.block(frame, stmt.body)
         finally:
             frame.loops = outer
+            # Past the loop a name holds one value: spans set inside it end with it.
             frame.spans = {n: s for n, s in before.items() if frame.spans.get(n) == s}
             loop.end = len(self.scopes.kernels)
+
+    def bounds(self, frame: Frame, it: ast.expr) -> tuple[int, int] | None:
+        """[lo, hi) of `pl.parallel` / `pl.range` / `pl.unroll` with constant bounds and
+        step 1 (no keyword), else None."""
+        loops = ("pl.parallel", "pl.range", "pl.unroll")
+        if not (isinstance(it, ast.Call) and dotted(it.func) in loops) or it.keywords:
+            return None
+        args = [int_or_none(self.const_in(frame, a)) for a in it.args]
+        if len(args) == 3 and args[2] == 1:
+            args = args[:2]
+        if len(args) == 1:
+            args = [0, *args]
+        if len(args) != 2 or args[0] is None or args[1] is None or args[0] >= args[1]:
+            return None
+        return (args[0], args[1])
 
     def if_(self, frame: Frame, stmt: ast.If) -> Any:
         test = self.const_in(frame, stmt.test)
@@ -413,9 +447,11 @@ def read_layer(
     function: str,
     root: str | None = None,
     defines: Mapping[str, object] = MappingProxyType({}),
+    deadline: Deadline | None = None,
 ) -> Reading:
     """The reading of ``function`` in the Python file ``path`` (SourceError: PC200), the
-    code's run-time choices taken as ``defines`` says (choices.py), else at their default."""
-    resolver = Resolver(root)
+    code's run-time choices taken as ``defines`` says (choices.py), else at their default.
+    Past ``deadline`` it stops with its work (OutOfTime: the editor's bound, ``cache``)."""
+    resolver = Resolver(root, Budget(deadline=deadline))
     resolver.defines = defines
     return Reader(resolver).read(path, function)

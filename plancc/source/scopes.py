@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plancc.source.collectives import called
-from plancc.source.columns import Given, Span, columns, loop_bounds, scaled
 from plancc.source.limits import MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
@@ -16,7 +14,6 @@ from plancc.source.resolver import Resolver
 from plancc.source.values import (
     UNKNOWN,
     ArrayV,
-    ConstV,
     FreeNames,
     TaskV,
     TensorV,
@@ -47,7 +44,7 @@ class Frame:
     layer: bool = False  # the layer function itself: its TaskId variables are its tasks
     loops: tuple[Loop, ...] = ()  # the loops outside kernels it runs inside, outermost first
     # Names that run over `v * T` for v in [lo, hi) (T 1: a loop variable): (lo, hi, T).
-    spans: dict[str, Span] = field(default_factory=dict)
+    spans: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     rebound: set[str] = field(default_factory=set)  # names assigned here (a reshape, say)
 
 
@@ -157,8 +154,7 @@ class Scopes:
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"
-            given = Given(self.resolver, frame.module, frame.env, frame.rebound)
-            k.columns = columns(given, frame.spans, nodes, int_or_none(blocks) if spmd else None)
+            k.columns = self.columns(frame, nodes, int_or_none(blocks) if spmd else None)
         self.add(k)
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
@@ -259,32 +255,80 @@ class Scopes:
                 v = frame.env.get(node.id) if node.id in frame.env else env.get(node.id)
                 k.reads |= roots(v)
 
-    def bind(self, frame: Frame, name: str, stmt: ast.stmt) -> None:
-        """``name`` assigned in ``frame`` by ``stmt``: what it runs over, if anything."""
-        frame.rebound.add(name)
-        frame.spans.pop(name, None)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            given = Given(self.resolver, frame.module, frame.env, frame.rebound)
-            span = scaled(given, frame.spans, stmt.value, None)
-            if span is not None:
-                frame.spans[name] = span
+    def columns(
+        self, frame: Frame, nodes: list[ast.AST], blocks: int | None
+    ) -> dict[str, tuple[int, int]]:
+        """The layer parameters the kernel (its ``nodes``) reads only columns [lo, hi) of:
+        every use of the parameter's name is a subscript whose last index is `X : X + T`,
+        X running over `v * T` for v in a loop's constant range or the SPMD block index
+        (``blocks`` blocks, None: no SPMD), all uses the same columns."""
+        self.budget.spend(len(frame.spans))
+        spans = dict(frame.spans)
+        fixed: set[int] = set()  # the Name target of a span just recorded
+        found: dict[int, tuple[int, int] | None] = {}  # a subscript's base Name: its columns
+        out: dict[str, tuple[int, int] | None] = {}
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                t = node.targets[0]
+                span = self.span(frame, spans, node.value, blocks)
+                if isinstance(t, ast.Name) and span is not None:
+                    spans[t.id] = span
+                    fixed.add(id(t))
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+                found[id(node.value)] = self.cols(frame, spans, node.slice)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                if id(node) not in fixed:
+                    spans.pop(node.id, None)
+                out[node.id] = None  # a parameter's name bound again: its uses are whole
+            elif isinstance(node, ast.Name) and frame.env.get(node.id) == TensorV(node.id):
+                cols = None
+                if isinstance(node.ctx, ast.Load) and node.id not in frame.rebound:
+                    cols = found.get(id(node))
+                if out.get(node.id, cols) != cols:
+                    cols = None
+                out[node.id] = cols
+        return {r: c for r, c in out.items() if c is not None}
 
-    def enter(
-        self, frame: Frame, stmt: ast.For, const: Callable[[ast.expr], Any]
-    ) -> dict[str, Span]:
-        """A loop outside kernels begins: its variables hold no constant, and one runs
-        over its range where that is constant.
-        The spans before it, which are all that hold past it (a name holds one value
-        there), are returned."""
-        for n in walk(stmt.target, self.budget):
-            if isinstance(n, ast.Name):
-                frame.env[n.id] = ConstV(UNKNOWN)
-                frame.spans.pop(n.id, None)
-        before = dict(frame.spans)
-        bounds = loop_bounds(stmt.iter, const)
-        if isinstance(stmt.target, ast.Name) and bounds is not None:
-            frame.spans[stmt.target.id] = (*bounds, 1)
-        return before
+    def span(
+        self,
+        frame: Frame,
+        spans: dict[str, tuple[int, int, int]],
+        node: ast.expr,
+        blocks: int | None,
+    ) -> tuple[int, int, int] | None:
+        """What ``node`` runs over: `pl.get_block_idx()` of ``blocks`` blocks, or `v * T`
+        (`T * v`) for a loop variable v and a constant T; None for anything else."""
+        if isinstance(node, ast.Call) and dotted(node.func) == "pl.get_block_idx":
+            return None if blocks is None or node.args else (0, blocks, 1)
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+            return None
+        for v, t in ((node.left, node.right), (node.right, node.left)):
+            over = spans.get(v.id) if isinstance(v, ast.Name) else None
+            if isinstance(v, ast.Call):
+                over = self.span(frame, spans, v, blocks)  # `pl.get_block_idx() * T`
+            if over is not None and over[2] == 1:
+                step = int_or_none(self.resolver.const(frame.module, t))
+                if step is not None and step > 0:
+                    return (over[0], over[1], step)
+        return None
+
+    def cols(
+        self, frame: Frame, spans: dict[str, tuple[int, int, int]], index: ast.expr
+    ) -> tuple[int, int] | None:
+        """The columns a subscript's last index `X : X + T` covers over X's span."""
+        last = index.elts[-1] if isinstance(index, ast.Tuple) and index.elts else index
+        if not (isinstance(last, ast.Slice) and last.step is None):
+            return None
+        x, upper = last.lower, last.upper
+        if not (isinstance(x, ast.Name) and x.id in spans and isinstance(upper, ast.BinOp)):
+            return None
+        if not (isinstance(upper.op, ast.Add) and isinstance(upper.left, ast.Name)):
+            return None
+        lo, hi, step = spans[x.id]
+        width = self.resolver.const(frame.module, upper.right)
+        if upper.left.id != x.id or int_or_none(width) != step:
+            return None
+        return (lo * step, hi * step)
 
     def local_value(self, env: dict[str, Any], node: ast.expr) -> Any:
         if isinstance(node, ast.Name):

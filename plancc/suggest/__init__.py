@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.api import validate_paths
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
-from plancc.facts.timeline import timeline
+from plancc.facts import Facts, facts_of
 from plancc.suggest import candidates as cands
 from plancc.suggest.evaluate import evaluate
 from plancc.suggest.rank import Ranked, rank
@@ -67,30 +67,33 @@ def suggest(
     (result,) = report.results
     errors = tuple(d for d in result.diagnostics if d.severity is Severity.ERROR)
     plan = result.plan
-    if errors or plan is None:
+    if errors or plan is None or result.facts is None:
         return Suggestions(result.file, plan, errors, (), source_root=source_root)
+    facts = result.facts
     timed: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
     if trace is not None:
         from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
 
         plan, timed, notes = with_trace(trace, plan)
+        facts = facts_of(plan)  # the stages' new durations: new timelines
     for k in kinds:
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
-    layers = suggest_plan(plan, kinds, extra, timed)
+    layers = suggest_plan(facts, kinds, extra, timed)
     return Suggestions(result.file, plan, (), layers, notes, source_root)
 
 
 def suggest_plan(
-    plan: ir.Plan,
+    facts: Facts,
     kinds: Sequence[str] = (),
     extra: Sequence[cands.Candidate] = (),
     timed: frozenset[str] = frozenset(),
 ) -> tuple[LayerSuggestions, ...]:
-    """The ranked candidates of each layer kind of a plan without errors (``kinds``: only
-    those); ``timed``: the kinds whose durations a trace gave."""
+    """The ranked candidates of each layer kind of a plan without errors (``facts``: the
+    check's; ``kinds``: only those); ``timed``: the kinds whose durations a trace gave."""
+    plan = facts.plan
     out = []
     for kind, layer in plan.layers.items():
         if kinds and kind not in kinds:
@@ -102,7 +105,8 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        enumerated = cands.enumerated(plan, layer, timeline(plan, layer))
+        line = facts.timelines[kind]  # a plan without errors: every layer kind complete
+        enumerated = cands.enumerated(plan, layer, line)
         listed = list(itertools.islice(enumerated, MAX_ENUMERATED))
         found = cands.unique(
             plan,
@@ -115,7 +119,7 @@ def suggest_plan(
                 ]
             ),
         )
-        ranked, infeasible = rank([evaluate(plan, c) for c in found])
+        ranked, infeasible = rank([evaluate(plan, c, line) for c in found])
         capped = next(enumerated, None) is not None
         out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped))
     return tuple(out)

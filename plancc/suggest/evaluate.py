@@ -5,8 +5,8 @@ The candidate is made a warm as resolve makes one (its entries, its live interva
 the plan is copied with its layer kind alone holding it, and every registered rule
 runs on the copy: what the rules say about the copy is what `validate` would say
 about the plan with that warm. Nothing is worked out here that a rule works out;
-the numbers a rank needs are read from the rules' own analysis (``placed``, the
-layer kind's ``Timeline``).
+the numbers a rank needs are read from the copy's facts (``plancc.facts``: its placed
+warms), which are built on the base plan's timeline of the layer kind, handed in.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 from plancc import ir
 from plancc.codes import Severity
 from plancc.diagnostics import Pos
+from plancc.facts import facts_of
 from plancc.facts.liveness import join_gate, live_interval, readers
-from plancc.facts.placed import placed
-from plancc.facts.timeline import share_timeline
+from plancc.facts.timeline import Timeline
 from plancc.rules import discover
 from plancc.suggest.candidates import Candidate
 
@@ -72,22 +72,24 @@ def warm_name(kind: str, tensors: tuple[str, ...]) -> str:
     return f"{PREFIX}{tensors[0]}_{kind}"
 
 
-def evaluate(plan: ir.Plan, c: Candidate) -> Evaluation:
+def evaluate(plan: ir.Plan, c: Candidate, line: Timeline) -> Evaluation:
+    """``line``: the plan's timeline of the candidate's layer kind, which the copy shares
+    (the same stages, tensors and platform)."""
     layer = plan.layers[c.kind]
     if c.none:
         return Evaluation(c, 0, (), 0, 0, None, 0)
     warms = tuple(_warm(plan, layer, anchor, tensors) for anchor, tensors in c.parts)
     variant = _alone(plan, layer, warms)
-    share_timeline(plan, variant, layer)  # the same stages, tensors and platform
+    facts = facts_of(variant, {layer.name: line})
     findings = tuple(
         Judged(r.id, r.severity, f.message, f.data or {})
         for r in discover()
-        for f in r.check(variant)
+        for f in r.check(variant, facts)
     )
     streamed = landed = steps = 0
     window: Fraction | None = None
     first: tuple[int, str] | None = None  # the first consumer of any of its warms
-    for p in placed(variant):  # a split's scopes: their sums, the most streamed beside one
+    for p in facts.placed:  # a split's scopes: their sums, the most streamed beside one
         if p.first is None:
             continue
         line, landing = p.line, p.landing

@@ -25,7 +25,7 @@ from plancc.suggest.candidates import Part
 from plancc.suggest.evaluate import warm_name
 from plancc.suggest.rank import label
 from plancc.usage import UsageError
-from plancc.write import WriteError, replace
+from plancc.write import Form, WriteError, replace
 
 
 def _warms(layer: ir.Layer, top: LayerSuggestions) -> list[Value]:
@@ -80,12 +80,12 @@ def _write(file: str, fixes: list[Fix], source_root: str | None) -> None:
     path = Path(file)
     try:
         raw = read_regular(path, MAX_BYTES)  # as a plan is read: never waited on, capped
-        text = apply(raw.decode("utf-8").removeprefix("\ufeff"), fixes)
+        form = Form.of(raw)  # its BOM and line ending, kept
+        data = form.encode(apply(form.text(raw), fixes))
     except OSError as exc:  # its words, not "[Errno 22] ..."
         raise UsageError(f"{file}: cannot write the suggestion: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, FixError, FmtError) as exc:
         raise UsageError(f"{file}: cannot write the suggestion: {exc}") from None
-    data = text.encode("utf-8")
     errors = [
         d
         for d in diagnose_plan(PlanInput(file, path), data, source_root=source_root).diagnostics

@@ -12,7 +12,7 @@ from plancc.text import clip
 
 KEYWORDS = frozenset(keyword.kwlist)
 PLATFORMS = tuple(_PLATFORM_TABLE)
-# Names the generated module defines itself (see docs/pypto-facts): a dim,
+# Names the generated module defines itself (docs/build.md, "The generated module"): a dim,
 # tensor or warm so named would shadow or be shadowed by them.
 RESERVED = frozenset({"pl", "after", "warm_ctx"})
 RESERVED_SUFFIX = "_flat"

@@ -32,7 +32,9 @@ from tests.pypto_harness import HarnessError
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
 FIXTURES = ROOT / "tests" / "data" / "pypto"
-FORMS = sorted(p.name.removesuffix(".yaml") for p in FIXTURES.glob("*.yaml"))
+# One fixture plan per code form: plancc's first three here, and the forms of issue 43
+# (tests/data/forms, whose builds are the goldens in tests/golden/forms).
+FORMS = sorted(FIXTURES.glob("*.yaml")) + sorted((ROOT / "tests" / "data" / "forms").glob("*.yaml"))
 HAND_WRITTEN = sorted(
     p.name.removesuffix("_warms.py") for p in (FIXTURES / "forms").glob("*_warms.py")
 )
@@ -114,18 +116,22 @@ def test_every_shipped_plan_compiles(plan: Path, tmp_path: Path) -> None:
     assert results == _compiled(manifest)
 
 
+def _form_id(plan: Path) -> str:
+    return f"{plan.parent.name}/{plan.stem}"
+
+
 @needs_pypto
-@pytest.mark.parametrize("form", FORMS)
-def test_each_code_form_compiles(form: str, tmp_path: Path) -> None:
-    name, module, manifest = _built(FIXTURES / f"{form}.yaml", tmp_path / "out")
+@pytest.mark.parametrize("form", FORMS, ids=_form_id)
+def test_each_code_form_compiles(form: Path, tmp_path: Path) -> None:
+    name, module, manifest = _built(form, tmp_path / "out")
     results = _compile(tmp_path / "run", name, module, manifest)
     assert results == _compiled(manifest)
 
 
 @needs_pypto
-@pytest.mark.parametrize("form", FORMS)
-def test_each_code_form_with_its_views_in_the_scope_is_refused(form: str, tmp_path: Path) -> None:
-    name, module, manifest = _built(FIXTURES / f"{form}.yaml", tmp_path / "out")
+@pytest.mark.parametrize("form", FORMS, ids=_form_id)
+def test_each_code_form_with_its_views_in_the_scope_is_refused(form: Path, tmp_path: Path) -> None:
+    name, module, manifest = _built(form, tmp_path / "out")
     results = _compile(tmp_path / "run", name, harness.reshape_in_scope(module), manifest)
     assert _refused(results, RESHAPE_IN_SCOPE) == _warms(manifest)
 

@@ -23,11 +23,11 @@ run: $(STAMP)
 
 # `make test` is the inner loop: every test but those marked slow, the ones that take more
 # than about a second each in `pytest --durations=0` whatever they check (generated plans
-# and edits by the hundred, every state of typing a plan in the editor, a real browser,
-# Neovim and wheel build). `make test SLOW=1`, which .ci/run runs, is every test. On the
-# 2-core development machine, shared with other jobs (load average 5 to 8), pytest alone
-# took about 95 s of CPU fast (3,982 tests) and 165 s in full (4,093); make test adds ruff
-# and mypy.
+# and edits by the hundred, every name of every case misspelt, every state of typing a
+# plan in the editor, a real browser, Neovim and wheel build). `make test SLOW=1`, which
+# .ci/run runs, is every test. On the 2-core development machine, shared with other jobs
+# (load average 5 to 8), pytest alone took about 80 s of CPU fast (4,163 tests) and 260 s
+# in full (4,685); make test adds ruff and mypy.
 test: lint types pytest
 
 lint: $(STAMP)
@@ -40,9 +40,10 @@ types: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest $(if $(SLOW),,-m "not slow")
 
-# `make fuzz FUZZ_TARGET=source`: model code (tests/fuzz_source.py) instead of plans.
+# `make fuzz FUZZ_TARGET=source`: model code (tests/fuzz_source.py) instead of plans;
+# `FUZZ_TARGET=edits`: the editor's incremental edits (tests/fuzz_edits.py).
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.$(if $(filter source,$(FUZZ_TARGET)),fuzz_source,fuzz) --seconds $(or $(FUZZ_SECONDS),60)
+	$(BIN)/python -m tests.$(if $(filter source edits,$(FUZZ_TARGET)),fuzz_$(FUZZ_TARGET),fuzz) --seconds $(or $(FUZZ_SECONDS),60)
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden

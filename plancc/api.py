@@ -19,6 +19,7 @@ from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
 from plancc.facts import Facts
+from plancc.fixes import touched
 from plancc.load import Document, FileReader, inputs, load, read_config_file
 from plancc.load.inputs import PlanInput
 from plancc.measure.durations import timed
@@ -131,7 +132,7 @@ def diagnose_plan(
     return PlanResult(
         label,
         plan,
-        tuple(found),
+        tuple(_offered(doc, found)),
         allowed,
         model_broken=validated.broken.model,
         piped=source.piped,
@@ -139,6 +140,20 @@ def diagnose_plan(
         facts=checked.facts,
         findings=checked.findings,
     )
+
+
+def _offered(doc: Document, found: Sequence[Diagnostic]) -> Sequence[Diagnostic]:
+    """``found`` without the fixes that would edit text aliases share (a YAML alias, or
+    the anchored node it names): the edit would change the other places too, or not
+    be possible, so such a fix is not offered, in any output."""
+    if not doc.aliased:
+        return found
+    return [
+        replace(d, fix=None)
+        if d.fix is not None and any(doc.shared(p) for e in d.fix.edits for p in touched(e))
+        else d
+        for d in found
+    ]
 
 
 def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> bool:

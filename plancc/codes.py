@@ -137,7 +137,13 @@ UNKNOWN_NAME: Final = Code(
     """
 A name refers to nothing: a dim or config key in an expression, a tensor in
 `reads` or a warm, a stage in `after` or `deps`, a layer kind in `forward`. The message
-suggests the closest defined name.
+suggests the closest defined name. What follows only from it is not reported
+while it stands: with a name of a stage's `deps` or `reads` unknown, the rules
+that judge the layer kind's graph and readers (PC030, PC032, PC040-PC042,
+PC101-PC108, PC201-PC206) skip the kind; with one of a warm's
+`tensors` or `after` unknown, those that judge the warm as a whole (PC040,
+PC042, PC101-PC107) skip the warm, and the budget rules (PC030, PC032) its
+layer kind (its peak would be a guess).
 
 Fix: its fix (unsafe: a guess) replaces the name by the closest one, where the
 node is the name itself and its list does not hold that name already.
@@ -157,6 +163,9 @@ on a case-insensitive filesystem). Two stages of one layer kind may not have
 the same `task` (two warms gated by one TaskId are the split PC101 warns of),
 a stage's `deps` may not name a stage twice, and two `forward.kinds` keys may
 not be the same integer (`4` and `04`, `0` and `-0`): reported at the second.
+
+Fix: a tensor listed twice in one warm has a fix (safe: the second moves bytes
+the first has landed already): it removes the second.
 """,
 )
 BAD_EXPRESSION: Final = Code(

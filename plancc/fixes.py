@@ -21,8 +21,9 @@ adds, a name guessed from a typo): a performance change the seed measured, to be
 measured again. ``plancc validate --fix`` applies safe fixes; ``--unsafe-fixes``
 applies both (docs/cli.md).
 
-This module is a leaf (layer 1): the diagnostics carry its values. Applying a fix
-to a plan's text is ``plancc.edits.apply``.
+This module is a leaf (tier 0): the diagnostics carry its values. Making a fix on a
+plan's text is ``plancc.edits.interpret`` (the one interpreter), applying fixes until
+none is left ``plancc.edits.apply``.
 """
 
 from __future__ import annotations
@@ -90,6 +91,13 @@ class Fix:
     @property
     def safe(self) -> bool:
         return self.safety is Safety.SAFE
+
+
+def touched(edit: Edit) -> list[Path]:
+    """The nodes ``edit`` changes: a removal's items, any other edit's node."""
+    if isinstance(edit, Remove):
+        return [(*edit.path, item) for item in edit.items]
+    return [edit.path]
 
 
 def replace(path: Path, value: Value, title: str, safety: Safety = Safety.SAFE) -> Fix:

@@ -204,6 +204,11 @@ class Warm:
     # Every anchor stage's index, in the order `after` lists them: one, or a join's; empty
     # when one names no stage.
     anchors: tuple[int, ...] = ()
+    # False when an item of its `tensors` or `after` did not resolve (an unknown tensor or
+    # stage, a bad view): the rules that judge the warm as a whole, and the L2 budget of
+    # its layer kind, wait for the error (its entries or its place in time are not the
+    # plan's).
+    complete: bool = True
 
     @property
     def join(self) -> bool:
@@ -237,9 +242,17 @@ class Layer:
     name: str
     stages: tuple[Stage, ...]
     warms: tuple[Warm, ...]
-    # False when a stage was replaced by a stand-in after a schema error: the
-    # rules that judge stage order and reads skip the layer kind rather than guess.
+    # False when a stage was replaced by a stand-in after a schema error, or an error
+    # left an entry of a stage's `deps` or `reads` out (an unknown name): the rules that
+    # judge stage order and reads skip the layer kind rather than judge a graph or
+    # readers that are not the plan's (one mistake, one finding: its error).
     complete: bool = True
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the L2 budget rules judge it: complete, and every warm too (a warm in
+        error holds bytes or a time the plan does not mean: the peak would be a guess)."""
+        return self.complete and all(w.complete for w in self.warms)
 
     @cached_property
     def schedule(self) -> Schedule:

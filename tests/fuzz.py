@@ -5,13 +5,16 @@ Inputs are drawn two ways, seeded from tests/cases/ and plans/: byte mutations o
 a seed (deletions, insertions of YAML punctuation and odd characters, spliced
 slices, flipped bytes), and structure-aware plans (plan-shaped mappings with
 names, numbers, lists and nesting of every kind, written in block or flow
-style). tests/test_fuzz.py runs it briefly in CI; ``make fuzz`` runs it for
-FUZZ_SECONDS (``python -m tests.fuzz --seconds N``) and prints its figures.
+style). Each fix a finding carries is made on the input too (by the one interpreter
+of a fix): it is refused, or the text it makes loads. tests/test_fuzz.py runs it
+briefly in CI; ``make fuzz`` runs it for FUZZ_SECONDS (``python -m tests.fuzz
+--seconds N``) and prints its figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import resource
@@ -148,6 +151,8 @@ class Figures:
 def check(raw: bytes, tmp: Path) -> None:
     """One input through the loader (both parsers' paths) and the whole front end."""
     from plancc import api, load
+    from plancc.diagnostics import Diagnostic
+    from plancc.edits.interpret import FixError, apply_fixes
     from plancc.load.inputs import PlanInput
 
     start = time.perf_counter()
@@ -159,6 +164,11 @@ def check(raw: bytes, tmp: Path) -> None:
     for d in result.diagnostics:
         assert min(d.line, d.col) >= 1, d
         assert d.code.startswith("PC"), d
+        if d.fix is not None and result.doc is not None:  # made, or refused: never a traceback
+            with contextlib.suppress(FixError):
+                assert not isinstance(
+                    load.load("p.yaml", apply_fixes(result.doc, [d.fix])), Diagnostic
+                )
     seconds = time.perf_counter() - start
     Figures.inputs += 1
     if seconds > Figures.slowest:

@@ -598,6 +598,44 @@ async def test_code_actions_on_block_lists(client: LanguageClient) -> None:
     assert "PC104" not in codes_of(fixed)
 
 
+async def test_edits_and_fixes_after_a_unicode_line_separator(client: LanguageClient) -> None:
+    """U+2028, U+0085 and U+2029 in a comment are characters, not line breaks, as LSP
+    counts lines: an incremental change after them lands where the client made it, the
+    diagnostic is at the client's line, and its quick fix edits the client's text (the
+    server split lines as Python does: a fix turned `name:` into `nawo_bwo_ame:`)."""
+    from fuzz_edits import position  # the client's positions, from LSP's words
+
+    from tests.fix_sweep import apply_lsp
+
+    text = "# the\u2028demo\x85plan\u2029\n" + demo()
+    await open_text(client, text)
+    uri = DEMO.as_uri()
+    at = text.index("reads: [wk]") + len("reads: [wk")
+    client.diagnostics.pop(uri, None)
+    _versions[uri] += 1
+    change = T.TextDocumentContentChangePartial(
+        T.Range(position(text, at), position(text, at)), "k"
+    )
+    client.text_document_did_change(
+        T.DidChangeTextDocumentParams(
+            T.VersionedTextDocumentIdentifier(_versions[uri], uri), [change]
+        )
+    )
+    typo = text[:at] + "k" + text[at:]
+    (got,) = [d for d in await _published(client, uri) if d.code == "PC010"]
+    assert got.range.start == position(typo, at - 2)
+    actions = await client.text_document_code_action_async(
+        T.CodeActionParams(doc(), got.range, T.CodeActionContext(diagnostics=[got]))
+    )
+    assert actions is not None
+    (fix,) = [
+        a for a in actions if isinstance(a, T.CodeAction) and a.title == "replace 'wkk' with 'wk'"
+    ]
+    assert fix.edit is not None
+    assert fix.edit.changes is not None
+    assert apply_lsp(typo, fix.edit.changes[uri]) == text
+
+
 # -- outline and inlay hints ---------------------------------------------------------------
 
 

@@ -213,15 +213,30 @@ def test_fix_writes_the_top_gain_keeping_comments(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.endswith("csa: wrote warm q_proj: wo_a, wo_b\n")
     fixed = plan.read_text("utf-8")
-    assert "# per-rank experts giving the seed's 268.4 MB total" in fixed  # comments kept
-    assert fixed.endswith(
-        "    warms:\n      - name: prefetch_o_proj_w\n        after: q_proj\n"
-        "        tensors: [wo_a, wo_b]\n"
+    # The values that change, written in place: every comment kept, the rest as it was.
+    assert fixed == text.replace(
+        "{name: prefetch_o_proj_w, after: q_proj, tensors: [wo_a, wo_b]}",
+        "{name: prefetch_o_proj_w, after: q_proj, tensors: [wo_a, wo_b]}  # too early",
     )
     assert _run("validate", str(plan)).exit_code == 0
     again = _run("suggest", str(plan), "--top", "1", "--fix")
     assert again.output.endswith("csa: the top gain (q_proj: wo_a, wo_b) is its warm already\n")
     assert plan.read_text("utf-8") == fixed
+
+
+@pytest.mark.parametrize(("bom", "newline"), [("\ufeff", "\r\n"), ("", "\r")])
+def test_fix_keeps_the_bom_and_the_line_breaks(tmp_path: Path, bom: str, newline: str) -> None:
+    plan = tmp_path / "early.yaml"
+    text = (
+        Path(GRAPH)
+        .read_text("utf-8")
+        .replace("after: q_proj, tensors: [wo_a, wo_b]}", "after: rms_norm, tensors: [wo_a, wo_b]}")
+    )
+    plan.write_bytes((bom + text.replace("\n", newline)).encode())
+    result = _run("suggest", str(plan), "--top", "1", "--fix")
+    assert result.exit_code == 0, result.output
+    want = bom + Path(GRAPH).read_text("utf-8").replace("\n", newline)
+    assert plan.read_bytes() == want.encode()
 
 
 NOTHING_LANDS = """\

@@ -200,10 +200,12 @@ def validate(
             overrides=overrides,
         )
         _say_skipped(run.report.skipped)
-        if diff:  # the diff alone; exit 1 when it would change something
+        if diff:  # the diff alone on stdout (a patch); what it could not fix on stderr
             console.out(run.diff())
-            return 1 if run.changed else 0
-        said = run.said(unsafe=unsafe_fixes)  # what was fixed, before what remains
+            for line in run.unfixed():
+                console.err(line)
+            return 1 if run.changed or run.report.failed(strict) else 0
+        said = run.said()  # what was fixed, before what remains
         console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
         report = run.report
     else:

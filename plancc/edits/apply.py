@@ -1,220 +1,104 @@
-"""Fixes applied to a plan's text, through `plancc fmt`'s layout, and `validate --fix`.
+"""`validate --fix` and `--diff`: fixes applied to a plan until none is left to apply.
 
-The plan is read as `fmt` reads it (``fmt_layout``: a tree of entries with their
-comments), the edits change that tree, and `fmt` writes it out: comments stay with
-the entries they belong to, and the result is in the canonical layout. A removed
-item takes its own comments with it; the comment lines before it go to the entry
-after it.
-
-One pass applies every chosen fix against the plan as it was read: fixes whose
-paths overlap (one a prefix of the other) are left to the next pass, except removals
-of different items of one list, which compose. ``fix_plan`` runs passes, re-validating
-after each, until no fix applies (at most ``MAX_PASSES``): like ruff, a fix that
-uncovers another finding with a fix is followed by it.
+Each pass applies one fix (``plancc.edits.interpret``: its few text edits, nothing
+else of the text changes) and checks the plan again, as ruff's loop does, so no two
+fixes are ever chosen against one text: a fix that another made stale is never
+applied, and a fix that uncovers a finding with a fix is followed by it. Errors'
+fixes come first (a warning may follow from an error: its fix waits for the error's,
+after which it may be gone), then by position. The loop ends when no fix applies,
+when a fix would lead back to a text seen before, or after ``MAX_PASSES``.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
+import hashlib
 import os
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path as FilePath
 from types import MappingProxyType
 
 from plancc import write
-from plancc.api import (
-    PlanResult,
-    UsageError,
-    Validation,
-    diagnose_plan,
-    unique_models,
-)
+from plancc.api import PlanResult, UsageError, Validation, diagnose_plan, unique_models
+from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
-from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value
-from plancc.fmt.layout import Entry, FmtError, Layout, Node, _name
-from plancc.load import inputs, load
+from plancc.edits.interpret import FixError, apply_fixes
+from plancc.fixes import Fix
+from plancc.load import inputs, lines
 from plancc.load.inputs import PlanInput
 
-MAX_PASSES = 10  # a fix never leads back to a finding (tested); this only bounds a loop
+MAX_PASSES = 256  # one fix a pass; a fix never leads back to a finding (tested): a bound only
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-
-
-class FixError(Exception):
-    """A fix does not apply to this text (its path is gone): left for the next run."""
+_FIRST = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTICE: 2}
 
 
-def chosen(fixes: Sequence[Fix]) -> list[Fix]:
-    """The fixes one pass applies, in order: each whose paths overlap none of those before
-    it (removals of items of one list excepted)."""
-    out: list[Fix] = []
-    taken: list[Edit] = []
-    for fix in fixes:
-        if fix in out:
-            continue  # the same fix from two findings (stale entries of one list)
-        if any(_clash(a, b) for a in fix.edits for b in taken):
-            continue
-        out.append(fix)
-        taken += fix.edits
-    return out
-
-
-def _clash(a: Edit, b: Edit) -> bool:
-    """Whether two edits touch one node: one's path is the other's or inside it; but
-    removals of items of one list compose, and removing a mapping's keys leaves the
-    other keys' nodes be."""
-    if isinstance(a, Remove) and isinstance(b, Remove) and a.path == b.path:
-        return False
-    short, long = (a, b) if len(a.path) <= len(b.path) else (b, a)
-    if long.path[: len(short.path)] != short.path:
-        return False
-    if isinstance(short, Remove) and len(long.path) > len(short.path):
-        keys = [k for k in short.items if isinstance(k, str)]
-        return not keys or long.path[len(short.path)] in keys
-    return True
-
-
-def apply(text: str, fixes: Sequence[Fix]) -> str:
-    """``text`` (a plan) with ``fixes`` applied, in `fmt`'s layout. Raises ``FixError``
-    when a path names nothing, ``FmtError`` when the plan cannot be laid out."""
-    editor = _Editor()
-    out = Layout(text).run(lambda root: editor.run(root, fixes))
-    if out is None:
-        raise FixError("the plan has no mapping at the top")
-    return out
-
-
-@dataclass
-class _Editor:
-    removed: set[int] = field(default_factory=set)  # ids of the entries removed
-
-    def run(self, root: Node, fixes: Sequence[Fix]) -> None:
-        for fix in fixes:
-            for edit in fix.edits:
-                self.edit(root, edit)
-        self.sweep(root)
-
-    def edit(self, root: Node, edit: Edit) -> None:
-        if isinstance(edit, Replace):
-            parent = _find(root, edit.path[:-1])
-            key = edit.path[-1]
-            found = _entry(parent, key)
-            if found is not None:
-                found.value = _node(edit.value)
-            elif parent.kind == "map" and isinstance(key, str):
-                parent.entries.append(_new(_node(key), _node(edit.value)))
-            else:
-                raise FixError(f"no item {key} at {edit.path[:-1]}")
-        elif isinstance(edit, Reorder):
-            seq = _seq(root, edit.path)
-            items = list(seq.entries)
-            for slot, source in zip(sorted(edit.order), edit.order, strict=True):
-                seq.entries[slot] = items[_index(items, source)]
-        elif isinstance(edit, Append):
-            seq = _seq(root, edit.path)
-            seq.entries += [_new(None, _node(v)) for v in edit.items]
-        else:
-            node = _find(root, edit.path)
-            for item in edit.items:
-                found = _entry(node, item)
-                if found is None:
-                    raise FixError(f"no item {item} at {edit.path}")
-                self.removed.add(id(found))
-
-    def sweep(self, node: Node) -> None:
-        """Drop the removed entries; the comment lines before one go to the entry after it."""
-        kept: list[Entry] = []
-        moved: list[str | None] = []
-        for e in node.entries:
-            if id(e) in self.removed:
-                moved += e.leading
-                continue
-            if moved:
-                e.leading = [*moved, *e.leading]
-                moved = []
-            self.sweep(e.value)
-            kept.append(e)
-        node.entries = kept
-
-
-def _index(items: list[Entry], i: int) -> int:
-    if not 0 <= i < len(items):
-        raise FixError(f"no item {i}")
-    return i
-
-
-def _entry(node: Node, key: str | int) -> Entry | None:
-    if node.kind == "seq" and isinstance(key, int):
-        return node.entries[key] if 0 <= key < len(node.entries) else None
-    if node.kind == "map" and isinstance(key, str):
-        return next((e for e in node.entries if _name(e) == key), None)
-    return None
-
-
-def _find(root: Node, path: Path) -> Node:
-    node = root
-    for part in path:
-        found = _entry(node, part)
-        if found is None:
-            raise FixError(f"nothing at {path}")
-        node = found.value
-    return node
-
-
-def _seq(root: Node, path: Path) -> Node:
-    node = _find(root, path)
-    if node.kind != "seq":
-        raise FixError(f"no list at {path}")
-    return node
-
-
-def _new(key: Node | None, value: Node) -> Entry:
-    return Entry(key, value, line=-1, col=0, depth=0)
-
-
-def _node(value: Value) -> Node:
-    """``value`` as the layout's node, read from its YAML text."""
-    root = Layout(f"x: {yaml_text(value)}\n").parse()
-    assert root is not None
-    return root.entries[0].value
-
-
-def yaml_text(value: Value) -> str:
-    """``value`` in YAML flow style: a name plain, any other string quoted (as the
-    editor writes a fix, too)."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{yaml_text(k)}: {yaml_text(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(yaml_text(v) for v in value) + "]"
-    if isinstance(value, str) and _PLAIN.fullmatch(value) and value.lower() not in _WORDS:
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-_WORDS = {"null", "true", "false", "nan", "inf"}
-
-
-# -- validate --fix -------------------------------------------------------------------------
+def fixable(result: PlanResult, *, unsafe: bool) -> list[Diagnostic]:
+    """The diagnostics whose fix a pass may apply, in the order it tries them: errors'
+    first, then by position."""
+    found = [d for d in result.diagnostics if d.fix is not None and (unsafe or d.fix.safe)]
+    return sorted(found, key=lambda d: (_FIRST[d.severity], d.sort_key))
 
 
 @dataclass(frozen=True)
 class Fixed:
-    """One plan after `--fix`: its text before and after, the fixes applied (in passes),
-    and the check of the text after."""
+    """One plan after `--fix`: its bytes before and after, the fixes applied (one a pass,
+    in order), why any could not be, and the check of the bytes after."""
 
     label: str
     before: bytes
     after: bytes
     applied: tuple[tuple[Diagnostic, Fix], ...]
     result: PlanResult
-    refused: str | None = None  # why the fixes were not applied (the layout refused)
+    refused: tuple[str, ...] = ()  # a fix that does not apply to the text, and why
 
     @property
     def changed(self) -> bool:
         return self.after != self.before
+
+
+def fix_loop(
+    label: str, raw: bytes, diagnose: Callable[[bytes], PlanResult], *, unsafe: bool = False
+) -> Fixed:
+    """``raw`` with its fixes applied (safe ones; with ``unsafe`` every one), one a pass,
+    checked by ``diagnose`` after each, until none applies: the one loop of `validate
+    --fix`, `--diff` and the editor's "fix all"."""
+    result = diagnose(raw)
+    applied: list[tuple[Diagnostic, Fix]] = []
+    refused: dict[str, None] = {}
+    seen = {_digest(raw)}  # the texts so far, by digest (a 4 MiB plan, a pass each)
+    text = raw
+    for _ in range(MAX_PASSES):
+        step = _next(result, seen, refused, unsafe=unsafe)
+        if step is None:
+            break
+        d, fix, text = step
+        applied.append((d, fix))
+        seen.add(_digest(text))
+        result = diagnose(text)
+    return Fixed(label, raw, text, tuple(applied), result, tuple(refused))
+
+
+def _next(
+    result: PlanResult, seen: set[bytes], refused: dict[str, None], *, unsafe: bool
+) -> tuple[Diagnostic, Fix, bytes] | None:
+    """The first fix of ``result`` that applies and leads to a text not seen before."""
+    if result.doc is None:
+        return None
+    for d in fixable(result, unsafe=unsafe):
+        assert d.fix is not None
+        try:
+            new = apply_fixes(result.doc, [d.fix])
+        except FixError as exc:
+            refused.setdefault(f"{d.code} ({d.line}:{d.col}): {exc}")
+            continue
+        if _digest(new) not in seen:
+            return d, d.fix, new
+    return None
+
+
+def _digest(text: bytes) -> bytes:
+    return hashlib.sha256(text).digest()
 
 
 def fix_plan(
@@ -225,40 +109,12 @@ def fix_plan(
     source_root: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
 ) -> Fixed:
-    """Apply the plan's fixes (safe ones; with ``unsafe`` every one) until none applies,
-    re-validating after each pass; the result holds the findings that remain."""
+    """`validate --fix` of one plan (``fix_loop``, checked as `validate` checks it)."""
 
-    def diagnose(source: PlanInput, raw: bytes) -> PlanResult:
-        return diagnose_plan(source, raw, source_root=source_root, overrides=overrides)
+    def diagnose(data: bytes) -> PlanResult:
+        return diagnose_plan(source, data, source_root=source_root, overrides=overrides)
 
-    result = diagnose(source, raw)
-    applied: list[tuple[Diagnostic, Fix]] = []
-    text = raw
-    for _ in range(MAX_PASSES):
-        found = [
-            (d, d.fix) for d in result.diagnostics if d.fix is not None and (unsafe or d.fix.safe)
-        ]
-        picked = chosen([f for _, f in found])
-        if not picked:
-            break
-        try:
-            new = _apply_bytes(text, picked)
-        except (FixError, FmtError) as exc:
-            return Fixed(source.label, raw, text, tuple(applied), result, str(exc))
-        if new == text:
-            break
-        applied += [(d, f) for d, f in found if f in picked]
-        text = new
-        result = diagnose(source, text)
-    return Fixed(source.label, raw, text, tuple(applied), result)
-
-
-def _apply_bytes(raw: bytes, fixes: Sequence[Fix]) -> bytes:
-    form = write.Form.of(raw)  # its BOM and line ending, kept
-    out = form.encode(apply(form.text(raw), fixes))
-    if isinstance(load("fixed", out), Diagnostic):  # a safety net: the text must read back
-        raise FixError("the fixed plan would not read back")
-    return out
+    return fix_loop(source.label, raw, diagnose, unsafe=unsafe)
 
 
 @dataclass(frozen=True)
@@ -267,35 +123,50 @@ class FixRun:
 
     plans: tuple[Fixed, ...]
     report: Validation
+    unsafe: bool = False
 
     @property
     def changed(self) -> list[Fixed]:
         return [f for f in self.plans if f.changed]
 
+    @property
+    def available(self) -> int:
+        """The unsafe fixes left, which `--unsafe-fixes` would apply (none with it)."""
+        if self.unsafe:
+            return 0
+        return sum(1 for d in self.report.diagnostics if d.fix is not None and not d.fix.safe)
+
     def lines(self) -> list[str]:
-        """What was fixed, one line per fix, and what could not be."""
-        out = []
-        for f in self.plans:
-            out += [f"{f.label}: fixed {d.code}: {fix.title}" for d, fix in f.applied]
-            if f.refused is not None:
-                out.append(f"{f.label}: not fixed: {f.refused}")
+        """What was fixed, one line per fix."""
+        return [
+            f"{f.label}: fixed {d.code}: {fix.title}" for f in self.plans for d, fix in f.applied
+        ]
+
+    def unfixed(self) -> list[str]:
+        """What could not be fixed, and how many unsafe fixes are left (``1 fix available
+        with --unsafe-fixes``): what `--fix` says after its fixes, `--diff` on stderr."""
+        out = [f"{f.label}: not fixed: {why}" for f in self.plans for why in f.refused]
+        n = self.available
+        if n:
+            out.append(f"{n:,} {'fix' if n == 1 else 'fixes'} available with --unsafe-fixes")
         return out
 
-    def said(self, *, unsafe: bool) -> str:
-        """What `--fix` says before the report: each fix, and how many unsafe ones are left."""
-        lines = self.lines()
-        left = sum(1 for d in self.report.diagnostics if d.fix is not None and not d.fix.safe)
-        if left and not unsafe:
-            lines.append(f"{left} more fixable with --unsafe-fixes")
-        return "".join(line + "\n" for line in lines)
+    def said(self) -> str:
+        """What `--fix` says before the report."""
+        return "".join(line + "\n" for line in [*self.lines(), *self.unfixed()])
 
     def diff(self) -> str:
-        lines: list[str] = []
+        out: list[str] = []
         for f in self.changed:
-            old = f.before.decode("utf-8").splitlines()
-            new = f.after.decode("utf-8").splitlines()
-            lines += difflib.unified_diff(old, new, f.label, f.label, lineterm="")
-        return "".join(line + "\n" for line in lines)
+            old, new = _lines(f.before), _lines(f.after)
+            out += difflib.unified_diff(old, new, f.label, f.label, lineterm="")
+        return "".join(line + "\n" for line in out)
+
+
+def _lines(raw: bytes) -> list[str]:
+    """A plan's lines as the diff shows them: broken where plancc breaks lines (not at
+    U+2028, as ``str.splitlines`` would), without their breaks."""
+    return [line.rstrip("\r\n") for line in lines.split(raw.decode("utf-8", "replace"))]
 
 
 def fix_paths(
@@ -327,4 +198,4 @@ def fix_paths(
     except write.WriteError as exc:
         raise UsageError(str(exc)) from None
     results = tuple(unique_models([f.result for f in plans]))
-    return FixRun(tuple(plans), Validation(results, tuple(found.skipped)))
+    return FixRun(tuple(plans), Validation(results, tuple(found.skipped)), unsafe)

@@ -32,7 +32,8 @@ class Facts:
     placed: tuple[Placed, ...]  # every anchored warm of a complete layer kind, plan order
     peaks: Mapping[str, Peak]  # per layer kind, complete or not (the report draws both)
     # The plan's L2 peak: over the forward's layer kinds when it has one, else over every
-    # kind; a kind with a stand-in stage is left out, as PC030 and PC032 leave it out.
+    # kind; a kind the budget rules do not judge (``Layer.budgeted``: a stand-in stage, an
+    # error in its `deps`, `reads` or a warm) is left out, as PC030 and PC032 leave it out.
     peak_bytes: int
     analysis: Analysis
 
@@ -54,7 +55,7 @@ def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType
     peaks = {name: layer_peak(layer) for name, layer in plan.layers.items()}
     kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
     peak_bytes = max(
-        (peaks[k].bytes for k in kinds if k in plan.layers and plan.layers[k].complete),
+        (peaks[k].bytes for k in kinds if k in plan.layers and plan.layers[k].budgeted),
         default=0,
     )
     analysis = analyse(plan, placed, lines, peaks)

@@ -110,13 +110,15 @@ def anchored(plan: ir.Plan) -> Iterator[tuple[ir.Layer, ir.Warm, int]]:
     """The warms that stage-order rules can judge, with their anchor's index.
 
     A warm whose `after` names no stage (PC010) has no place in time; a layer
-    kind with a stage replaced after a schema error has no reliable order.
-    Both are left to the other rules rather than guessed at.
+    kind with a stage replaced after a schema error, or an error in a stage's
+    `deps` or `reads`, has no reliable order; a warm with an item of `tensors` in
+    error does not warm what the plan says. Each is left to its error rather than
+    guessed at.
     """
     for layer in plan.layers.values():
         if layer.complete:
             for warm in layer.warms:
-                if warm.anchor is not None:
+                if warm.anchor is not None and warm.complete:
                     yield layer, warm, warm.anchor
 
 

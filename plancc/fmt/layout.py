@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,14 +139,12 @@ class Layout:
         self.parse()
         return self.scalar_spans
 
-    def run(self, edit: Callable[[Node], None] | None = None) -> str | None:
-        """The text laid out; ``edit`` changes the tree first (``plancc.edits.apply``)."""
+    def run(self) -> str | None:
+        """The text laid out (None when it has no mapping at the top)."""
         root = self.parse()
         if root is None or root.kind != "map" or not root.entries:
             return None
         self.attach()
-        if edit is not None:
-            edit(root)
         first = min(self.entries, key=lambda e: (e.line, e.depth))
         if None in first.leading:  # comments set off from the first key: the file's header
             cut = len(first.leading) - first.leading[::-1].index(None)

@@ -63,6 +63,15 @@ class Document:
     # diagnostic's whole range for an editor. Of nodes starting at one position (a
     # block mapping and its first key) the innermost is kept.
     ends: Ends
+    # The paths where an alias stands and of the anchored nodes aliases name: a node at,
+    # above or below one of them is written once for several places of the tree.
+    aliased: frozenset[PathT] = frozenset()
+
+    def shared(self, path: PathT) -> bool:
+        """Whether the node at ``path`` is text that aliases share: it is, holds or lies
+        inside an anchored node some alias names, or an alias (an edit of it would
+        change the other places too, or could not be made)."""
+        return any(a[: len(path)] == path or path[: len(a)] == a for a in self.aliased)
 
     def at(self, path: PathT) -> Pos:
         """Where the value at ``path`` starts (or its nearest known ancestor)."""
@@ -298,7 +307,7 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. a reused anchor: legal YAML, the last one wins
-            data, values, keys, ends = _compose(text, pure)
+            data, values, keys, ends, aliased = _compose(text, pure)
     except Reject as rej:
         return _error(file, rej.pos, rej.message)
     except MarkedYAMLError as exc:
@@ -311,7 +320,7 @@ def load(file: str, raw: bytes, *, pure: bool = False) -> Document | Diagnostic:
     except YAMLError as exc:
         reason = (str(exc).splitlines() or ["?"])[0]  # the rest is where, as the parser sees it
         return _error(file, Pos(1, 1), f"invalid YAML: {reason}")
-    return Document(file, raw, data, Positions(values), Positions(keys), Ends(ends))
+    return Document(file, raw, data, Positions(values), Positions(keys), Ends(ends), aliased)
 
 
 def _compose(text: str, pure: bool) -> Composed:
@@ -329,13 +338,13 @@ def _compose(text: str, pure: bool) -> Composed:
     if parser is None:
         return Composer(_pure_events(text), restore=restore).compose()
     try:
-        data, values, keys, ends = Composer(parser(text).get_event, restore=restore).compose()
+        composed = Composer(parser(text).get_event, restore=restore).compose()
     except ComposerError:  # the composer's own (no second document, an undefined alias)
         raise
     except YAMLError as exc:
         Composer(_pure_events(text), build=False).compose()
         raise exc from None  # the pure parser reads the text: libyaml's words, then
-    return _within(text, (data, values, keys, ends))
+    return _within(text, composed)
 
 
 # A `?` that blanks, comments and line breaks alone part from a `:`, `,` or `]`: in a
@@ -379,7 +388,7 @@ def _within(text: str, composed: Composed) -> Composed:
     puts them where the text ends."""
     if not text or text.endswith(("\n", "\r")):
         return composed  # the text ends at the start of a line: no mark is past it
-    data, values, keys, ends = composed
+    data, values, keys, ends, aliased = composed
     stop = where_of(*_text_pos(text, len(text)))
     if max((*ends, *ends.values()), default=0) <= stop:
         return composed
@@ -387,7 +396,7 @@ def _within(text: str, composed: Composed) -> Composed:
         if where > stop:
             values[path] = stop
     ends = {min(start, stop): min(end, stop) for start, end in ends.items()}
-    return data, values, keys, ends
+    return data, values, keys, ends, aliased
 
 
 @cache

@@ -39,8 +39,9 @@ TOO_MANY_NODES = "the document has more than {:,} nodes, counting each alias exp
 MAX_DEPTH = 64
 TOO_DEEP = "nesting deeper than {} levels"
 
-# The tree, each value's and key's start, and each node's end (by its start).
-Composed = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where]]
+# The tree, each value's and key's start, each node's end (by its start), and the paths
+# of the nodes aliases share (``Composer.aliased``).
+Composed = tuple[Any, dict[PathT, Where], dict[PathT, Where], dict[Where, Where], frozenset[PathT]]
 
 
 class Reject(Exception):
@@ -90,6 +91,9 @@ class Composer:
         # Aliases placed, copied once the document is read without a problem: an
         # alias bomb cut short (a YAML error at its end) costs no copies.
         self.copies: list[Pending] = []
+        # Where an alias stands, and the anchored node it names: one text, two or more
+        # places in the tree (an edit of one would edit the others: no fix is offered).
+        self.aliased: set[PathT] = set()
 
     def compose(self) -> Composed:
         from ruamel.yaml.composer import ComposerError  # noqa: PLC0415 (ruamel loads with the first plan)
@@ -98,7 +102,7 @@ class Composer:
         self.next_event()  # STREAM-START
         event = self.next_event()  # DOCUMENT-START, unless the stream is empty
         if isinstance(event, StreamEndEvent):
-            return None, {}, {}, {}
+            return None, {}, {}, {}, frozenset()
         data = self._document()
         self.next_event()  # DOCUMENT-END
         event = self.next_event()
@@ -113,11 +117,11 @@ class Composer:
         if error is not None:
             raise error
         if not self.build:
-            return None, {}, {}, {}
+            return None, {}, {}, {}, frozenset()
         assert self.building, "building stops only at a problem"
         for copy in self.copies:
             self._expand(copy)
-        return data, dict(self.values), dict(self.keys), self.ends
+        return data, dict(self.values), dict(self.keys), self.ends, frozenset(self.aliased)
 
     def _graph_problem(self, where: Where, message: str) -> None:
         if self.graph_error is None:
@@ -346,9 +350,13 @@ class Composer:
             parent.items += 1
         if not self.building:
             return
+        if alias:  # the anchor's path was set where it was placed (a key's: the root)
+            self.aliased.update((path, node.path))
         where = node.where
         data: Any
         if node.text is not None:
+            if not alias:
+                node.path = path  # an anchored scalar: where its aliases' edits would land
             if key_at is not None and node.tag == NULL and node.text == "":
                 where = key_at  # an empty value has no text of its own: point at its key
             try:

@@ -14,12 +14,15 @@ from plancc.api import PlanResult, diagnose_plan
 from plancc.check import Allowed, catalog, lookup
 from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
-from plancc.edits.apply import chosen, yaml_text
+from plancc.edits.apply import Fixed, fix_loop
+from plancc.edits.interpret import FixError, TextEdit, diff_edits, text_edits
 from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
 from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
 from plancc.load import Document, PathT, read_config_file
 from plancc.load.inputs import PlanInput
+from plancc.load.lines import split as split_lines
+from plancc.load.lines import starts as line_starts
 from plancc.source.cache import deadline as reading_deadline
 from plancc.source.root import NO_SOURCE
 from plancc.tables.dtypes import DTYPES
@@ -38,7 +41,9 @@ __all__ = [
     "Document",
     "Edit",
     "Fix",
+    "FixError",
     "FixPath",
+    "Fixed",
     "LayerFacts",
     "PathT",
     "PlanResult",
@@ -47,23 +52,27 @@ __all__ = [
     "Reorder",
     "Replace",
     "Severity",
+    "TextEdit",
     "WarmFacts",
     "Where",
     "check_text",
-    "chosen",
     "code_doc",
+    "diff_edits",
     "dtype_names",
+    "fix_loop",
     "fmt_bytes",
     "fmt_percent",
     "fmt_size",
     "identifier_problem",
     "ir",
     "l2_bytes",
+    "line_starts",
     "platform_names",
     "read_config_file",
     "silenceable",
+    "split_lines",
+    "text_edits",
     "where_of",
-    "yaml_text",
 ]
 
 

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where, where_of
+from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where, line_starts, where_of
 
 Kind = Literal["dim", "config", "tensor", "stage", "kind", "warm", "rule"]
 Point = tuple[int, int]  # (line, column), 0-based, columns in code points
 
-_BREAK = re.compile(r"\r\n|\r|\n")
 _NAME = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"\s*[0-9.]+\s*[A-Za-z]+\s*$")  # `streams: 427.8 MB`, not an expression
 
@@ -40,7 +39,7 @@ class Text:
     def __init__(self, source: str) -> None:
         self.source = source
         self.bom = source.startswith("\ufeff")
-        self.starts = [0, *(m.end() for m in _BREAK.finditer(source))]
+        self.starts = line_starts(source)  # LSP's lines: at LF, CRLF and CR only
 
     def offset(self, p: Point) -> int:
         line = min(p[0], len(self.starts) - 1)
@@ -154,14 +153,18 @@ class Index:
             return None
         if self.text.source.startswith(("{", "["), self.text.offset(first.start)):
             return first
-        end, node = first.end, self._node(path)
+        node, span, end = self._node(path), first, first.start
         while isinstance(node, (dict, list)) and node:
+            if self.text.source.startswith(("{", "["), self.text.offset(span.start)):
+                break  # a flow collection: its own end is its extent's
+            # A block collection: its own end mark lies past the comments and blank lines
+            # after it; its last node is in its last entry.
             last = next(reversed(node)) if isinstance(node, dict) else len(node) - 1
             path, node = (*path, last), node[last]
-            for span in (self.key_span(path), self.value_span(path)):
-                if span is not None and span.end > end:
-                    end = span.end
-        return Span(first.start, end)
+            key = self.key_span(path)
+            end = max(end, key.end) if key is not None else end
+            span = self.value_span(path) or Span(end, end)
+        return Span(first.start, max(end, span.end))
 
     def _node(self, path: PathT) -> Any:
         node = self.doc.data

@@ -41,10 +41,12 @@ from typing import Any
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
 from plancc import __version__
 from plancc.lsp import actions, completion, hover, navigation, outline, transport
+from plancc.lsp.adapter import split_lines
 from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.settings import SETTING, Settings, configured
 from plancc.lsp.state import PlanState, analyse, path_of
@@ -241,6 +243,36 @@ class PlanServer(LanguageServer):
         self.window_log_message(lsp.LogMessageParams(kind, message))
 
 
+class PlanDocument(TextDocument):
+    """A buffer whose lines are LSP's (ending at LF, CRLF, CR), which the client's
+    positions count: pygls splits as ``str.splitlines``, also at U+2028, U+0085,
+    U+2029, VT and FF, and would apply every later edit a line off."""
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(split_lines(self.source))
+
+
+class PlanWorkspace(Workspace):
+    """pygls's workspace, its buffers ``PlanDocument``s."""
+
+    def _create_text_document(
+        self,
+        doc_uri: str,
+        source: str | None = None,
+        version: int | None = None,
+        language_id: str | None = None,
+    ) -> TextDocument:
+        return PlanDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self._position_codec,
+        )
+
+
 def is_plan(uri: str) -> bool:
     return uri.lower().endswith(_PLAN_SUFFIXES)
 
@@ -255,6 +287,8 @@ def create() -> PlanServer:
 def _wire_documents(server: PlanServer) -> None:  # noqa: C901 (the protocol's document handlers, each a short function registered here)
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: PlanServer, params: lsp.InitializeParams) -> None:
+        # pygls made the workspace just before: its buffers count lines as LSP does.
+        ls.workspace.__class__ = PlanWorkspace
         ls.settings.initialize(params)
 
     @server.feature(lsp.INITIALIZED)
@@ -383,7 +417,7 @@ def _complete(
     position: lsp.Position,
     codec: PositionCodec,
 ) -> lsp.CompletionList:
-    at = codec.position_from_client_units(source.splitlines(True), position)  # code points
+    at = codec.position_from_client_units(split_lines(source), position)  # code points
     return completion.complete(good.get(state.uri), source, lsp.Position(at.line, at.character))
 
 

@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
+from plancc.lsp import adapter as pc
 from plancc.lsp.adapter import PlanResult, check_text
 from plancc.lsp.index import Index, Point, Span, Text
 
@@ -30,9 +31,11 @@ class PlanState:
     # Called between the items of a long answer (symbols, hints, the names' walk): the
     # server's gives way to a running check, once per request (``PlanServer.pause``).
     pause: Callable[[], object] = field(default=lambda: None, repr=False)
+    # Another text of this document checked as this one was ("fix all" checks each pass).
+    recheck: Callable[[str], PlanResult] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self._lines = self.text.source.splitlines(True)
+        self._lines = pc.split_lines(self.text.source)  # LSP's lines: at LF, CRLF, CR only
 
     @cached_property
     def index(self) -> Index | None:
@@ -40,6 +43,22 @@ class PlanState:
         first request that needs them: diagnostics are published without waiting for it."""
         doc = self.result.doc
         return Index(self.text, doc, self.pause) if doc is not None else None
+
+    @cached_property
+    def fixed(self) -> pc.Fixed | None:
+        """The text with every safe fix applied, as `validate --fix` applies them (its
+        loop: one fix, then the check again), for "fix all"; worked out once per text,
+        on the first request that offers it. None without a safe fix."""
+        recheck, doc = self.recheck, self.result.doc
+        if recheck is None or doc is None:
+            return None
+        if not any(d.fix is not None and d.fix.safe for d in self.result.diagnostics):
+            return None
+
+        def check(data: bytes) -> PlanResult:
+            return self.result if data == doc.raw else recheck(data.decode("utf-8"))
+
+        return pc.fix_loop(str(self.path), doc.raw, check)
 
     def range(self, span: Span) -> lsp.Range:
         return lsp.Range(
@@ -81,8 +100,12 @@ def analyse(
     ``source_root`` as `--source-root`; ``seconds``: the bound of its model code's
     reading)."""
     path = path_of(uri)
-    result = check_text(path, source, unsaved, source_root=source_root, seconds=seconds)
-    return PlanState(uri, path, version, Text(source), result, codec, docs_url, pause)
+
+    def recheck(text: str) -> PlanResult:
+        return check_text(path, text, unsaved, source_root=source_root, seconds=seconds)
+
+    result = recheck(source)
+    return PlanState(uri, path, version, Text(source), result, codec, docs_url, pause, recheck)
 
 
 def path_of(uri: str) -> Path:

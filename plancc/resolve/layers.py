@@ -9,12 +9,12 @@ from fractions import Fraction
 from functools import partial
 from types import MappingProxyType
 
-from plancc import codes, ir
+from plancc import codes, fixes, ir
 from plancc.diagnostics import Pos
 from plancc.facts.liveness import join_gate, live_interval, readers
 from plancc.load import PathT
 from plancc.resolve.context import Context, Unresolved
-from plancc.resolve.tensors import flat_view, tensor_ref
+from plancc.resolve.tensors import flat_view, tensor_ref, unknown_tensor
 from plancc.schedule import Schedule, schedule
 from plancc.schema import plan as model
 from plancc.schema.plan import SIZE_PATTERN
@@ -61,20 +61,25 @@ def _streams(ctx: Context, streams: int | str | None, path: PathT, stage: str) -
 
 def _reads(
     ctx: Context, s: model.Stage, path: PathT, tensors: dict[str, ir.Tensor]
-) -> tuple[tuple[str, ...], tuple[tuple[str, Fraction], ...]]:
-    """The tensors a stage reads, and the shares of those it reads part of."""
+) -> tuple[tuple[str, ...], tuple[tuple[str, Fraction], ...], bool]:
+    """The tensors a stage reads, the shares of those it reads part of, and whether every
+    item of its `reads` is among them (an unknown name, PC010, or an item a schema error
+    spoiled is not: the readers the rules see are not the plan's)."""
     reads = []
     shares: list[tuple[str, Fraction]] = []
+    whole = ctx.v.doc_path((*path, "reads")) not in ctx.v.kept
     for j, item in enumerate(s.reads):
         t = item if isinstance(item, str) else item.tensor
         where = ("reads", j) if isinstance(item, str) else ("reads", j, "tensor")
-        if t in tensors or tensor_ref(ctx, t, partial(ctx.v.at, *path, *where), tensors):
+        if not (t in tensors or tensor_ref(ctx, t, partial(ctx.v.at, *path, *where), tensors)):
+            whole = whole and not unknown_tensor(ctx, t)
+        else:
             reads.append(t)
             if not isinstance(item, str):
                 share = _share(ctx, item.share, (*path, "reads", j, "share"), s.name, t)
                 if share is not None and share != 1:
                     shares.append((t, share))
-    return tuple(reads), tuple(shares)
+    return tuple(reads), tuple(shares), whole
 
 
 _SLASH = re.compile(r"(?<!/)/(?!/)")  # a fraction's bar, not `//`
@@ -134,17 +139,20 @@ def _unique_task(
 
 def _deps(
     ctx: Context, kind: str, stage: tuple[str, int], deps: Sequence[str], index: Mapping[str, int]
-) -> tuple[int, ...]:
+) -> tuple[tuple[int, ...], bool]:
     """The indices of the stages ``stage`` (its name and index) waits for; ``index`` maps
     every stage name of the kind to its first index. An entry that names no stage (PC010),
     repeats one (PC011), or names the stage itself or one listed after it (PC015) is
-    reported and left out."""
+    reported and left out. Also whether the graph is the plan's: no entry but a repeat
+    left out (nor one a schema error spoiled)."""
     name, i = stage
     out: dict[int, int] = {}  # stage index -> the entry naming it first
+    whole = ctx.v.doc_path(("layers", kind, "stages", i, "deps")) not in ctx.v.kept
     for j, dep in enumerate(deps):
         where = ctx.v.at("layers", kind, "stages", i, "deps", j)
         d = index.get(dep)
         if d is None:
+            whole = False
             if (kind, dep) not in ctx.v.broken.stages:
                 message = f"unknown stage '{clip(dep)}' in the deps of stage '{name}'"
                 ctx.unknown(where, message, dep, index)
@@ -157,6 +165,7 @@ def _deps(
                 f"(first at {first.line}:{first.col})",
             )
         elif d >= i:
+            whole = False
             ctx.report(
                 where,
                 codes.BAD_DEPS,
@@ -167,7 +176,7 @@ def _deps(
             )
         else:
             out[d] = j
-    return tuple(out)
+    return tuple(out), whole
 
 
 def resolve_layer(
@@ -180,6 +189,9 @@ def resolve_layer(
     at = ctx.v.at
     standins = ctx.v.broken.standin_stages
     index: dict[str, int] = {}  # every stage's name -> its first index, for `deps`
+    # Whether every stage's `deps` and `reads` are the plan's: an error in one (an unknown
+    # name) changes the graph or the readers the rules would judge.
+    whole = True
     for i, s in enumerate(layer.stages):
         index.setdefault(s.name, i)
     # Positions are looked up only for a report, but for the stage's own (the IR's).
@@ -205,7 +217,12 @@ def resolve_layer(
                 f"(first at {first.line}:{first.col})",
             )
         seen.setdefault(s.name, i)
-        reads, shares = _reads(ctx, s, path, tensors)
+        reads, shares, read_whole = _reads(ctx, s, path, tensors)
+        deps = None
+        if s.deps is not None:
+            deps, deps_whole = _deps(ctx, kind, (s.name, i), s.deps, index)
+            whole = whole and deps_whole
+        whole = whole and read_whole
         stages.append(
             ir.Stage(
                 name=s.name,
@@ -218,7 +235,7 @@ def resolve_layer(
                 duration_us=s.duration_us,
                 kernel=s.kernel,
                 locate=partial(at, *path),
-                deps=None if s.deps is None else _deps(ctx, kind, (s.name, i), s.deps, index),
+                deps=deps,
                 shares=tuple(shares),
             )
         )
@@ -231,7 +248,7 @@ def resolve_layer(
         resolve_warm(ctx, kind, i, raw, stages=timed, tensors=tensors)
         for i, raw in enumerate(layer.warms)
     ]
-    complete = not any(k == kind for k, _ in ctx.v.broken.standin_stages)
+    complete = whole and not any(k == kind for k, _ in ctx.v.broken.standin_stages)
     return ir.Layer(kind, tuple(stages), tuple(warms), complete)
 
 
@@ -257,10 +274,14 @@ def resolve_warm(
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     gates = _anchors(ctx, kind, w, by_name, locate)
     anchors = tuple(s.index for s in gates)
+    # An `after` naming nothing (or a stage twice) leaves the warm out of time.
+    whole_after = bool(gates)
     gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
     anchor = None if gate is None else gate.index
     entries: list[ir.WarmEntry] = []
     seen: dict[str, ir.Locate] = {}
+    # Whether every item resolved (and none a schema error spoiled): its entries are the plan's.
+    whole = ctx.v.doc_path((*path, "tensors")) not in ctx.v.kept
     for j, item in enumerate(w.tensors):
         item_path = (*path, "tensors", j)
         name = item if isinstance(item, str) else item.tensor
@@ -268,22 +289,27 @@ def resolve_warm(
         pos = partial(locate, *under)
         if name in seen:
             first = seen[name]()
+            at = ctx.v.doc_path(item_path)
+            title = f"remove the second '{clip(name)}' from warm '{w.name}'"
             ctx.report(
                 pos(),
                 codes.DUPLICATE_NAME,
                 f"tensor '{name}' is listed twice in warm '{w.name}' "
                 f"(first at {first.line}:{first.col})",
+                fix=fixes.remove(at[:-1], (at[-1],), title),
             )
             continue
         seen[name] = pos
         tensor = tensor_ref(ctx, name, pos, tensors)
         if tensor is None:
+            whole = whole and not unknown_tensor(ctx, name)
             continue
         flat = tensor.flat
         if not isinstance(item, str) and item.flat is not None:
             try:
                 flat = flat_view(ctx, item.flat, (*item_path, "flat"), name)
             except Unresolved:
+                whole = False
                 continue
         entries.append(ir.WarmEntry(tensor, flat, pos, int(ctx.v.doc_path(item_path)[-1])))
     # Alive from the anchor's finish through the last stage after it reading any of its
@@ -304,6 +330,7 @@ def resolve_warm(
         path=ctx.v.doc_path(path),
         listed=_listed(ctx, path),
         anchors=anchors,
+        complete=whole and whole_after,
     )
 
 

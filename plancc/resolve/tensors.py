@@ -139,8 +139,14 @@ def tensor_ref(
     """The tensor ``name`` refers to; None after reporting it unknown at ``pos()``."""
     if name in tensors:
         return tensors[name]
-    broken = ctx.v.broken
-    if name in broken.tensors or name in ctx.broken_tensors or broken.all_tensors:
+    if not unknown_tensor(ctx, name):
         return None
     ctx.unknown(pos(), f"unknown tensor '{clip(name)}'", name, ctx.plan.tensors)
     return None
+
+
+def unknown_tensor(ctx: Context, name: str) -> bool:
+    """Whether ``name`` names no tensor of the plan: not one whose definition an error
+    dropped (that error is reported; a reference to it names the right tensor)."""
+    broken = ctx.v.broken
+    return not (name in broken.tensors or name in ctx.broken_tensors or broken.all_tensors)

@@ -23,16 +23,20 @@ def read_before_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     and the anchor it does not run after.
 
     Fix: anchor the warm on a stage that runs before every reader of the
-    tensor, or drop the tensor from the warm.
+    tensor, or drop the tensor from the warm. Its fix (unsafe: the warm lands
+    less) drops it (the warm, when it lists nothing else).
     """
     for p in facts.placed:  # each anchored warm's static entries, shared with PC101-PC107
         layer, line = p.layer, p.line
+        found = []
         for entry in p.entries:
             early = next(
                 (r for r in line.readers.get(entry.tensor.name, ()) if not p.after(r)), None
             )
-            if early is None:
-                continue
+            if early is not None:
+                found.append((entry, early))
+        dropped = [entry for entry, _ in found]
+        for entry, early in found:
             # The anchor it does not run after: one it runs at or before, else one beside it.
             missed = [a for a in p.anchors if not line.runs_before(a, early)]
             at = next((a for a in missed if not line.schedule.beside(a, early)), missed[0])
@@ -46,6 +50,9 @@ def read_before_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
                 f"tensor '{entry.tensor.name}' is read by '{reader}', {where}: the warm {what} "
                 "after its consumer",
                 stages=(early,),
+                fix=drop_entries(
+                    p.warm, dropped, entry, f"read by '{reader}' {where}", fixes.Safety.UNSAFE
+                ),
             )
 
 
@@ -76,16 +83,22 @@ def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
 
 
 def drop_entries(
-    warm: ir.Warm, dropped: list[ir.WarmEntry], entry: ir.WarmEntry, why: str
+    warm: ir.Warm,
+    dropped: list[ir.WarmEntry],
+    entry: ir.WarmEntry,
+    why: str,
+    safety: fixes.Safety = fixes.Safety.SAFE,
 ) -> fixes.Fix:
     """Remove ``entry`` from the warm; the warm itself when ``dropped`` (the entries the
     rule's findings remove together) is every item it lists, as a warm lists at least one."""
     name = entry.tensor.name
     if len(dropped) >= warm.listed:
         title = f"remove warm '{warm.name}': '{name}' is {why}"
-        return fixes.remove(warm.path[:-1], (warm.path[-1],), title)
-    title = f"remove '{name}' from warm '{warm.name}': it is {why}"
-    return fixes.remove((*warm.path, "tensors"), (entry.index,), title)
+        edit: fixes.Edit = fixes.Remove(warm.path[:-1], (warm.path[-1],))
+    else:
+        title = f"remove '{name}' from warm '{warm.name}': it is {why}"
+        edit = fixes.Remove((*warm.path, "tensors"), (entry.index,))
+    return fixes.Fix(title, (edit,), safety)
 
 
 @rule("PC042", "anchor-without-task", Severity.ERROR)

@@ -15,8 +15,9 @@ from plancc.text import fmt_bytes, fmt_fraction, plural
 
 
 def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
-    # A layer kind with a stand-in stage has unreliable liveness: not judged.
-    return (layer for layer in plan.layers.values() if layer.complete)
+    # A layer kind with a stand-in stage, or with an error in a stage's `deps` or `reads`
+    # or in a warm, has unreliable liveness: not judged while the error stands.
+    return (layer for layer in plan.layers.values() if layer.budgeted)
 
 
 def _at_peak(

@@ -156,8 +156,10 @@ def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     Fix: add the missing tensors (in consumer order); if the group reads
     weights that cannot be warmed with the rest, split the group, or accept
     the finding with an `allow` and its reason. Its fix (unsafe: the warm
-    lands more) adds them in consumer order, unless another warm of the kind
-    holds one (PC108) or the grown warm would not land (PC107).
+    lands more) adds the ones whose bytes matter (the largest, until what is
+    still left out is under the 1 %: never a scale vector beside its matrix)
+    in consumer order, unless another warm of the kind holds one (PC108) or
+    the grown warm would not land (PC107).
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
@@ -181,13 +183,23 @@ def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         left_out = sum(t.bytes or 0 for name, t in read.items() if name not in warmed)
         if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
             continue  # under 1 %: a scale vector beside its matrix is not worth a finding
+        worth = _worth(read, warmed)
         for group, stages, have, missing in found:
             where = _group(group)
             if group[0] == "group":
                 where += f" (stages {_names([s.name for s in stages])})"
             if p.layer.name not in held:  # each layer kind's warmed tensors, listed once
                 held[p.layer.name] = {e.tensor.name for w in p.layer.warms for e in w.entries}
-            hint, fix = _complete(plan, p, [read[t] for t in missing], held[p.layer.name])
+            added = [read[t] for t in missing if t in worth]
+            hint, fix = (
+                _complete(plan, p, added, held[p.layer.name])
+                if added
+                else (
+                    f"{_names(missing)} of {where} hold under 1 % of the bytes: warm what the "
+                    "other groups miss",
+                    None,
+                )
+            )
             yield Finding(
                 p.warm.tensors_pos,
                 f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of {where}",
@@ -199,6 +211,24 @@ def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
                     "missing_bytes": sum(read[t].bytes or 0 for t in missing),
                 },
             )
+
+
+def _worth(read: dict[str, ir.Tensor], warmed: set[str]) -> set[str]:
+    """The tensors left out worth adding: the largest first, until what is still left out
+    is under 1 % of the bytes the touched groups read (the scale vector the 1 % rule lets
+    go stays out, as the shipped pair leaves it)."""
+    total = sum(t.bytes or 0 for t in read.values())
+    missing = sorted(
+        (t for name, t in read.items() if name not in warmed), key=lambda t: -(t.bytes or 0)
+    )
+    left_out = sum(t.bytes or 0 for t in missing)
+    out: set[str] = set()
+    for t in missing:
+        if 100 * left_out < total:
+            break
+        out.add(t.name)
+        left_out -= t.bytes or 0
+    return out
 
 
 def _complete(

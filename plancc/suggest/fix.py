@@ -1,8 +1,10 @@
 """`plancc suggest --fix`: the top gain of each layer kind written as its warm.
 
 Written through the fixes' edits (``plancc.fixes``: one ``Replace`` of the kind's
-`warms`, unsafe, as every warm moved in time), applied to the plan's text by
-``plancc.edits.apply`` (`fmt`'s layout: comments kept). A kind whose top is "no warm"
+`warms`, unsafe, as every warm moved in time), made on the plan's text by the one
+interpreter of a fix (``plancc.edits.interpret.apply_fixes``, as `validate --fix`
+makes them: only the values that change are written, comments, BOM and line breaks
+kept). A kind whose top is "no warm"
 is left as it is, and so is one whose top gain is its declared warm already. The
 plan written must validate without an error, or nothing is written.
 """
@@ -14,10 +16,10 @@ from pathlib import Path
 from plancc import ir
 from plancc.api import diagnose_plan
 from plancc.codes import Severity
-from plancc.edits.apply import FixError, apply
+from plancc.diagnostics import Diagnostic
+from plancc.edits.interpret import FixError, apply_fixes
 from plancc.fixes import Fix, Replace, Safety, Value
-from plancc.fmt.layout import FmtError
-from plancc.load import MAX_BYTES
+from plancc.load import MAX_BYTES, load
 from plancc.load.inputs import PlanInput
 from plancc.reading import read_regular
 from plancc.suggest import LayerSuggestions, Suggestions
@@ -25,7 +27,7 @@ from plancc.suggest.candidates import Part
 from plancc.suggest.evaluate import warm_name
 from plancc.suggest.rank import label
 from plancc.usage import UsageError
-from plancc.write import Form, WriteError, replace
+from plancc.write import WriteError, replace
 
 
 def _warms(layer: ir.Layer, top: LayerSuggestions) -> list[Value]:
@@ -80,11 +82,14 @@ def _write(file: str, fixes: list[Fix], source_root: str | None) -> None:
     path = Path(file)
     try:
         raw = read_regular(path, MAX_BYTES)  # as a plan is read: never waited on, capped
-        form = Form.of(raw)  # its BOM and line ending, kept
-        data = form.encode(apply(form.text(raw), fixes))
     except OSError as exc:  # its words, not "[Errno 22] ..."
         raise UsageError(f"{file}: cannot write the suggestion: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, FixError, FmtError) as exc:
+    doc = load(file, raw)
+    if isinstance(doc, Diagnostic):  # changed since it was read: say so, write nothing
+        raise UsageError(f"{file}: cannot write the suggestion: {doc.message}")
+    try:
+        data = apply_fixes(doc, fixes)
+    except FixError as exc:
         raise UsageError(f"{file}: cannot write the suggestion: {exc}") from None
     errors = [
         d

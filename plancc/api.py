@@ -18,7 +18,8 @@ from plancc import codes, ir
 from plancc.check import Allowed, check, silence_fixes
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, diag
-from plancc.facts import Facts
+from plancc.facts import Facts, facts_of
+from plancc.facts.admitted import Admitted, admitted
 from plancc.fixes import touched
 from plancc.load import Document, FileReader, inputs, load, read_config_file
 from plancc.load.inputs import PlanInput
@@ -125,10 +126,16 @@ def diagnose_plan(
 
         extra = check_sources(validated, plan, source_root)
     judged = not narrowed and not any(d.severity is Severity.ERROR for d in diagnostics)
-    checked = check(plan, judged=judged, extra=extra)
+    view = admitted(plan, overrides)  # a guarded warm: where its guard issues it
+    checked = check(view.plan, judged=judged, extra=extra)
     found, allowed = [*diagnostics, *checked.diagnostics], checked.allowed
-    if any(p.name not in overrides and p.lo != p.hi for p in plan.params):
-        found, allowed = _at_range_ends(plan, validated, read_file, overrides, found, allowed)
+    ranged = any(p.name not in overrides and p.lo != p.hi for p in plan.params)
+    if ranged or view.clipped:
+        values = _Values(validated, read_file, overrides, found, allowed)
+        values.clipped("default", view)
+        if ranged:
+            values.ends()
+        found, allowed = values.result(plan)
     return PlanResult(
         label,
         plan,
@@ -137,7 +144,9 @@ def diagnose_plan(
         model_broken=validated.broken.model,
         piped=source.piped,
         doc=doc,
-        facts=checked.facts,
+        # The whole plan's: what its outputs and the editor describe, every guarded warm
+        # in it (the check judged those its values issue).
+        facts=checked.facts if view.plan is plan else facts_of(plan),
         findings=checked.findings,
     )
 
@@ -169,44 +178,95 @@ def _check_overrides(plan: ir.Plan, overrides: Mapping[str, int]) -> bool:
     return any(p.name in overrides and p.lo != p.hi for p in plan.params)
 
 
-def _at_range_ends(  # noqa: PLR0917 (the default's plan and what it found, passed on)
-    default: ir.Plan,
-    validated: Validated,
-    read_file: FileReader,
-    overrides: Mapping[str, int],
-    found: list[Diagnostic],
-    allowed: tuple[Allowed, ...],
-) -> tuple[list[Diagnostic], tuple[Allowed, ...]]:
-    """The checks again with every param not fixed by `--set` at the low end of its range,
-    then at the high end. A finding (a code at a place) is reported once, at the first
-    value where it appears, and one that appears only at an end says at which values
-    (``... at CTX=4096``). A silence that silences nothing (PC006) must be stale at every
-    value. The source checks do not depend on a param: they run once, at the default."""
-    seen = {(d.line, d.col, d.code) for d in found}
-    stale = {(d.line, d.col) for d in found if d.code == codes.UNUSED_SILENCE.id}
-    kept = {(a.diagnostic.line, a.diagnostic.col, a.diagnostic.code) for a in allowed}
-    more = list(allowed)
-    for point in ("lo", "hi"):
-        plan, resolved = resolve(validated, read_file, point=point, overrides=overrides)
-        if plan is None:  # pragma: no cover (the default's resolved: so does every end's)
-            continue
-        judged = not any(d.severity is Severity.ERROR for d in (*validated.diagnostics, *resolved))
-        checked = check(plan, judged=judged)
+class _Values:
+    """The checks again at the other values: with every param not fixed by `--set` at the
+    low end of its range, then at the high end; and, for a warm whose guard a check's
+    values skip, at the values nearest them its guards admit (``facts.admitted``), where
+    only the findings on that warm count. A finding (a code at a place) is reported once,
+    at the first values where it appears, and one that appears only at other values than
+    the defaults says at which (``... at CTX=4096``). A silence that silences nothing
+    (PC006) must be stale at every value. The source checks do not depend on a param:
+    they run once, at the default."""
+
+    def __init__(
+        self,
+        validated: Validated,
+        read_file: FileReader,
+        overrides: Mapping[str, int],
+        found: list[Diagnostic],
+        allowed: tuple[Allowed, ...],
+    ) -> None:
+        self.validated, self.read_file, self.overrides = validated, read_file, overrides
+        self.found, self.more = found, list(allowed)
+        self.seen = {(d.line, d.col, d.code) for d in found}
+        self.stale = {(d.line, d.col) for d in found if d.code == codes.UNUSED_SILENCE.id}
+        self.kept = {(a.diagnostic.line, a.diagnostic.col, a.diagnostic.code) for a in allowed}
+
+    def ends(self) -> None:
+        for point in ("lo", "hi"):
+            plan, resolved = resolve(
+                self.validated, self.read_file, point=point, overrides=self.overrides
+            )
+            if plan is None:  # pragma: no cover (the default's resolved: so does every end's)
+                continue
+            view = admitted(plan, self.overrides)
+            self._merge(plan, view.plan, resolved, None)
+            self.clipped(point, view)
+
+    def clipped(self, point: str, view: Admitted) -> None:
+        """The checks of the warms ``view`` skips, each at the values its guards admit."""
+        for values, warms in view.clipped.items():
+            overrides = {**self.overrides, **dict(values)}
+            plan, resolved = resolve(
+                self.validated, self.read_file, point=point, overrides=overrides
+            )
+            if plan is None:  # pragma: no cover (a param's value within its range resolves)
+                continue
+            self._merge(plan, admitted(plan, overrides).plan, resolved, warms)
+
+    def _merge(
+        self,
+        plan: ir.Plan,
+        judged_plan: ir.Plan,
+        resolved: Sequence[Diagnostic],
+        warms: frozenset[str] | None,
+    ) -> None:
+        """One more check's findings; ``warms``: only those on these warms count."""
+        errors = (*self.validated.diagnostics, *resolved)
+        checked = check(judged_plan, judged=not any(d.severity is Severity.ERROR for d in errors))
         at = f" at {plan.at_values}" if plan.at_values else ""
-        stale &= {(d.line, d.col) for d in checked.diagnostics if d.code == codes.UNUSED_SILENCE.id}
-        for d in (*resolved, *checked.diagnostics):
+        stale = self.stale
+        self.stale = stale & {
+            (d.line, d.col) for d in checked.diagnostics if d.code == codes.UNUSED_SILENCE.id
+        }
+
+        def counts(d: Diagnostic) -> bool:
+            if warms is None:
+                return True
+            f = checked.findings.get(d)
+            return f is not None and any(
+                w is not None and w.name in warms for w in (f.warm, *f.also)
+            )
+
+        for d in (*(resolved if warms is None else ()), *checked.diagnostics):
             key = (d.line, d.col, d.code)
-            if key not in seen and d.code != codes.UNUSED_SILENCE.id:
-                seen.add(key)
-                found.append(replace(d, message=d.message + at))
+            if key not in self.seen and d.code != codes.UNUSED_SILENCE.id and counts(d):
+                self.seen.add(key)
+                self.found.append(replace(d, message=d.message + at))
         for a in checked.allowed:
             key = (a.diagnostic.line, a.diagnostic.col, a.diagnostic.code)
-            if key not in kept:
-                kept.add(key)
+            if key not in self.kept and counts(a.diagnostic):
+                self.kept.add(key)
                 d = a.diagnostic
-                more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
-    found = [d for d in found if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in stale]
-    return silence_fixes(default, found), tuple(more)  # fewer entries stale: their fixes
+                self.more.append(replace(a, diagnostic=replace(d, message=d.message + at)))
+
+    def result(self, default: ir.Plan) -> tuple[list[Diagnostic], tuple[Allowed, ...]]:
+        found = [
+            d
+            for d in self.found
+            if d.code != codes.UNUSED_SILENCE.id or (d.line, d.col) in self.stale
+        ]
+        return silence_fixes(default, found), tuple(self.more)  # fewer entries stale: their fixes
 
 
 def parse_sets(given: Sequence[str]) -> dict[str, int]:

@@ -112,7 +112,8 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
         raised.update((w.name, d.code) for w in by)
         raised.add((None, d.code))
     seen: set[tuple[str, str]] = set()
-    warms = {ir.allow_scope(w.name): w for w in plan.warms}
+    warms = {ir.allow_scope(w.name): w for w in (*plan.warms, *plan.skipped)}
+    skipped = {w.name for w in plan.skipped}  # not issued at these values: nothing fires
     stale: list[_Found] = []
     for rid, pos, where, _ in plan.silences:
         code = lookup(rid)
@@ -127,7 +128,7 @@ def _stale_silences(plan: ir.Plan, found: list[_Found]) -> Iterator[_Found]:
             message = f"{where} names {code.id}, which cannot be silenced"
         elif key in seen:
             message = f"{where} names {code.id} twice; this entry silences nothing"
-        elif (scope, code.id) not in raised:
+        elif (scope, code.id) not in raised or scope in skipped:
             message = f"{where} names {code.id}, which does not fire " + (
                 "on this warm" if warm is not None else "in this plan"
             )

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from types import MappingProxyType
 
 from plancc.diagnostics import Pos
 from plancc.schedule import Schedule, schedule
@@ -45,6 +46,12 @@ class Param:
     lo: int
     hi: int
     value: int
+    source: str = ""  # the model code's run-time variable: a guard's parameter
+
+    @cached_property
+    def variable(self) -> str:
+        """The generated function's parameter for it (no leading underscores)."""
+        return (self.source or self.name.lower()).lstrip("_")
 
 
 @dataclass(frozen=True)
@@ -165,15 +172,113 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Rows:
+    """A prefix warm's range [lo, hi) of a tensor's first dimension (`rows: [LO, HI]`)."""
+
+    lo: int
+    hi: int
+    lo_source: str  # Python source, with the plan's names
+    hi_source: str
+    names: frozenset[str]  # dims and config keys the sources use
+
+    def overlaps(self, other: Rows | None) -> bool:
+        """Whether the two ranges share a row; None stands for the whole tensor."""
+        return other is None or (self.lo < other.hi and other.lo < self.hi)
+
+    def __str__(self) -> str:
+        return f"rows [{self.lo:,}, {self.hi:,})"
+
+
+@dataclass(frozen=True)
 class WarmEntry:
     tensor: Tensor
     flat: FlatView | None  # the view this warm uses (entry override, else the tensor's)
     locate: Locate = field(compare=False, repr=False)
     index: int = field(default=-1, compare=False)  # its item's index in the document's list
+    rows: Rows | None = None  # a prefix warm: the range of the first dim it warms
 
     @cached_property
     def pos(self) -> Pos:
         return self.locate()
+
+    @cached_property
+    def bytes(self) -> int:
+        """The bytes it warms: its rows' share of the tensor's (whole rows), or all of it."""
+        full = self.tensor.bytes or 0
+        first = self.tensor.shape[0] if self.tensor.shape else None
+        if self.rows is None or not first:
+            return full
+        elements = (self.tensor.elements or 0) // first * (self.rows.hi - self.rows.lo)
+        return -(-elements * self.tensor.dtype.bits // 8)
+
+    @cached_property
+    def elements(self) -> int | None:
+        """The elements it warms (its flat view must hold as many)."""
+        n = self.tensor.elements
+        first = self.tensor.shape[0] if self.tensor.shape else None
+        if n is None or self.rows is None or not first:
+            return n
+        return n // first * (self.rows.hi - self.rows.lo)
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """What it holds in L2, to count each held region once: the tensor and its rows."""
+        if self.rows is None:
+            return (self.tensor.name, 0, -1)
+        return (self.tensor.name, self.rows.lo, self.rows.hi)
+
+    @property
+    def what(self) -> str:
+        """How a message names it: ``'wo_a'``, or ``'wo_a' rows [0, 8)``."""
+        return f"'{self.tensor.name}'" + ("" if self.rows is None else f" {self.rows}")
+
+    def covers(self, other: WarmEntry) -> bool:
+        """Whether it holds a row ``other`` holds too (same tensor, overlapping rows)."""
+        if self.tensor.name != other.tensor.name:
+            return False
+        return self.rows is None or self.rows.overlaps(other.rows)
+
+
+_OPS: Mapping[str, Callable[[int, int], bool]] = MappingProxyType(
+    {
+        "<=": lambda a, b: a <= b,
+        ">=": lambda a, b: a >= b,
+        "<": lambda a, b: a < b,
+        ">": lambda a, b: a > b,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A run-time guard: the warm is issued only when ``param op bound`` holds."""
+
+    param: str
+    op: str  # <=, >=, <, >
+    bound: int
+    bound_source: str  # Python source of the bound, with the plan's names
+    variable: str  # the generated function's parameter: the param's `source`
+    locate: Locate = field(compare=False, repr=False)
+    # Its item's index in a `guard` list and the list's length; (None, 1) for a string.
+    item: tuple[int | None, int] = field(default=(None, 1), compare=False)
+
+    @cached_property
+    def pos(self) -> Pos:
+        return self.locate()
+
+    def admits(self, value: int) -> bool:
+        return _OPS[self.op](value, self.bound)
+
+    def admitted(self, lo: int, hi: int) -> tuple[int, int] | None:
+        """The values of [lo, hi] it admits (an interval: one bound), or None."""
+        if self.op in ("<=", "<"):
+            top = self.bound if self.op == "<=" else self.bound - 1
+            return (lo, min(hi, top)) if lo <= min(hi, top) else None
+        bottom = self.bound if self.op == ">=" else self.bound + 1
+        return (max(lo, bottom), hi) if max(lo, bottom) <= hi else None
+
+    def __str__(self) -> str:
+        return f"{self.param} {self.op} {self.bound_source}"
 
 
 def allow_scope(warm: str) -> str:
@@ -209,6 +314,10 @@ class Warm:
     # its layer kind, wait for the error (its entries or its place in time are not the
     # plan's).
     complete: bool = True
+    # A cross-layer warm (`next_layer: true`): issued here, it warms the tensors the next
+    # layer of the forward reads, and its consumers are that layer's stages.
+    next_layer: bool = False
+    guards: tuple[Guard, ...] = ()  # run-time guards, all of which must hold (`guard`)
 
     @property
     def join(self) -> bool:
@@ -229,7 +338,12 @@ class Warm:
 
     @cached_property
     def bytes(self) -> int:
-        return sum(e.tensor.bytes or 0 for e in self.entries)
+        """Its static entries' bytes (a prefix's rows only)."""
+        return sum(e.bytes for e in self.entries if e.tensor.static)
+
+    def admits(self, values: Mapping[str, int]) -> bool:
+        """Whether every guard holds at these param values (a param not given: held)."""
+        return all(g.param not in values or g.admits(values[g.param]) for g in self.guards)
 
     def alive_at(self, step: int) -> bool:
         """Whether it holds L2 during ``step``: for stage i, ``layer.schedule.start[i]``
@@ -291,6 +405,9 @@ class Plan:
     # bytes), for the manifest's source.config; None without a readable config.
     config_file: tuple[str, str] | None = None
     params: tuple[Param, ...] = ()  # in plan order, each with the value this check takes
+    # The warms whose guards the params' values here skip: left out of ``layers`` for the
+    # rules of this check, judged at other values (``plancc.facts.admitted``).
+    skipped: tuple[Warm, ...] = ()
 
     @cached_property
     def at_values(self) -> str:

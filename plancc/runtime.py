@@ -106,6 +106,11 @@ class Warm:
     tensors: tuple[str, ...]
     anchors: tuple[str, ...] = ()  # every anchor stage, in the plan's order
     tasks: tuple[str, ...] = ()  # every anchor's TaskId variable, in the same order
+    # Issued in one layer for the next one's tensors: the model calls it in every layer but
+    # the last (under `if layer_idx < NUM_LAYERS - 1:`), with the next layer's.
+    next_layer: bool = False
+    # Run-time guards, all of which must hold: (param, op, bound, the function's parameter).
+    guards: tuple[tuple[str, str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,6 +215,8 @@ def _parse(source: str, data: Any) -> Manifest:
             tensors=tuple(t["name"] for t in w["tensors"]),
             anchors=_listed(w["after"]),
             tasks=_listed(w["task"]),
+            next_layer=w["next_layer"],
+            guards=tuple((g["param"], g["op"], g["bound"], g["source"]) for g in w["guards"]),
         )
         for w in data["warms"]
     )

@@ -301,10 +301,26 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
                 "after": "q_proj",
                 "task": "q_rope_tid",
                 "bytes": sum(w.tensors.values()),
-                "consumers": [{"stage": s, "kernel": k} for s, k in w.consumers],
+                "next_layer": False,
+                "consumed_in": [w.layer],
+                "guards": [],
+                "consumers": [{"stage": s, "layer": w.layer, "kernel": k} for s, k in w.consumers],
                 "tensors": [
                     {"name": t, "dtype": "int8", "shape": [n], "flat": [n], "bytes": n}
                     for t, n in w.tensors.items()
+                ],
+                "parameters": [
+                    *(
+                        {
+                            "name": t,
+                            "kind": "tensor",
+                            "dtype": "int8",
+                            "shape": [n],
+                            "layer": "this",
+                        }
+                        for t, n in w.tensors.items()
+                    ),
+                    {"name": "after", "kind": "task", "stage": "q_proj", "task": "q_rope_tid"},
                 ],
             }
             for w in warms

@@ -1,6 +1,8 @@
 """Regenerate the golden files under tests/golden: ``make golden``.
 
-Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan.
+Equivalent to ``plancc build plans/*.yaml --out tests/golden``: every shipped plan; and
+``plancc build tests/data/forms/*.yaml --out tests/golden/forms``: the fixture of each warm
+form (a cross-layer warm, a prefix, a guard), compared by tests/test_forms.py.
 Then the measurement example (examples/measure/, written by tests/measure_example.py)
 and its reports, tests/data/measure/report.txt and report.md, from the Flash manifest.
 And ``plancc report plans/deepseek_v4_flash.yaml -o tests/golden/deepseek_v4_flash_report.html``
@@ -19,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 PLANS = sorted((ROOT / "plans").glob("*.yaml"))
+FORMS = sorted((ROOT / "tests" / "data" / "forms").glob("*.yaml"))  # into tests/golden/forms
 REPORTED = "plans/deepseek_v4_flash.yaml"  # from the repository root, as the page names it
 
 
@@ -31,6 +34,13 @@ def main() -> int:
         sys.stdout.write(text(result.report))
         return 1
     for plan in result.plans:
+        for f in plan.files:
+            print(f"{f.path.relative_to(ROOT).as_posix()}: {f.status.value}")
+    forms = build([str(p) for p in FORMS], str(GOLDEN / "forms"))  # each warm form's fixture
+    if forms.failed:
+        sys.stdout.write(text(forms.report))
+        return 1
+    for plan in forms.plans:
         for f in plan.files:
             print(f"{f.path.relative_to(ROOT).as_posix()}: {f.status.value}")
     from plancc.report_html import report as write_report

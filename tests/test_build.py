@@ -154,9 +154,13 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                 "after": "q_proj",
                 "task": "q_rope_tid",
                 "bytes": 100663296,
+                "next_layer": False,
+                "consumed_in": ["csa"],
+                "issues": 43,
+                "guards": [],
                 "consumers": [
-                    {"stage": "o_proj_a", "kernel": "proj_a_mm"},
-                    {"stage": "o_proj_b", "kernel": None},
+                    {"stage": "o_proj_a", "layer": "csa", "kernel": "proj_a_mm"},
+                    {"stage": "o_proj_b", "layer": "csa", "kernel": None},
                 ],
                 "tensors": [
                     {
@@ -173,6 +177,23 @@ def test_manifest_matches_the_contract(repo: Path) -> None:
                         "flat": [33554432],
                         "bytes": 33554432,
                     },
+                ],
+                "parameters": [
+                    {
+                        "name": "wo_a",
+                        "kind": "tensor",
+                        "dtype": "bf16",
+                        "shape": [8, 1024, 4096],
+                        "layer": "this",
+                    },
+                    {
+                        "name": "wo_b",
+                        "kind": "tensor",
+                        "dtype": "int8",
+                        "shape": [4096, 8192],
+                        "layer": "this",
+                    },
+                    {"name": "after", "kind": "task", "stage": "q_proj", "task": "q_rope_tid"},
                 ],
             }
         ],
@@ -381,6 +402,7 @@ def test_golden_files_are_up_to_date() -> None:
     assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(
         [f"{p.stem}_warms{suffix}" for p in plans for suffix in (".py", ".manifest.json")]
         + ["deepseek_v4_flash_report.html"]  # tests/test_report_html.py compares it
+        + ["forms"]  # the warm forms' fixtures: tests/test_forms.py compares them
     )
     for plan in plans:
         manifest = json.loads((GOLDEN / f"{plan.stem}_warms.manifest.json").read_text("utf-8"))

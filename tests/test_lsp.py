@@ -435,6 +435,49 @@ async def test_definition(client: LanguageClient) -> None:
     assert (key.range.start, key.range.end) == (T.Position(0, 1), T.Position(0, 14))
 
 
+FORMS = """\
+params:
+  CTX: {default: 2048, range: [1, 4096], source: ctx_len}
+"""
+
+
+def forms() -> str:
+    """The demo with a param, and its warm guarded, a prefix and a cross-layer warm."""
+    text = demo().replace("tensors:\n", FORMS + "\ntensors:\n", 1)
+    text = text.replace(
+        "        tensors: [wo_b, wo_a]",
+        "        guard: CTX <= 2272\n        tensors:\n          - wo_b\n"
+        "          - {tensor: wo_a, rows: [0, O_G // 2]}\n"
+        "      - {name: next_q, after: k_proj, next_layer: true, tensors: [wq]}",
+    )
+    return text
+
+
+async def test_the_new_keys_hover_complete_and_navigate(client: LanguageClient) -> None:
+    """Issue 43: a guard's param and bound, a prefix's rows, `next_layer`."""
+    text = forms()
+    assert [d.code for d in await open_text(client, text)] == ["PC104", "PC103", "PC102"]
+    warm = await _hover(client, text, "warm_o", 1)
+    assert "prefix: `wo_a` rows [0, 4) of 8, 8,388,608 B = 8.4 MB = 8.0 MiB = 0.04× L2" in warm
+    assert "guard: issued only when `CTX <= 2272` (run-time `ctx_len`)" in warm
+    cross = await _hover(client, text, "next_q", 1)
+    assert "next layer: warms the tensors of the layer after this one (`attn`)" in cross
+    assert "alive in the next layer: norm, q_proj of `attn`" in cross
+    assert await _hover(client, text, "CTX <=", 1) == (
+        "param `CTX` = 2,048, range 1 … 4,096\n\nrun-time value in the model code: `ctx_len`"
+    )
+    (param,) = await _definition(client, text, "CTX <=", 1)
+    assert param.range.start == where(text, "CTX: {")
+    (dim,) = await _definition(client, text, "O_G // 2", 1)
+    assert dim.range.start == where(text, "O_G: 8")
+    guard = text.replace("guard: CTX <= 2272", "guard: C")
+    assert "CTX" in await _complete(client, guard, "guard: C")
+    rows = text.replace("rows: [0, O_G // 2]", "rows: [0, O")
+    assert {"O_G", "O_IN"} <= set(await _complete(client, rows, "rows: [0, O"))
+    cross_key = text.replace("next_layer: true", "next_layer: ")
+    assert await _complete(client, cross_key, "next_layer: ") == ["true", "false"]
+
+
 async def test_references_and_rename(client: LanguageClient) -> None:
     text = demo()
     await open_text(client, text)

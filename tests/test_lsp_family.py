@@ -67,7 +67,9 @@ def test_a_param_hovers_with_its_range(tmp_path: Path) -> None:
     got = hover(state, _at(PLAN, "2 * CTX", 5))
     assert got is not None
     assert isinstance(got.contents, lsp.MarkupContent)
-    assert got.contents.value == "param `CTX` = 2,048, range 1 … 4,096"
+    assert got.contents.value == (
+        "param `CTX` = 2,048, range 1 … 4,096\n\nrun-time value in the model code: `ctx`"
+    )
 
 
 def _labels(text: str, needle: str, state: PlanState) -> list[str]:

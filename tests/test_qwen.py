@@ -29,23 +29,52 @@ def _report(**sets: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     return shown, allowed
 
 
-def test_the_plan_validates_and_its_one_warning_is_the_context_trade_off() -> None:
+def test_the_plan_validates_and_its_warm_is_guarded_by_the_context_length() -> None:
     shown, allowed = _report()
     # Its source is not checked here (no pypto-lib beside this checkout): PC200 only.
     assert [c for c, _ in shown] == ["PC200"]
-    assert allowed == [
+    assert allowed == []  # the guard, not an `allow`, keeps the warm where it pays
+    plan = validate_paths([str(PLAN)]).results[0].plan
+    assert plan is not None
+    (warm,) = plan.warms
+    assert [str(g) for g in warm.guards] == ["CTX <= 2272"]
+    assert warm.guards[0].variable == "ctx_len"
+
+
+def _guarded_at(tmp_path: Path, bound: int) -> list[tuple[str, str]]:
+    """The findings of the plan with its guard's bound moved to ``bound``."""
+    (tmp_path / "configs").mkdir(exist_ok=True)
+    config = ROOT / "plans" / "configs" / "qwen3_14b.config.json"
+    (tmp_path / "configs" / config.name).write_bytes(config.read_bytes())
+    text = PLAN.read_text("utf-8").replace("guard: CTX <= 2272", f"guard: CTX <= {bound}")
+    (tmp_path / "qwen3_14b.yaml").write_text(text, encoding="utf-8")
+    report = validate_paths([str(tmp_path / "qwen3_14b.yaml")])
+    return [(d.code, d.message) for d in report.diagnostics if d.code != "PC200"]
+
+
+@pytest.mark.parametrize(("bound", "evicted"), [(512, False), (2272, False), (2273, True)])
+def test_the_warm_survives_the_kv_stream_up_to_2272_tokens(
+    tmp_path: Path, bound: int, evicted: bool
+) -> None:
+    """The guarded warm is judged at the values its guard admits: the range's high end
+    clipped to the bound. At 2,272 tokens the KV stream and the warm fill L2 exactly."""
+    found = _guarded_at(tmp_path, bound)
+    if not evicted:
+        assert found == []
+        return
+    assert found == [
         (
             "PC106",
             "warm 'prefetch_wo' (52.4 MB) is evicted before 'out_proj': 'fa_fused' streams "
-            "268.4 MB, 1.59× L2 in all at CTX=4096",
+            f"149.0 MB, 1.0003× L2 in all at CTX={bound}",
         )
     ]
 
 
-@pytest.mark.parametrize(("ctx", "evicted"), [(512, False), (2272, False), (2273, True)])
-def test_the_warm_survives_the_kv_stream_up_to_2272_tokens(ctx: int, evicted: bool) -> None:
-    _, allowed = _report(CTX=ctx)
-    assert [c for c, _ in allowed] == (["PC106"] if evicted else [])
+def test_a_run_the_guard_skips_does_not_judge_the_warm() -> None:
+    shown, allowed = _report(CTX=4096)
+    assert [c for c, _ in shown] == ["PC200"]
+    assert allowed == []
 
 
 def test_bytes_count_one_layer_slab_and_the_forward_forty_layers() -> None:
@@ -70,6 +99,7 @@ def test_the_module_takes_the_stack_the_index_and_every_anchor() -> None:
     assert annotations == [
         ("wo", "pl.Tensor[[NUM_LAYERS * HIDDEN, HIDDEN], pl.BF16]"),
         ("layer_idx", "pl.Scalar[pl.INT32]"),
+        ("ctx_len", "pl.Scalar[pl.INT32]"),  # the guard's run-time value: CTX's `source`
         ("q_proj_tid", "pl.Scalar[pl.TASK_ID]"),
         ("k_proj_tid", "pl.Scalar[pl.TASK_ID]"),
         ("v_proj_tid", "pl.Scalar[pl.TASK_ID]"),
@@ -80,11 +110,14 @@ def test_the_module_takes_the_stack_the_index_and_every_anchor() -> None:
         "pl.slice(wo, [HIDDEN, HIDDEN], [layer_idx * HIDDEN, 0])",
         "wo_flat = pl.reshape(wo_slab, [HIDDEN * HIDDEN])",
     ]
-    scope = fn.body[3]
+    guard = fn.body[3]
+    assert isinstance(guard, ast.If)
+    assert ast.unparse(guard.test) == "ctx_len <= 2272"
+    (scope,) = guard.body
     assert isinstance(scope, ast.With)
     deps = [k for k in scope.items[0].context_expr.keywords if k.arg == "deps"]  # type: ignore[attr-defined]
     assert ast.unparse(deps[0].value) == "[q_proj_tid, k_proj_tid, v_proj_tid]"
-    assert "prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)" in module
+    assert "prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, v_proj_tid)" in module
 
 
 def test_the_manifest_records_the_stack_the_index_and_the_anchors() -> None:
@@ -96,6 +129,8 @@ def test_the_manifest_records_the_stack_the_index_and_the_anchors() -> None:
     assert tensor["shape"] == [5120, 5120]
     assert tensor["stacked"] == {"layers": 40, "index": "layer_idx", "index_type": "int32"}
     assert manifest["forward"]["warm_bytes"] == 40 * 52_428_800
+    assert manifest["forward"]["guarded_warm_issues"] == 40  # up to 40: CTX <= 2272
+    assert warm["guards"] == [{"param": "CTX", "op": "<=", "bound": 2272, "source": "ctx_len"}]
 
 
 def test_the_golden_is_this_plans_build() -> None:

@@ -715,8 +715,13 @@ def test_manifest_key_order_and_numbers(plans: dict[str, ir.Plan]) -> None:
             "after",
             "task",
             "bytes",
+            "next_layer",
+            "consumed_in",
+            "issues",
+            "guards",
             "consumers",
             "tensors",
+            "parameters",
         ]
         assert warm["bytes"] == sum(t["bytes"] for t in warm["tensors"]) == entry.bytes
         for t in warm["tensors"]:
@@ -730,8 +735,8 @@ def test_manifest_names_each_warms_consumers_with_their_kernels(
     for warm in data["warms"]:
         # The stages after q_proj that read wo_a or wo_b; the plan names their kernels.
         assert warm["consumers"] == [
-            {"stage": "proj_a", "kernel": "proj_a_mm"},
-            {"stage": "proj_b", "kernel": "proj_b_mm"},
+            {"stage": "proj_a", "layer": warm["layer"], "kernel": "proj_a_mm"},
+            {"stage": "proj_b", "layer": warm["layer"], "kernel": "proj_b_mm"},
         ]
     kinds = data["forward"]["kinds"]
     assert len(kinds) == data["forward"]["layers"] == 43
@@ -764,8 +769,8 @@ def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
     graph = _plan(tmp_path / "graph.yaml")
     data: dict[str, Any] = render.manifest(graph, "graph.yaml", facts_of(graph))
     assert data["warms"][0]["consumers"] == [
-        {"stage": "short", "kernel": "short_k"},
-        {"stage": "long2", "kernel": None},
+        {"stage": "short", "layer": "l", "kernel": "short_k"},
+        {"stage": "long2", "layer": "l", "kernel": None},
     ]
 
 

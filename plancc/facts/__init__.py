@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from plancc import ir
 from plancc.facts.analysis import Analysis, analyse
+from plancc.facts.crossing import KindPeak, kind_peak
 from plancc.facts.liveness import Peak, layer_peak
 from plancc.facts.placed import Placed, each_placed
 from plancc.facts.timeline import Timeline
@@ -29,13 +30,20 @@ class Facts:
 
     plan: ir.Plan
     timelines: Mapping[str, Timeline]  # per complete layer kind
-    placed: tuple[Placed, ...]  # every anchored warm of a complete layer kind, plan order
-    peaks: Mapping[str, Peak]  # per layer kind, complete or not (the report draws both)
+    # Every anchored warm of a complete layer kind, plan order; then each cross-layer
+    # warm on each of its crossings (``facts.crossing``).
+    placed: tuple[Placed, ...]
+    # Per layer kind, complete or not (the report draws both); a complete kind's with the
+    # cross-layer warms of the kind before it that raise it most (``kind_peaks``).
+    peaks: Mapping[str, Peak]
     # The plan's L2 peak: over the forward's layer kinds when it has one, else over every
     # kind; a kind the budget rules do not judge (``Layer.budgeted``: a stand-in stage, an
     # error in its `deps`, `reads` or a warm) is left out, as PC030 and PC032 leave it out.
     peak_bytes: int
     analysis: Analysis
+    # Per complete layer kind: its peak and the kind before it that gives it (None: its
+    # own warms alone).
+    kind_peaks: Mapping[str, KindPeak]
 
 
 def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType({})) -> Facts:
@@ -52,7 +60,11 @@ def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType
             line = Timeline(plan, layer)
         lines[name] = line
     placed = tuple(each_placed(plan, lines))
-    peaks = {name: layer_peak(layer) for name, layer in plan.layers.items()}
+    kinds_ = {name: kind_peak(plan, plan.layers[name]) for name in lines}
+    peaks = {
+        name: kinds_[name].peak if name in kinds_ else layer_peak(layer)
+        for name, layer in plan.layers.items()
+    }
     kinds = set(plan.forward.kinds) if plan.forward is not None else set(plan.layers)
     peak_bytes = max(
         (peaks[k].bytes for k in kinds if k in plan.layers and plan.layers[k].budgeted),
@@ -66,4 +78,5 @@ def facts_of(plan: ir.Plan, timelines: Mapping[str, Timeline] = MappingProxyType
         MappingProxyType(peaks),
         peak_bytes,
         analysis,
+        MappingProxyType(kinds_),
     )

@@ -15,6 +15,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from plancc import ir
+from plancc.facts.crossing import Crossing
 from plancc.facts.liveness import Peak
 from plancc.facts.placed import Placed
 from plancc.facts.timeline import Landing, Timeline
@@ -37,6 +38,9 @@ class WarmFacts:
     # Every stage running after the anchor (all of a join's) that reads one of its static
     # tensors, in step order: the consumers, and the stages that read a tensor again.
     readers: tuple[ir.Stage, ...] = ()
+    # A cross-layer warm's first crossing: its stages are the joined kind's (``next.``
+    # for the next layer's; ``Crossing.stage`` gives each as the plan states it).
+    crossing: Crossing | None = None
 
     @property
     def live(self) -> tuple[int, int]:
@@ -102,8 +106,8 @@ def analyse(
     warms and the L2 peaks."""
     rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
     by_layer: dict[str, dict[str, WarmFacts]] = {}
-    for p in placed:
-        by_layer.setdefault(p.layer.name, {}).setdefault(p.warm.name, _warm_facts(p, rate))
+    for p in placed:  # a cross-layer warm: on its first crossing
+        by_layer.setdefault(p.kind, {}).setdefault(p.warm.name, _warm_facts(p, rate))
     layers = {
         name: LayerFacts(
             plan.layers[name],
@@ -137,4 +141,5 @@ def _warm_facts(p: Placed, rate: int | None) -> WarmFacts:
         p.bytes,
         rate,
         tuple(p.layer.stages[r] for r in sorted(read, key=lambda r: rank[r])),
+        p.crossing,
     )

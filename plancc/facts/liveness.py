@@ -67,36 +67,42 @@ class Peak:
     warms: tuple[ir.Warm, ...]  # the warms alive then, in plan order
 
 
-def layer_peak(layer: ir.Layer) -> Peak:
-    """The largest sum of distinct warmed tensors' bytes held during any one step.
+def layer_peak(layer: ir.Layer, incoming: Sequence[ir.Warm] = ()) -> Peak:
+    """The largest sum of distinct warmed regions' bytes held during any one step.
 
     Warms hold L2 over an interval of steps (``ir.Warm.live``); a sweep over those
-    interval endpoints finds the peak in O(n log n).
+    interval endpoints finds the peak in O(n log n). ``incoming``: the cross-layer warms
+    of the layer before, with their live steps in this layer kind (from its entry to
+    their last consumer here: ``plancc.facts.crossing``), held beside its own. A region
+    is a tensor, or a prefix's rows of it: two warms holding the same count once.
     """
+    warms = (*incoming, *layer.warms)
     events: list[tuple[int, int, int]] = []  # (step, +1 start / -1 end after, warm index)
-    for i, warm in enumerate(layer.warms):
+    for i, warm in enumerate(warms):
         start, end = warm.live
         if start <= end:
             events += [(start, 1, i), (end + 1, -1, i)]
     events.sort()  # by step, ends (-1) before starts at the same step, then plan order
-    held: dict[str, int] = {}  # tensor -> number of alive warms holding it
+    # The cross-layer warms of this layer kind warm the next layer's copies: other regions.
+    held: dict[tuple[bool, tuple[str, int, int]], int] = {}  # region -> alive warms holding it
     total = 0
     best_bytes, best_step = 0, None
     for step, kind, i in events:
-        warm = layer.warms[i]
+        warm = warms[i]
+        outgoing = warm.next_layer and i >= len(incoming)
         for entry in warm.entries:
-            size = entry.tensor.bytes or 0
-            name = entry.tensor.name
+            size = entry.bytes
+            key = (outgoing, entry.key)
             if kind > 0:
-                held[name] = held.get(name, 0) + 1
-                total += size if held[name] == 1 else 0
+                held[key] = held.get(key, 0) + 1
+                total += size if held[key] == 1 else 0
             else:
-                held[name] -= 1
-                total -= size if held[name] == 0 else 0
+                held[key] -= 1
+                total -= size if held[key] == 0 else 0
         if kind > 0 and total > best_bytes:
             best_bytes, best_step = total, step
     if best_step is None:
         return Peak(0, None, ())
     # Every warm alive then, also those adding no new bytes (a tensor already held).
-    alive = tuple(w for w in layer.warms if w.alive_at(best_step))
+    alive = tuple(w for w in warms if w.alive_at(best_step))
     return Peak(best_bytes, step_stage(layer, best_step), alive)

@@ -32,26 +32,43 @@ def l2_numbers(facts: Facts) -> dict[str, Any]:
     }
 
 
-def warm_issues(layer: ir.Layer) -> int:
-    return sum(len(w.entries) for w in layer.warms)
-
-
-def warm_bytes(layer: ir.Layer) -> int:
-    """The bytes the layer kind's warms move into L2: each distinct tensor once, however
-    many of its warms list it (a second is PC108's finding, not more bytes warmed)."""
-    tensors = {e.tensor.name: e.tensor.bytes or 0 for w in layer.warms for e in w.entries}
-    return sum(tensors.values())
+def warm_bytes(layer: ir.Layer, *, last: bool = False) -> int:
+    """The bytes the layer kind's warms move into L2: each distinct region (a tensor, or a
+    prefix's rows of it) once, however many of its warms list it (a second is PC108's
+    finding, not more bytes warmed); its cross-layer warms move the next layer's copies,
+    other regions, but none in the forward's ``last`` layer."""
+    regions = {
+        (w.next_layer, e.key): e.bytes
+        for w in layer.warms
+        if not (last and w.next_layer)
+        for e in w.entries
+    }
+    return sum(regions.values())
 
 
 def forward_numbers(plan: ir.Plan) -> dict[str, int] | None:
+    """Layers, warm issues (one per warmed tensor) and warmed bytes of one forward; the
+    forward's last layer issues no cross-layer warm. A guarded warm is issued only where
+    its guard holds: the counts are then the most a forward issues, and
+    ``guarded_warm_issues`` (present only then) says how many of them hang on a guard."""
     if plan.forward is None:
         return None
-    layers = [plan.layers[k] for k in plan.forward.kinds]
-    return {
-        "layers": len(layers),
-        "warm_issues": sum(warm_issues(layer) for layer in layers),
-        "warm_bytes": sum(warm_bytes(layer) for layer in layers),
-    }
+    kinds = plan.forward.kinds
+    issues = guarded = 0
+    moved = 0
+    for i, kind in enumerate(kinds):
+        layer = plan.layers[kind]
+        last = i == len(kinds) - 1
+        for w in layer.warms:
+            if last and w.next_layer:
+                continue
+            issues += len(w.entries)
+            guarded += len(w.entries) if w.guards else 0
+        moved += warm_bytes(layer, last=last)
+    out = {"layers": len(kinds), "warm_issues": issues, "warm_bytes": moved}
+    if guarded:
+        out["guarded_warm_issues"] = guarded
+    return out
 
 
 def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
@@ -59,7 +76,10 @@ def measure_numbers(plan: ir.Plan) -> dict[str, Any] | None:
     if fwd is None or fwd["warm_issues"] == 0:
         return None
     per_round = fwd["warm_issues"]
-    rounds = max(MIN_WARMUP_ROUNDS, math.ceil(STARTUP_WARM_ISSUES / per_round))
+    # A guard may skip its warm: the rounds must pass the start-up on the issues that are
+    # sure (on all of them when every issue hangs on a guard: there is no lower bound).
+    sure = per_round - fwd.get("guarded_warm_issues", 0)
+    rounds = max(MIN_WARMUP_ROUNDS, math.ceil(STARTUP_WARM_ISSUES / (sure or per_round)))
     return {
         "warm_issues_per_round": per_round,
         "warmup_rounds": rounds,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from plancc import fixes, ir
+from plancc.facts.crossing import Crossing, crossings
 from plancc.facts.timeline import Group, Landing, Timeline
 
 
@@ -28,6 +29,26 @@ class Placed:
     line: Timeline  # its layer kind's, shared by every rule of the check (``Facts``)
     entries: tuple[ir.WarmEntry, ...]  # the static entries, in issue order
     consumers: dict[str, ir.Stage]  # tensor -> its consumer (static tensors that have one)
+    # A cross-layer warm's crossing (``layer`` is then the joined kind); None for a warm of
+    # one layer kind.
+    crossing: Crossing | None = None
+
+    @property
+    def anchorable(self) -> int:
+        """The stages a fix may anchor the warm on are those before this index: its own
+        layer kind's (a cross-layer warm's anchor stays in the layer that issues it)."""
+        return self.crossing.offset if self.crossing is not None else len(self.layer.stages)
+
+    @property
+    def on(self) -> str:
+        """What a finding on it adds to its message (``Crossing.on``): empty but for a
+        cross-layer warm that crosses into more than one layer kind."""
+        return self.crossing.on if self.crossing is not None else ""
+
+    @property
+    def kind(self) -> str:
+        """The layer kind whose warm it is (for a crossing, the one that issues it)."""
+        return self.warm.layer
 
     @property
     def anchor(self) -> ir.Stage:
@@ -126,11 +147,24 @@ def each_placed(plan: ir.Plan, timelines: Mapping[str, Timeline]) -> Iterator[Pl
     """Each anchored warm with its consumers, on its layer kind's timeline (``timelines``:
     every complete layer kind's): PC040 and PC101 to PC107 read the same list."""
     for layer, warm, at in anchored(plan):
-        entries = tuple(e for e in warm.entries if e.tensor.static)
-        line = timelines[layer.name]
-        consumers: dict[str, ir.Stage] = {}
-        for e in entries:
-            c = line.consumer(e.tensor.name, warm.anchors)
-            if c is not None:
-                consumers[e.tensor.name] = layer.stages[c]
-        yield Placed(layer, warm, at, line, entries, consumers)
+        if warm.next_layer:
+            continue  # judged on its crossings, below
+        yield _place(layer, warm, at, timelines[layer.name])
+    lines: dict[str, Timeline] = {}  # the joined kinds' timelines, each built once
+    for c in crossings(plan):
+        joined = c.joined
+        if joined.name not in lines:
+            lines[joined.name] = Timeline(plan, joined, c.tensors)
+        yield _place(joined, c.warm, at=c.warm.anchor or 0, line=lines[joined.name], crossing=c)
+
+
+def _place(
+    layer: ir.Layer, warm: ir.Warm, at: int, line: Timeline, crossing: Crossing | None = None
+) -> Placed:
+    entries = tuple(e for e in warm.entries if e.tensor.static)
+    consumers: dict[str, ir.Stage] = {}
+    for e in entries:
+        c = line.consumer(e.tensor.name, warm.anchors)
+        if c is not None:
+            consumers[e.tensor.name] = layer.stages[c]
+    return Placed(layer, warm, at, line, entries, consumers, crossing)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -49,9 +49,12 @@ def _prefix(values: Sequence[int]) -> list[int]:
 class Timeline:
     """One complete layer kind, indexed for the placement rules."""
 
-    def __init__(self, plan: ir.Plan, layer: ir.Layer) -> None:
+    def __init__(
+        self, plan: ir.Plan, layer: ir.Layer, tensors: Mapping[str, ir.Tensor] | None = None
+    ) -> None:
         # The SDMA rate, not the plan: `plancc suggest` hands one timeline to hundreds
-        # of copies of the plan, and none of them need be kept alive by it.
+        # of copies of the plan, and none of them need be kept alive by it. ``tensors``:
+        # a joined kind's (``facts.crossing``), which has copies of its own.
         self.rate = plan.platform.sdma_bytes_per_s if plan.platform is not None else None
         self.stages = stages = layer.stages
         self.schedule = sched = layer.schedule
@@ -70,7 +73,7 @@ class Timeline:
             s, k = stages[i], start[i]
             for name in dict.fromkeys(s.reads):
                 self.readers.setdefault(name, []).append(i)
-                t = plan.tensors.get(name)
+                t = (plan.tensors if tensors is None else tensors).get(name)
                 if t is not None and t.static:
                     self.weights[i].append(t)
                     weighed[k] += s.read_bytes(t)  # its share of a tensor it reads part of

@@ -32,8 +32,12 @@ def summary_line(facts: Facts) -> str:
         )
     if "forward" in n:
         f = n["forward"]
+        guarded = f.get("guarded_warm_issues", 0)
+        most = "up to " if guarded else ""  # a guard may skip its warm
+        behind = f" ({guarded} behind a guard)" if guarded else ""
         text += (
-            f", forward {f['layers']} layers, {f['warm_issues']} warm issues, {f['warm_bytes']:,} B"
+            f", forward {f['layers']} layers, {most}{f['warm_issues']} warm issues{behind}, "
+            f"{most}{f['warm_bytes']:,} B"
         )
     return text + unused_notice(plan)
 

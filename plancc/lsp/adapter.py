@@ -16,7 +16,9 @@ from plancc.codes import BAD_SILENCE, Code, Severity
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where, where_of
 from plancc.edits.apply import Fixed, fix_loop
 from plancc.edits.interpret import FixError, TextEdit, diff_edits, text_edits
+from plancc.facts import Facts
 from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
+from plancc.facts.crossing import successors
 from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
 from plancc.fixes import Path as FixPath
 from plancc.load import Document, PathT, read_config_file
@@ -40,6 +42,7 @@ __all__ = [
     "Diagnostic",
     "Document",
     "Edit",
+    "Facts",
     "Fix",
     "FixError",
     "FixPath",
@@ -55,6 +58,7 @@ __all__ = [
     "TextEdit",
     "WarmFacts",
     "Where",
+    "alive_next",
     "check_text",
     "code_doc",
     "diff_edits",
@@ -71,6 +75,7 @@ __all__ = [
     "read_config_file",
     "silenceable",
     "split_lines",
+    "successors",
     "text_edits",
     "where_of",
 ]
@@ -131,3 +136,21 @@ def l2_bytes(plan: ir.Plan) -> int | None:
 def platform_note(name: str) -> str | None:
     p = PLATFORM_TABLE.get(name)
     return p.note if p is not None else None
+
+
+def alive_next(facts: Facts, warm: ir.Warm) -> str:
+    """A cross-layer warm's stages alive in the next layer, per next layer kind: where it
+    holds L2 after the boundary (its crossings, as the rules judged them)."""
+    out = []
+    for p in facts.placed:
+        c = p.crossing
+        if c is None or c.original.name != warm.name:
+            continue
+        sched = c.joined.schedule
+        alive = [
+            c.stage(i).name
+            for i in sched.order()
+            if i >= c.offset and c.warm.alive_at(sched.start[i])
+        ]
+        out.append(f"{', '.join(alive) or 'no stage'} of `{c.target.name}`")
+    return "; ".join(out)

@@ -5,7 +5,8 @@ of the current line and the keys above it, and the names come from the last
 version of the plan that parsed: tensors in `reads` and a warm's `tensors`,
 stages of the enclosing layer kind in `after`, layer kinds in `forward`, dims
 (and params) and config keys inside expressions (`shape`, `streams`, a read's
-`share`, a stack's `layers`, a param's `default` and `range`), dtypes, platforms,
+`share`, a stack's `layers`, a param's `default` and `range`, a prefix's `rows`, a
+warm's `guard`), `true`/`false` for `next_layer`, dtypes, platforms,
 the stages of a join (`after: [q_proj, …]`), and warning ids in
 `allow` and `lint.ignore` (an error id there would be PC004).
 """
@@ -28,6 +29,7 @@ _IN_KINDS = re.compile(r"kinds\s*:\s*\{[^{}]*:\s*\w*$")
 _LIST_ITEM = re.compile(r"^(\s*)-\s*[^:#\[\]{}]*$")
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s*)?([A-Za-z_]\w*)\s*:\s*(?:#.*)?$")
 _EXPRESSION_KEYS = {"shape", "flat", "repeat", "layers", "default", "range", "streams", "share"}
+_EXPRESSION_KEYS |= {"rows", "guard"}  # a prefix's rows; a guard's param and bound
 _DASH = re.compile(r"^\s*(-)\s")
 _NAME_KEY = re.compile(r"(?:^|[\s{,])name\s*:\s*[\"']?([A-Za-z_]\w*)")
 
@@ -87,6 +89,8 @@ def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp
         return [_item(n, kind.EnumMember, pc.platform_note(n)) for n in pc.platform_names()]
     if key in ("allow", "ignore"):
         return [_item(c.id, kind.Value, f"{c.name} ({c.severity.value})") for c in pc.silenceable()]
+    if key == "next_layer":
+        return [_item(v, kind.Value, "cross-layer warm") for v in ("true", "false")]
     index = state.index if state is not None else None
     if index is None or state is None:
         return []
@@ -110,7 +114,7 @@ def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp
 
 
 _KEYS = {"dtype", "platform", "after", "tensor", "layer", "from_config", "reads", "tensors"}
-_KEYS |= {"allow", "ignore", "forward", "deps"}
+_KEYS |= {"allow", "ignore", "forward", "deps", "next_layer"}
 
 
 def _item(label: str, kind: lsp.CompletionItemKind, detail: str | None) -> lsp.CompletionItem:

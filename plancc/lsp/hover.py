@@ -43,7 +43,10 @@ def _describe(state: PlanState, occ: Occurrence) -> str | None:  # noqa: C901 (o
         dim = next((d for d in plan.dims if d.name == occ.name), None)
         param = next((p for p in plan.params if p.name == occ.name), None)
         if dim is None and param is not None:
-            return f"param `{param.name}` = {param.default:,}, range {param.lo:,} … {param.hi:,}"
+            return (
+                f"param `{param.name}` = {param.default:,}, range {param.lo:,} … {param.hi:,}"
+                f"\n\nrun-time value in the model code: `{param.variable}`"
+            )
         if dim is None:
             return None
         return f"dim `{dim.name}` = {'dynamic' if dim.value is None else f'{dim.value:,}'}"
@@ -106,10 +109,33 @@ def _warm(state: PlanState, plan: pc.ir.Plan, name: str) -> str | None:
         f"alive in: {', '.join(live) if live else 'no stage'}",
         f"bytes: {pc.fmt_bytes(warm.bytes, pc.l2_bytes(plan))}",
         f"estimated landing: {_landing(analysis.warm(layer.name, warm.name))}",
+        *_forms(plan, checked, warm),
     ]
     on_it = _diagnostics_in(state, name)
     listed = "".join(f"\n- {d.severity.value} {d.code}: {d.message}" for d in on_it)
     return "\n\n".join(lines) + "\n\ndiagnostics:" + (listed or " none")
+
+
+def _forms(plan: pc.ir.Plan, checked: pc.Facts, warm: pc.ir.Warm) -> list[str]:
+    """What a cross-layer warm, a prefix and a guard add to a warm's hover."""
+    out = []
+    if warm.next_layer:
+        after = ", ".join(f"`{k}`" for k in pc.successors(plan, warm.layer))
+        out.append(
+            f"next layer: warms the tensors of the layer after this one ({after}); "
+            "the forward's last layer issues none"
+        )
+        if alive := pc.alive_next(checked, warm):
+            out.append(f"alive in the next layer: {alive}")
+    for e in warm.entries:
+        if e.rows is not None:
+            out.append(
+                f"prefix: `{e.tensor.name}` {e.rows} of {e.tensor.shape[0]:,}, "
+                f"{pc.fmt_bytes(e.bytes, pc.l2_bytes(plan))}"
+            )
+    for g in warm.guards:
+        out.append(f"guard: issued only when `{g}` (run-time `{g.variable}`)")
+    return out
 
 
 def _landing(facts: pc.WarmFacts | None) -> str:

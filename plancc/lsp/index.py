@@ -276,25 +276,32 @@ class _Walker:
             if isinstance(stage, dict):
                 self.stage(kind, (*base, "stages", i), stage)
         for i, warm in _entries(layer.get("warms")):
-            if not isinstance(warm, dict):
-                continue
-            path = (*base, "warms", i)
-            name = warm.get("name")
-            self.add("warm", name, self.index.name_span((*path, "name")), define=True)
-            if isinstance(name, str):
-                self.warms.setdefault(name, path)
-            after = warm.get("after")
-            for j, anchor in _entries(after):  # a join: every anchor stage
-                self.ref("stage", (*path, "after", j), anchor, scope=kind)
-            self.ref("stage", (*path, "after"), after, scope=kind)
-            for j, item in _entries(warm.get("tensors")):
-                if isinstance(item, dict):
-                    self.ref("tensor", (*path, "tensors", j, "tensor"), item.get("tensor"))
-                    self.exprs((*path, "tensors", j, "flat"), item.get("flat"))
-                else:
-                    self.ref("tensor", (*path, "tensors", j), item)
-            for j, rid in _entries(warm.get("allow")):
-                self.ref("rule", (*path, "allow", j), rid)
+            if isinstance(warm, dict):
+                self.warm(kind, (*base, "warms", i), warm)
+
+    def warm(self, kind: str, path: PathT, warm: dict[str, Any]) -> None:
+        name = warm.get("name")
+        self.add("warm", name, self.index.name_span((*path, "name")), define=True)
+        if isinstance(name, str):
+            self.warms.setdefault(name, path)
+        after = warm.get("after")
+        for j, anchor in _entries(after):  # a join: every anchor stage
+            self.ref("stage", (*path, "after", j), anchor, scope=kind)
+        self.ref("stage", (*path, "after"), after, scope=kind)
+        for j, item in _entries(warm.get("tensors")):
+            if isinstance(item, dict):
+                self.ref("tensor", (*path, "tensors", j, "tensor"), item.get("tensor"))
+                self.exprs((*path, "tensors", j, "flat"), item.get("flat"))
+                self.exprs((*path, "tensors", j, "rows"), item.get("rows"))  # a prefix
+            else:
+                self.ref("tensor", (*path, "tensors", j), item)
+        guard = warm.get("guard")  # `CTX <= 2272`: the param and the bound's dims
+        if isinstance(guard, list):
+            self.exprs((*path, "guard"), guard)
+        else:
+            self.expr((*path, "guard"), guard)
+        for j, rid in _entries(warm.get("allow")):
+            self.ref("rule", (*path, "allow", j), rid)
 
     def forward(self, forward: Any) -> None:
         if isinstance(forward, list):

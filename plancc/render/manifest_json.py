@@ -9,9 +9,10 @@ from typing import Any
 
 from plancc import ir
 from plancc.facts import Facts
-from plancc.facts.analysis import Analysis
+from plancc.facts.crossing import issues, successors
 from plancc.facts.metrics import forward_numbers, l2_numbers, measure_numbers
 from plancc.render.module_view import anchor_of, render_module
+from plancc.resolve.namespace import anchor_params
 from plancc.tables.outputs import MANIFEST_FORMAT, module_file
 
 
@@ -55,8 +56,13 @@ def manifest(
                 "name_hint": w.name_hint,
                 **_anchors(plan, w),
                 "bytes": w.bytes,
-                "consumers": _consumers(facts.analysis, w),
+                "next_layer": w.next_layer,
+                "consumed_in": _consumed_in(plan, w),
+                **({} if plan.forward is None else {"issues": issues(plan, w)}),
+                "guards": [_guard(g) for g in w.guards],
+                "consumers": _consumers(facts, w),
                 "tensors": [_tensor(e) for e in w.entries],
+                "parameters": _parameters(plan, w),
             }
             for w in plan.warms
         ],
@@ -83,30 +89,83 @@ def _anchors(plan: ir.Plan, warm: ir.Warm) -> dict[str, Any]:
 
 def _tensor(entry: ir.WarmEntry) -> dict[str, Any]:
     """A warmed tensor: for a stacked one, ``shape`` is one layer's slab and ``stacked``
-    says how many layers the stack holds and which index variable picks the slab."""
+    says how many layers the stack holds and which index variable picks the slab; for a
+    prefix, ``rows`` is the range [LO, HI) of the first dim it warms (``shape`` stays the
+    tensor's; ``flat`` and ``bytes`` are the range's)."""
     t = entry.tensor
     out: dict[str, Any] = {
         "name": t.name,
         "dtype": t.dtype.name,
         "shape": list(t.shape),
         "flat": list(entry.flat.values) if entry.flat else [],
-        "bytes": t.bytes,
+        "bytes": entry.bytes,
     }
+    if entry.rows is not None:
+        out["rows"] = [entry.rows.lo, entry.rows.hi]
     if t.stacked is not None:
         s = t.stacked
         out["stacked"] = {"layers": s.layers, "index": s.index, "index_type": s.index_type}
     return out
 
 
-def _consumers(analysis: Analysis, warm: ir.Warm) -> list[dict[str, str | None]]:
+def _guard(g: ir.Guard) -> dict[str, Any]:
+    """A guard: the warm is issued when ``source`` (the model's run-time value of param
+    ``param``, the function's parameter of that name) ``op`` ``bound`` holds."""
+    return {"param": g.param, "op": g.op, "bound": g.bound, "source": g.variable}
+
+
+def _consumed_in(plan: ir.Plan, warm: ir.Warm) -> list[str]:
+    """The layer kinds whose stages read what it warms: its own, or for a cross-layer
+    warm the kinds the forward runs after its own."""
+    return list(successors(plan, warm.layer)) if warm.next_layer else [warm.layer]
+
+
+def _consumers(facts: Facts, warm: ir.Warm) -> list[dict[str, str | None]]:
     """The stages that run after the anchor (after every anchor of a join) and read a
     warmed tensor, as the check's analysis has them (``WarmFacts.readers``), in schedule
-    order (start step, then name), with their swimlane kernel (null when the plan names
-    none): `plancc measure` checks that the warm landed before the first one started,
-    the earliest to start, the rules' first consumer."""
-    facts = analysis.warm(warm.layer, warm.name)
-    stages = facts.readers if facts is not None else ()
-    return [{"stage": s.name, "kernel": s.kernel} for s in stages]
+    order (start step, then name), with their layer kind and swimlane kernel (null when
+    the plan names none): `plancc measure` checks that the warm landed before the first
+    one started, the earliest to start, the rules' first consumer. A cross-layer warm's
+    are the next layer's, of each kind the forward runs next (its crossings)."""
+    if not warm.next_layer:
+        judged = facts.analysis.warm(warm.layer, warm.name)
+        stages = judged.readers if judged is not None else ()
+        return [{"stage": s.name, "layer": warm.layer, "kernel": s.kernel} for s in stages]
+    out: list[dict[str, str | None]] = []
+    for p in facts.placed:
+        c = p.crossing
+        if c is None or c.original.name != warm.name:
+            continue
+        for stage in c.readers():
+            out.append({"stage": stage.name, "layer": c.target.name, "kernel": stage.kernel})
+    return out
+
+
+def _parameters(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, Any]]:
+    """The generated function's parameters in order, each with what a caller passes: a
+    tensor (this layer's, the next layer's, or the whole stack: its shape as the
+    function annotates it), a stack's index (``value``: this layer's, or for a
+    cross-layer warm the next layer's, ``layer_idx + 1``), a guard's run-time value, an
+    anchor's TaskId."""
+    out: list[dict[str, Any]] = []
+    tensors = {e.tensor.name: e.tensor for e in warm.entries}
+    layer = "next" if warm.next_layer else "this"
+    for t in tensors.values():
+        shape = list(t.shape)
+        if t.stacked is not None:
+            shape[0] = (shape[0] or 0) * t.stacked.layers
+        item = {"name": t.name, "kind": "tensor", "dtype": t.dtype.name, "shape": shape}
+        out.append({**item, "layer": "stack" if t.stacked is not None else layer})
+    stacks = [t.stacked for t in tensors.values() if t.stacked is not None]
+    for index in dict.fromkeys((s.index, s.index_param, s.index_type) for s in stacks):
+        value = f"{index[0]} + 1" if warm.next_layer else index[0]
+        out.append({"name": index[1], "kind": "index", "type": index[2], "value": value})
+    for g in {g.variable: g for g in warm.guards}.values():
+        out.append({"name": g.variable, "kind": "guard", "type": "int32", "param": g.param})
+    stages = plan.layers[warm.layer].stages
+    for a, name in zip(warm.anchors, anchor_params(plan.layers[warm.layer], warm), strict=True):
+        out.append({"name": name, "kind": "task", "stage": stages[a].name, "task": stages[a].task})
+    return out
 
 
 def render_manifest(

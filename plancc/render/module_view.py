@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from plancc import expr as ex
 from plancc import ir
+from plancc.facts.crossing import successors
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.shell import regenerate
-from plancc.resolve.namespace import anchor_params
+from plancc.resolve.layers import rows_count
+from plancc.resolve.namespace import anchor_params, entry_vars
 from plancc.tables.outputs import MODULE_HEADER, manifest_file
 
 
@@ -31,14 +34,15 @@ class Param:
 
 @dataclass(frozen=True)
 class Slab:
-    """One layer's slab of a stacked tensor: ``var: pl.Tensor[[shape], dtype] =
-    pl.slice(stack, [shape], [offset])``."""
+    """One layer's slab of a stacked tensor, or a prefix's rows: ``var: pl.Tensor[[shape],
+    dtype] = pl.slice(stack, [shape], [offset])`` (whole leading-dim rows only: a slice
+    of an inner dim is not contiguous, and PyPTO would prefetch other bytes)."""
 
-    var: str  # <tensor>_slab
-    stack: str  # the stacked tensor (the parameter)
+    var: str  # <tensor>_slab, or <tensor>_rows for a prefix
+    stack: str  # the sliced tensor (the parameter)
     shape: tuple[str, ...]
     dtype: str
-    offset: tuple[str, ...]  # index * rows, then 0 for every other dim
+    offset: tuple[str, ...]  # index * rows (+ LO), then 0 for every other dim
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class WarmFunction:
     summary: str  # docstring paragraphs, plain text (escaped by the template)
     facts: tuple[str, ...]
     call: str
+    guards: tuple[str, ...] = ()  # the conditions of the nested `if`s around the scope
+    where: str = ""  # where and with what to call it, the docstring's lead to ``call``
+    when: str = ""  # the condition the call stands under (a cross-layer warm's), or ""
 
 
 def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dict[str, Any]:
@@ -116,79 +123,173 @@ def _param(tensor: ir.Tensor) -> Param:
     return Param(tensor.name, shape, tensor.dtype.pl_name)
 
 
-def _slab(tensor: ir.Tensor, index: str) -> Slab:
+def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
+    """The slice the warm takes of its tensor: a stack's slab (at the index's rows), a
+    prefix's rows, or both; None when it warms the tensor whole."""
+    tensor, rows = entry.tensor, entry.rows
+    if tensor.stacked is None and rows is None:
+        return None
     shape = tensor.shape_source
-    offset = (f"{index} * {_factor(shape[0])}", *("0" for _ in shape[1:]))
-    return Slab(f"{tensor.name}_slab", tensor.name, shape, tensor.dtype.pl_name, offset)
+    offset = "0" if rows is None else rows.lo_source
+    if rows is not None:
+        shape = (rows_count(rows), *shape[1:])
+    if tensor.stacked is not None:
+        at = f"{tensor.stacked.index_param} * {_factor(tensor.shape_source[0])}"
+        offset = at if offset == "0" else f"{at} + {_factor(offset)}"
+    kind = "_rows" if rows is not None else "_slab"
+    return Slab(
+        f"{var}{kind}",
+        tensor.name,
+        shape,
+        tensor.dtype.pl_name,
+        (offset, *("0" for _ in shape[1:])),
+    )
 
 
 def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
     layer = plan.layers[warm.layer]
     anchors = [layer.stages[a] for a in warm.anchors]
-    stacked = [e.tensor for e in warm.entries if e.tensor.stacked is not None]
+    stacked = list({e.tensor.name: e.tensor for e in warm.entries if e.tensor.stacked}.values())
     scalars: dict[str, str] = {}  # index parameter -> its pl type, one per index
-    slabs = []
     for t in stacked:
         assert t.stacked is not None
         scalars.setdefault(t.stacked.index_param, _INDEX_TYPES[t.stacked.index_type])
-        slabs.append(_slab(t, t.stacked.index_param))
-    sliced = {s.stack: s.var for s in slabs}
-    views = tuple(
-        View(
-            f"{e.tensor.name}_flat",
-            sliced.get(e.tensor.name, e.tensor.name),
-            e.flat.source if e.flat else (),
-        )
-        for e in warm.entries
-    )
-    names = [e.tensor.name for e in warm.entries]
-    consumers: list[str] = []
-    unread = list(names)
-    for stage in layer.stages[max(warm.anchors) + 1 :]:
-        read = [n for n in names if n in stage.reads]
-        if read:
-            consumers.append(f"{stage.name} ({', '.join(read)})")
-            unread = [n for n in unread if n not in read]
-    size = f"{warm.bytes:,} B ({warm.bytes / 1e6:.1f} MB)"
-    capacity = plan.platform.l2_bytes if plan.platform else None
-    if capacity:
-        size += f", {warm.bytes / capacity:.2f}x L2"
-    facts = [f"Size: {size}."]
-    if warm.join:
-        facts.append(
-            f"Anchor: the join of stages {_and([s.name for s in anchors])} of layer kind "
-            f"{warm.layer}; their TaskIds are {_and([s.task or '' for s in anchors])}."
-        )
-    else:
-        anchor = anchors[0]
-        facts.append(
-            f"Anchor: stage {anchor.name} of layer kind {warm.layer}; its TaskId is {anchor.task}."
-        )
+    slabs = []
+    views = []
+    for e, var in zip(warm.entries, entry_vars(warm), strict=True):
+        cut = _slice(e, var)
+        if cut is not None:
+            slabs.append(cut)
+        source = cut.var if cut is not None else e.tensor.name
+        views.append(View(f"{var}_flat", source, e.flat.source if e.flat else ()))
+    for g in warm.guards:
+        scalars.setdefault(g.variable, "INT32")
+    names = list(dict.fromkeys(e.tensor.name for e in warm.entries))
+    facts = [f"Size: {_size(plan, warm)}.", _anchor_fact(warm, anchors)]
     for t in stacked:
         assert t.stacked is not None
         facts.append(
             f"Stacked: {t.name} holds {t.stacked.layers:,} layers along its first dim; the warm "
             f"takes layer {t.stacked.index_param}'s slab."
         )
-    facts.append("Consumers: " + (", ".join(consumers) if consumers else "none") + ".")
-    if unread and consumers:
-        facts.append(f"Not read after the anchor: {', '.join(unread)}.")
-    indices = [t.stacked.index for t in stacked if t.stacked is not None]
+    for e in warm.entries:
+        if e.rows is not None:
+            facts.append(
+                f"Prefix: {e.tensor.name} {e.rows} of its {e.tensor.shape[0]:,} "
+                f"({e.tensor.shape_source[0]}), {e.bytes:,} B: whole rows of the first dim."
+            )
+    facts += _consumer_facts(plan, warm, layer, names)
+    for g in warm.guards:
+        facts.append(
+            f"Guard: issued only when {g} (param {g.param}, the model's run-time {g.variable})."
+        )
+    where, when, args = _call(plan, warm, stacked, anchors)
+    guard_vars = list(dict.fromkeys(g.variable for g in warm.guards))
     tasks = [s.task or "after" for s in anchors]
+    what = ("the next layer's " if warm.next_layer else "") + ", ".join(
+        [f"{e.tensor.name}{'' if e.rows is None else f' {e.rows}'}" for e in warm.entries]
+    )
+    summary = (
+        f"Warm {what} into L2 once {_and([s.name for s in anchors])} "
+        f"{'have' if warm.join else 'has'} finished"
+    )
+    if warm.guards:
+        summary += " and " + " and ".join(f"{g.variable} {g.op} {g.bound}" for g in warm.guards)
     return WarmFunction(
         name=warm.name,
         name_hint=warm.name_hint,
         layer=warm.layer,
-        params=tuple(_param(e.tensor) for e in warm.entries),
+        params=tuple(_param(t) for t in {e.tensor.name: e.tensor for e in warm.entries}.values()),
         scalars=tuple(scalars.items()),
         anchors=anchor_params(layer, warm),
         slabs=tuple(slabs),
-        views=views,
-        summary=f"Warm {', '.join(names)} into L2 once {_and([s.name for s in anchors])} "
-        f"{'have' if warm.join else 'has'} finished.",
+        views=tuple(views),
+        summary=summary + ".",
         facts=tuple(facts),
-        call=f"{warm.name}({', '.join([*names, *dict.fromkeys(indices), *tasks])})",
+        call=f"{warm.name}({', '.join([*args, *guard_vars, *tasks])})",
+        guards=tuple(f"{g.variable} {g.op} {g.bound}" for g in warm.guards),
+        where=where,
+        when=when,
     )
+
+
+def _size(plan: ir.Plan, warm: ir.Warm) -> str:
+    size = f"{warm.bytes:,} B ({warm.bytes / 1e6:.1f} MB)"
+    capacity = plan.platform.l2_bytes if plan.platform else None
+    if capacity:
+        size += f", {warm.bytes / capacity:.2f}x L2"
+    return size
+
+
+def _anchor_fact(warm: ir.Warm, anchors: list[ir.Stage]) -> str:
+    if warm.join:
+        return (
+            f"Anchor: the join of stages {_and([s.name for s in anchors])} of layer kind "
+            f"{warm.layer}; their TaskIds are {_and([s.task or '' for s in anchors])}."
+        )
+    anchor = anchors[0]
+    return f"Anchor: stage {anchor.name} of layer kind {warm.layer}; its TaskId is {anchor.task}."
+
+
+def _consumer_facts(plan: ir.Plan, warm: ir.Warm, layer: ir.Layer, names: list[str]) -> list[str]:
+    """Who reads the warmed tensors after the anchor: the layer kind's stages, or for a
+    cross-layer warm each next layer kind's."""
+    if not warm.next_layer:
+        return _consumers(layer.stages[max(warm.anchors) + 1 :], names, "Consumers")
+    after = [k for k in successors(plan, warm.layer) if k in plan.layers]
+    facts = [
+        f"Next layer: it warms the tensors of the layer after this one in the forward "
+        f"({_and(after) if after else 'none'} after {warm.layer}); the forward's last layer "
+        "issues none."
+    ]
+    for kind in after:
+        facts += _consumers(plan.layers[kind].stages, names, f"Consumers in {kind}")
+    return facts
+
+
+def _consumers(stages: Sequence[ir.Stage], names: list[str], lead: str) -> list[str]:
+    consumers: list[str] = []
+    unread = list(names)
+    for stage in stages:
+        read = [n for n in names if n in stage.reads]
+        if read:
+            consumers.append(f"{stage.name} ({', '.join(read)})")
+            unread = [n for n in unread if n not in read]
+    facts = [f"{lead}: " + (", ".join(consumers) if consumers else "none") + "."]
+    if unread and consumers:
+        facts.append(f"Not read after the anchor: {', '.join(unread)}.")
+    return facts
+
+
+def _call(
+    plan: ir.Plan, warm: ir.Warm, stacked: list[ir.Tensor], anchors: list[ir.Stage]
+) -> tuple[str, str, list[str]]:
+    """Where the model calls the warm (the docstring's lead), the condition the call
+    stands under (a cross-layer warm's), and its tensor and index arguments."""
+    names = list(dict.fromkeys(e.tensor.name for e in warm.entries))
+    indices = list(dict.fromkeys(t.stacked.index for t in stacked if t.stacked is not None))
+    returns = "s return their TaskIds" if warm.join else " returns its TaskId"
+    if not warm.next_layer:
+        return f"Call it right after the anchor stage{returns}", "", [*names, *indices]
+    # The next layer's: a stack's next slab (its index + 1), else the next layer's tensors.
+    args = [n if n in {t.name for t in stacked} else f"{n}_next" for n in names]
+    args += [f"{i} + 1" for i in indices]
+    first = next((t.stacked for t in stacked if t.stacked is not None), None)
+    if first is not None:
+        when = f"{first.index} < {_factor(first.layers_source)} - 1"
+        with_what = f"the stacks and the next layer's index, {first.index} + 1"
+    else:
+        count = len(plan.forward.kinds) if plan.forward is not None else None
+        when = "layer_idx < NUM_LAYERS - 1"
+        with_what = (
+            "the next layer's tensors (" + ", ".join(f"{n}_next" for n in names) + "), in layer "
+            f"layer_idx of NUM_LAYERS{f' ({count} in the forward)' if count else ''}"
+        )
+    lead = (
+        f"Call it in every layer but the last, right after the anchor stage{returns}, with "
+        f"{with_what}: the last layer has no next one to warm"
+    )
+    return lead, when, args
 
 
 def _and(items: list[str]) -> str:

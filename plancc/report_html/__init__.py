@@ -186,13 +186,21 @@ def _kinds(plan: ir.Plan, pf: PlanFacts) -> list[dict[str, Any]]:
     rows = []
     for i, lf in enumerate(pf.layers):
         name = lf.layer.name
+        # In the forward's last layer, a kind's cross-layer warms are not issued.
+        last = 1 if used and used[-1] == name else 0
+        lastless = sum(len(w.entries) for w in lf.layer.warms if not w.next_layer)
+        issues = sum(len(w.entries) for w in lf.layer.warms)
+        bytes_each = warm_bytes(lf.layer)
         rows.append(
             {
                 "index": i,
                 "name": name,
                 "layers": used.count(name),
-                "issues": sum(len(w.entries) for w in lf.layer.warms),
-                "bytes": warm_bytes(lf.layer),
+                "issues": issues,
+                "bytes": bytes_each,
+                "total_issues": issues * (used.count(name) - last) + lastless * last,
+                "total_bytes": bytes_each * (used.count(name) - last)
+                + warm_bytes(lf.layer, last=True) * last,
             }
         )
     return rows

@@ -18,6 +18,7 @@ from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
 from plancc.facts.analysis import Analysis
 from plancc.facts.analysis import WarmFacts as Judged
+from plancc.facts.crossing import incoming
 from plancc.facts.liveness import Peak
 from plancc.rules import Finding
 
@@ -44,11 +45,12 @@ class Entry:
         return f"{self.diagnostic.code} {self.status}"
 
 
-def _landings(analysis: Analysis) -> dict[int, Judged]:
-    """By ``id`` of each warm PC107 judges (anchored, in a complete layer kind, with a
-    static tensor read after its anchor), the check's analysis of it."""
+def _landings(analysis: Analysis) -> dict[str, Judged]:
+    """By name of each warm PC107 judges (anchored, in a complete layer kind, with a
+    static tensor read after its anchor; a cross-layer warm on its first crossing), the
+    check's analysis of it."""
     return {
-        id(w.warm): w
+        w.warm.name: w
         for layer in analysis.layers.values()
         for w in layer.warms.values()
         if w.landing is not None and w.first is not None and w.bytes
@@ -60,8 +62,12 @@ class WarmFacts:
     warm: ir.Warm
     index: int  # in its layer kind: its colour and lane
     # The check's analysis of it (PC107's landing, its consumers); None: no static tensor
-    # read after the anchor.
+    # read after the anchor. A cross-layer warm's is of its first crossing: its
+    # consumers are the next layer's (``Judged.crossing``).
     landing: Judged | None
+    # A cross-layer warm of the layer kind before, drawn where this kind holds it: from
+    # the entry (``warm.live`` in this kind's steps) to its last consumer here.
+    coming_from: str | None = None
 
     @property
     def static_entries(self) -> tuple[ir.WarmEntry, ...]:
@@ -69,7 +75,7 @@ class WarmFacts:
 
     @property
     def bytes(self) -> int:
-        return sum(e.tensor.bytes or 0 for e in self.static_entries)
+        return sum(e.bytes for e in self.static_entries)
 
 
 @dataclass(frozen=True)
@@ -126,28 +132,39 @@ def facts(result: PlanResult) -> PlanFacts:
     est = _landings(checked.analysis)
     layers = []
     for layer in plan.layers.values():
-        warms = tuple(WarmFacts(w, i, est.get(id(w))) for i, w in enumerate(layer.warms))
+        warms = [WarmFacts(w, i, est.get(w.name)) for i, w in enumerate(layer.warms)]
+        found = checked.kind_peaks.get(layer.name)
+        before = found.before if found is not None else None
+        coming = incoming(plan, layer, plan.layers[before]) if before is not None else ()
+        warms += [  # the cross-layer warms of the kind before it, at the peak's side
+            WarmFacts(w, len(warms) + k, None, before) for k, w in enumerate(coming)
+        ]
         mine = tuple(e for e in entries if e.layer == layer.name)
         judged = checked.analysis.layers.get(layer.name)
         # A kind the rules did not judge (a schema error spoiled a stage) is drawn in steps.
         timed = judged is not None and judged.timed
         peak = checked.peaks[layer.name]  # also a kind not judged: it is drawn
-        layers.append(LayerFacts(layer, warms, _held(layer), peak, timed, mine))
+        held = _held(layer, [wf.warm for wf in warms], len(layer.warms))
+        layers.append(LayerFacts(layer, tuple(warms), held, peak, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))
 
 
-def _held(layer: ir.Layer) -> tuple[tuple[int, ...], ...]:
+def _held(layer: ir.Layer, warms: list[ir.Warm], own: int) -> tuple[tuple[int, ...], ...]:
+    """Per stage, the bytes each warm (its own ``own`` first, then those of the kind
+    before) adds: each region (a tensor, a prefix's rows; a cross-layer warm's are the
+    next layer's copies) counts once, for the first warm holding it, as liveness sums."""
     out = []
     for stage in range(len(layer.stages)):
-        seen: set[str] = set()
+        seen: set[tuple[bool, tuple[str, int, int]]] = set()
         row = []
-        for warm in layer.warms:
+        for k, warm in enumerate(warms):
             n = 0
             if warm.alive_at(layer.schedule.start[stage]):
                 for e in warm.entries:
-                    if e.tensor.name not in seen:
-                        seen.add(e.tensor.name)
-                        n += e.tensor.bytes or 0
+                    key = (warm.next_layer and k < own, e.key)
+                    if key not in seen:
+                        seen.add(key)
+                        n += e.bytes
             row.append(n)
         out.append(tuple(row))
     return tuple(out)
@@ -184,7 +201,10 @@ def _place(entry: Entry, plan: ir.Plan, finding: Finding | None) -> Entry:
         layer = plan.layers.get(warm.layer)
     if layer is None:
         return entry
-    index = next((i for i, w in enumerate(layer.warms) if w is warm), None)
+    if warm is not None and warm.next_layer:  # its crossing's: the next layer's are not drawn
+        stages = tuple(s for s in stages if s < len(layer.stages))
+    # By name: a finding on a cross-layer warm carries its copy placed on a crossing.
+    index = next((i for i, w in enumerate(layer.warms) if warm and w.name == warm.name), None)
     if d.code in OCCUPANCY_CODES and stages:
         figure = "occupancy"
     elif stages or index is not None:

@@ -37,7 +37,8 @@ def strip(plan: ir.Plan) -> Strip | None:
     cells = []
     for i, kind in enumerate(plan.forward.kinds):
         layer = plan.layers[kind]
-        issues = sum(len(warm.entries) for warm in layer.warms)
+        last = i == n - 1  # the last layer issues no cross-layer warm
+        issues = sum(len(w.entries) for w in layer.warms if not (last and w.next_layer))
         cells.append(Cell(i, kind, kinds.index(kind), X0 + i * w, w, letters[kind], issues))
     room = max(30, text_width(str(n - 1), SMALL) + 6)  # between two layer numbers
     steps = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5)

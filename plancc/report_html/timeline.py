@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from plancc import ir
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts, WarmFacts
 from plancc.report_html.layout import (
@@ -96,6 +97,10 @@ class Lane:
     measured: str  # with --measure: the achieved bandwidth beside the estimate ("" without)
     measured_lines: tuple[Text, ...]
     bottom: float
+    # "out": a cross-layer warm, its bar running on into the next layer; "in": one of the
+    # kind before, its bar coming in at the entry; "": a warm of this layer alone.
+    cross: str = ""
+    guarded: bool = False  # issued only while its guards hold: drawn dashed
 
 
 @dataclass(frozen=True)
@@ -189,14 +194,21 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
 ) -> Lane:
     cols = grid.columns
     warm = wf.warm
+    coming = wf.coming_from is not None
     summary = (
         f"{len(warm.entries)} tensor{'s' if len(warm.entries) != 1 else ''}, {fmt.mb(wf.bytes)}"
     )
-    if warm.anchor is None:
+    if coming:
+        summary = f"from {clip(wf.coming_from or '')}, the layer before · " + summary
+    elif warm.anchor is None:
         summary += " · its `after` names no stage: not placed"
     else:
         after = " + ".join(clip(cols[a].stage.name) for a in warm.anchors)  # a join's all
         summary = f"after {after} · " + summary
+    if warm.next_layer and not coming:
+        summary += " · for the next layer"
+    if warm.guards:
+        summary += " · when " + " and ".join(str(g) for g in warm.guards)
     # Its badges on the title's line, at the right, when they fit there; else in rows of
     # their own under it.
     widths = [badge(m, 0, 0).w for m in found]
@@ -221,24 +233,33 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     # which its last consumer starts.
     bar = None
     start, end = warm.live
-    if warm.anchor is not None and start <= end < len(grid.steps):
+    if coming and start <= end < len(grid.steps):  # held from the entry
+        bar = (grid.steps[0].x, grid.steps[end].end)
+    elif warm.anchor is not None and start <= end < len(grid.steps):
         bar = (cols[warm.anchor].end, grid.steps[end].end)
-    numbered = {e.tensor.name: i for i, e in enumerate(warm.entries, start=1)}
+    elif warm.next_layer and warm.anchor is not None:  # anchored on the last step: at the edge
+        bar = (cols[warm.anchor].end, cols[warm.anchor].end)
+    numbered: dict[str, int] = {}  # a tensor's number: its first item's (a prefix may be two)
+    for i, e in enumerate(warm.entries, start=1):
+        numbered.setdefault(e.tensor.name, i)
     order_text = " → ".join(
-        f"{i} {clip(e.tensor.name)}" for e, i in zip(warm.entries, numbered.values(), strict=True)
+        f"{i} {clip(e.tensor.name)}{'' if e.rows is None else f' {e.rows}'}"
+        for i, e in enumerate(warm.entries, start=1)
     )
     order = None
     if bar is not None and text_width(order_text) + 12 <= bar[1] - bar[0]:
         order = Text(bar[0] + 6, bar_y + 11.5, order_text)
     # A mark at each consumer's start; what it consumes beside it, in rows where two
     # would touch.
-    landing = wf.landing
+    # A cross-layer warm's consumers are the next layer's: marked in that kind's figure.
+    landing = wf.landing if not warm.next_layer or coming else None
     marks: list[float] = []
     consumers: list[Text] = []
     below = bar_y + 20
-    if landing is not None:
+    readers = _readers(lf, wf) if coming else (landing.consumers if landing else None)
+    if readers is not None:
         by_stage: dict[int, list[str]] = {}
-        for tensor, stage in landing.consumers.items():
+        for tensor, stage in readers.items():
             by_stage.setdefault(stage.index, []).append(f"{numbered[tensor]} {clip(tensor)}")
         found_at = sorted(((cols[i].x, ", ".join(n)) for i, n in by_stage.items()))
         marks = [x for x, _ in found_at]
@@ -254,7 +275,7 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     segments: list[Segment] = []
     deadline = None
     clipped = False
-    note = _note(wf, cols)
+    note = _cross_note(wf, cols) if warm.next_layer else _note(wf, cols)
     if (
         landing is not None
         and landing.first is not None
@@ -267,7 +288,7 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
         start_x = step.end
         sent = 0
         for entry in wf.static_entries:
-            sent += entry.tensor.bytes or 0
+            sent += entry.bytes
             done = t + _transfer_us(landing.rate, sent)
             end_x, past = x_at(grid.steps, done)
             segments.append(
@@ -291,8 +312,48 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     return Lane(
         wf, y, name, summary, tuple(badges), bar, bar_y, order, tuple(marks), tuple(consumers),
         tuple(segments), landing_y, deadline, clipped, note, tuple(lines), measured,
-        tuple(measured_lines), below + 5,
+        tuple(measured_lines), below + 5, ("in" if coming else "out") if warm.next_layer else "",
+        bool(warm.guards),
     )  # fmt: skip
+
+
+def _readers(lf: LayerFacts, wf: WarmFacts) -> dict[str, ir.Stage]:
+    """A cross-layer warm of the kind before, in this kind: each static tensor's first
+    reader (its consumer here), as the rules have it on the crossing."""
+    out: dict[str, ir.Stage] = {}
+    order = lf.layer.schedule.order()
+    for e in wf.static_entries:
+        first = next((i for i in order if e.tensor.name in lf.layer.stages[i].reads), None)
+        if first is not None:
+            out.setdefault(e.tensor.name, lf.layer.stages[first])
+    return out
+
+
+def _cross_note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:
+    """A cross-layer warm's sentence: where it comes from or goes, and PC107's verdict on
+    its crossing (the two layer kinds joined: the next layer's stages are ``next.*``)."""
+    if wf.coming_from is not None:
+        return (
+            f"Issued by the layer before ({wf.coming_from}) for this one: held from the entry "
+            "to its last consumer here."
+        )
+    judged = wf.landing
+    if judged is None or judged.crossing is None or judged.first is None:
+        return "For the next layer: no static tensor of the warm is read there."
+    c = judged.crossing
+    first = c.stage(judged.first.index).name
+    kind = f"{c.target.name} and the other kinds after it" if c.several else c.target.name
+    head = f"For the next layer ({kind}): its first consumer there is {first}"
+    if judged.window_us is None or judged.rate is None or judged.share is None:
+        if judged.lands is False:
+            return f"{head}, right after the anchor: cannot land (PC107)."
+        return f"{head}; no landing estimate: not every stage before it has duration_us."
+    verdict = "lands in time" if judged.lands else "cannot land (PC107)"
+    return (
+        f"{head}; PC107 estimate: in the {fmt.num(float(judged.window_us))} µs before it, "
+        f"{fmt.num(judged.rate / 1e9)} GB/s lands {fmt_percent(judged.share)} of "
+        f"{fmt.mb(judged.bytes)}: {verdict}."
+    )
 
 
 def _measured(measure: Measure | None, wf: WarmFacts) -> str:

@@ -92,7 +92,16 @@ def _resolve_param(ctx: Context, name: str) -> None:
     value = ctx.overrides.get(name, {"default": default, "lo": lo, "hi": hi}[ctx.point])
     ctx.dim_values[name] = value
     ctx.param_deps[name] = frozenset({name})
-    ctx.params.append(ir.Param(name, default, lo, hi, value))
+    raw = ctx.plan.params[name]
+    variable = None if isinstance(raw, int) else raw.source  # the model code's name for it
+    if variable is not None and not ctx.name_check(
+        variable.lstrip("_") or variable,
+        ctx.v.at("params", name, "source"),
+        "param source",
+        reserved=True,
+    ):
+        variable = None
+    ctx.params.append(ir.Param(name, default, lo, hi, value, variable or ""))
 
 
 def dim_uses(ctx: Context) -> dict[str, list[str]]:

@@ -10,10 +10,12 @@ from functools import partial
 from types import MappingProxyType
 
 from plancc import codes, fixes, ir
+from plancc import expr as ex
 from plancc.diagnostics import Pos
 from plancc.facts.liveness import join_gate, live_interval, readers
 from plancc.load import PathT
 from plancc.resolve.context import Context, Unresolved
+from plancc.resolve.forms import guards, rows
 from plancc.resolve.tensors import flat_view, tensor_ref, unknown_tensor
 from plancc.schedule import Schedule, schedule
 from plancc.schema import plan as model
@@ -278,45 +280,13 @@ def resolve_warm(
     whole_after = bool(gates)
     gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
     anchor = None if gate is None else gate.index
-    entries: list[ir.WarmEntry] = []
-    seen: dict[str, ir.Locate] = {}
-    # Whether every item resolved (and none a schema error spoiled): its entries are the plan's.
-    whole = ctx.v.doc_path((*path, "tensors")) not in ctx.v.kept
-    for j, item in enumerate(w.tensors):
-        item_path = (*path, "tensors", j)
-        name = item if isinstance(item, str) else item.tensor
-        under = ("tensors", j) if isinstance(item, str) else ("tensors", j, "tensor")
-        pos = partial(locate, *under)
-        if name in seen:
-            first = seen[name]()
-            at = ctx.v.doc_path(item_path)
-            title = f"remove the second '{clip(name)}' from warm '{w.name}'"
-            ctx.report(
-                pos(),
-                codes.DUPLICATE_NAME,
-                f"tensor '{name}' is listed twice in warm '{w.name}' "
-                f"(first at {first.line}:{first.col})",
-                fix=fixes.remove(at[:-1], (at[-1],), title),
-            )
-            continue
-        seen[name] = pos
-        tensor = tensor_ref(ctx, name, pos, tensors)
-        if tensor is None:
-            whole = whole and not unknown_tensor(ctx, name)
-            continue
-        flat = tensor.flat
-        if not isinstance(item, str) and item.flat is not None:
-            try:
-                flat = flat_view(ctx, item.flat, (*item_path, "flat"), name)
-            except Unresolved:
-                whole = False
-                continue
-        entries.append(ir.WarmEntry(tensor, flat, pos, int(ctx.v.doc_path(item_path)[-1])))
+    entries, whole = _entries(ctx, w, path, tensors)
     # Alive from the anchor's finish through the last stage after it reading any of its
     # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
-    # alive nowhere, but its tensors are still checked.
+    # alive nowhere, but its tensors are still checked. A cross-layer warm's consumers are
+    # the next layer's: in its own layer kind it is alive from its anchor to the end.
     held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(timed, anchors, held, read_by)
+    live = live_interval(timed, anchors, set() if w.next_layer else held, read_by)
     return ir.Warm(
         name=w.name,
         name_hint=w.name_hint or w.name,
@@ -331,7 +301,85 @@ def resolve_warm(
         listed=_listed(ctx, path),
         anchors=anchors,
         complete=whole and whole_after,
+        next_layer=w.next_layer,
+        guards=guards(ctx, w.guard, (*path, "guard")),
     )
+
+
+def _entries(
+    ctx: Context, w: model.Warm, path: PathT, tensors: dict[str, ir.Tensor]
+) -> tuple[list[ir.WarmEntry], bool]:
+    """The warm's tensors that resolve, in issue order, and whether every item resolved
+    (and none a schema error spoiled): only then are its entries the plan's. A tensor
+    listed twice is PC011 (its fix removes the second), unless each time with rows and the
+    ranges do not overlap (two prefixes of one tensor)."""
+    entries: list[ir.WarmEntry] = []
+    seen: dict[str, list[tuple[ir.Rows | None, ir.Locate]]] = {}
+    whole = ctx.v.doc_path((*path, "tensors")) not in ctx.v.kept
+    for j, item in enumerate(w.tensors):
+        item_path = (*path, "tensors", j)
+        name = item if isinstance(item, str) else item.tensor
+        under = ("tensors", j) if isinstance(item, str) else ("tensors", j, "tensor")
+        pos = partial(ctx.v.at, *path, *under)
+        tensor = tensor_ref(ctx, name, pos, tensors)
+        range_ = None
+        if tensor is not None and not isinstance(item, str) and item.rows is not None:
+            range_ = rows(ctx, item.rows, (*item_path, "rows"), tensor)
+            if range_ is None:
+                whole = False
+                continue
+        clash = next(
+            (at for r, at in seen.get(name, ()) if range_ is None or range_.overlaps(r)), None
+        )
+        if clash is not None:
+            first = clash()
+            what = "listed twice" if range_ is None else "listed twice with overlapping rows"
+            at = ctx.v.doc_path(item_path)
+            title = f"remove the second '{clip(name)}' from warm '{w.name}'"
+            ctx.report(
+                pos(),
+                codes.DUPLICATE_NAME,
+                f"tensor '{name}' is {what} in warm '{w.name}' (first at {first.line}:{first.col})",
+                fix=fixes.remove(at[:-1], (at[-1],), title),
+            )
+            continue
+        seen.setdefault(name, []).append((range_, pos))
+        if tensor is None:
+            whole = whole and not unknown_tensor(ctx, name)
+            continue
+        flat = tensor.flat
+        if range_ is not None and flat is not None:
+            flat = _rows_flat(tensor, range_, flat.locate)
+        if not isinstance(item, str) and item.flat is not None:
+            try:
+                flat = flat_view(ctx, item.flat, (*item_path, "flat"), name)
+            except Unresolved:
+                whole = False
+                continue
+        index = int(ctx.v.doc_path(item_path)[-1])
+        entries.append(ir.WarmEntry(tensor, flat, pos, index, range_))
+    return entries, whole
+
+
+def _rows_flat(tensor: ir.Tensor, rows: ir.Rows, locate: ir.Locate) -> ir.FlatView:
+    """A prefix's default flat view: the product of its rows' count and the other dims."""
+    count = rows_count(rows)
+    rest = [f"({t})" if ex.is_compound(ex.parse(t)) else t for t in tensor.shape_source[1:]]
+    factor = f"({count})" if ex.is_compound(ex.parse(count)) else count
+    elements = (tensor.elements or 0) // (tensor.shape[0] or 1) * (rows.hi - rows.lo)
+    return ir.FlatView(
+        (" * ".join([factor, *rest]),),
+        (elements,),
+        tensor.names | rows.names,
+        locate,
+        declared=False,
+    )
+
+
+def rows_count(rows: ir.Rows) -> str:
+    """How many rows a prefix holds, as Python source: ``HI`` as the plan writes it from
+    row 0, else the count (``HI - LO`` would repeat LO's names: ``HALF + 2 - HALF``)."""
+    return rows.hi_source if rows.lo == 0 else str(rows.hi - rows.lo)
 
 
 def _listed(ctx: Context, path: tuple[str | int, ...]) -> int:

@@ -65,12 +65,45 @@ def check_function_names(ctx: Context, layers: dict[str, ir.Layer]) -> None:
     beyond the shared namespace: a plan without them never fails here."""
     for layer in layers.values():
         for warm in layer.warms:
-            stacked = [e.tensor for e in warm.entries if e.tensor.stacked is not None]
-            if not stacked and not warm.join:
+            stacked = list(
+                {e.tensor.name: e.tensor for e in warm.entries if e.tensor.stacked}.values()
+            )
+            if not stacked and not warm.join and not warm.guards and not _ranges(warm):
                 continue
             problem = _clash(layer, warm, stacked)
             if problem is not None:
                 ctx.report(warm.name_pos, codes.DUPLICATE_NAME, *problem)
+
+
+def _ranges(warm: ir.Warm) -> bool:
+    return any(e.rows is not None for e in warm.entries)
+
+
+def entry_vars(warm: ir.Warm) -> list[str]:
+    """The name each entry's variables start with (``<var>_flat``, ``<var>_rows``): its
+    tensor's, or for a tensor's second range and on, ``<tensor>_<k>``."""
+    seen: dict[str, int] = {}
+    out = []
+    for e in warm.entries:
+        k = seen.get(e.tensor.name, 0)
+        seen[e.tensor.name] = k + 1
+        out.append(e.tensor.name if k == 0 else f"{e.tensor.name}_{k}")
+    return out
+
+
+def _variables(warm: ir.Warm) -> list[tuple[str, str]]:
+    """The tensor parameters and the variables the body binds of them (a slab or a
+    prefix's rows, a second range's flat view), each with how a message names it."""
+    wanted = [(n, f"tensor '{n}'") for n in dict.fromkeys(e.tensor.name for e in warm.entries)]
+    for e, var in zip(warm.entries, entry_vars(warm), strict=True):
+        t = e.tensor.name
+        if e.rows is not None:
+            wanted.append((f"{var}_rows", f"the rows '{var}_rows' of tensor '{t}'"))
+        elif e.tensor.stacked is not None:
+            wanted.append((f"{var}_slab", f"the slab '{var}_slab' of tensor '{t}'"))
+        if var != t:
+            wanted.append((f"{var}_flat", f"the flat view '{var}_flat' of tensor '{t}'"))
+    return wanted
 
 
 def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[str, str] | None:
@@ -78,12 +111,12 @@ def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[st
     bound: dict[str, str] = {"pl": "the module name 'pl'", "warm_ctx": "the context 'warm_ctx'"}
     constants = {n for e in warm.entries for n in e.tensor.names}
     constants.update(n for t in stacked if t.stacked for n in t.stacked.names)
+    constants.update(n for e in warm.entries if e.rows for n in e.rows.names)
     bound.update((n, f"the module constant '{n}'") for n in sorted(constants))
-    wanted = [(e.tensor.name, f"tensor '{e.tensor.name}'") for e in warm.entries]
+    wanted = _variables(warm)
     indices: dict[str, ir.Tensor] = {}
     for t in stacked:
         assert t.stacked is not None
-        wanted.append((f"{t.name}_slab", f"the slab '{t.name}_slab' of tensor '{t.name}'"))
         index = t.stacked.index_param
         first = indices.setdefault(index, t)
         if first is not t:  # one parameter for every stack with this index
@@ -97,6 +130,8 @@ def _clash(layer: ir.Layer, warm: ir.Warm, stacked: list[ir.Tensor]) -> tuple[st
                 )
             continue
         wanted.append((index, f"the index '{index}' of tensor '{t.name}'"))
+    for g in {g.variable: g for g in warm.guards}.values():
+        wanted.append((g.variable, f"the run-time value '{g.variable}' of param '{g.param}'"))
     if warm.anchors and all(layer.stages[a].task for a in warm.anchors):  # resolved anchors
         params = zip(warm.anchors, anchor_params(layer, warm), strict=True)
         wanted += [(n, f"the TaskId '{n}' of anchor '{layer.stages[a].name}'") for a, n in params]

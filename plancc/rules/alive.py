@@ -41,6 +41,10 @@ def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     warming `routed_w1` sped the expert FFN up (365.9 → 327.7 µs) but blew
     `combine` from 40.5 to 115.4 µs at ep8.
 
+    A cross-layer warm is alive across the layer boundary: from its anchor
+    through its last consumer in the next layer, and the SDMA stages of both
+    sides count (the MoE's all-to-all after the anchor, say).
+
     Fix: end the warm before the SDMA stage (warm only tensors consumed
     before it), or anchor it after that stage.
     """
@@ -57,7 +61,7 @@ def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
                 p.warm.name_pos,
                 f"warm '{p.warm.name}' is alive (stages '{since.name}' to '{until.name}') "
                 "while SDMA stage(s) "
-                f"{_names([stages[i].name for i in sdma])} run",
+                f"{_names([stages[i].name for i in sdma])} run{p.on}",
                 "end the warm before the SDMA stage, or anchor it after the SDMA stage",
                 warm=p.warm,
                 stages=tuple(sdma),
@@ -92,6 +96,10 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     layer that warms `w_down` (89.1 MB) once `out_proj` is done reads
     `w_gate` and `w_up` (178.3 MB) before `down_proj` reads it.
 
+    A cross-layer warm counts what streams on both sides of the layer
+    boundary, up to its last consumer in the next layer; a prefix holds (and
+    does not push) only its rows.
+
     Fix: anchor the warm after the streaming stage, so that it is issued
     once the stream has passed; or warm less. Its fix (unsafe) anchors it at
     the latest later stage with a `task` from which it lands and is no longer
@@ -122,7 +130,7 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         yield Finding(
             p.warm.name_pos,
             f"warm '{p.warm.name}' ({fmt_size(p.bytes)}) is evicted before '{last.name}': "
-            f"{what}, {share}× L2 in all",
+            f"{what}, {share}× L2 in all{p.on}",
             "anchor the warm after the streaming stage",
             warm=p.warm,
             stages=tuple(shown),  # the stages the message names
@@ -141,10 +149,13 @@ def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
     weights the warm does not hold), and the first three: a bisection, and a look at the
     warm's own readers, not a scan of the window (PC106 stays linear)."""
     line = p.line
-    held = {e.tensor.name for e in p.entries}
+    held = _held(p)
 
-    def pushes(i: int) -> bool:
-        return bool(line.stages[i].streams) or any(t.name not in held for t in line.weights[i])
+    def pushes(i: int) -> bool:  # of a prefix's tensor, it pushes the rows not held
+        s = line.stages[i]
+        return bool(s.streams) or any(
+            t.name not in held or s.read_bytes(t) > held[t.name] for t in line.weights[i]
+        )
 
     first = bisect.bisect_left(line.pushing_steps, lo)
     count = bisect.bisect_left(line.pushing_steps, hi) - first
@@ -169,12 +180,22 @@ def _pushed(p: Placed, at: int, last: int) -> int:
         return 0
     pushed = line.streamed_before[hi] - line.streamed_before[lo]
     pushed += line.weighed_before[hi] - line.weighed_before[lo]
-    for e in p.entries:  # the warm's own tensors are in L2 already: not pushed
-        readers = line.readers.get(e.tensor.name, ())
+    tensors = {e.tensor.name: e.tensor for e in p.entries}
+    for name, nbytes in _held(p).items():  # in L2 already: not pushed
+        readers = line.readers.get(name, ())
         steps = [line.start[r] for r in readers]
         within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
-        pushed -= sum(line.stages[r].read_bytes(e.tensor) for r in within)  # each its share
+        # Each reader its share; of a prefix only its rows are held, the rest is pushed.
+        pushed -= sum(min(line.stages[r].read_bytes(tensors[name]), nbytes) for r in within)
     return pushed
+
+
+def _held(p: Placed) -> dict[str, int]:
+    """Tensor -> the bytes the warm holds of it: all of it, or a prefix's rows."""
+    held: dict[str, int] = {}
+    for e in p.entries:
+        held[e.tensor.name] = held.get(e.tensor.name, 0) + e.bytes
+    return held
 
 
 def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
@@ -188,7 +209,7 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
     lo = bisect.bisect_left(line.tasked_steps, line.start[p.at] + 1)
     hi = bisect.bisect_left(line.tasked_steps, bound + 1)
     for x in reversed(line.tasked[lo:hi]):
-        if x in taken:
+        if x in taken or x >= p.anchorable:  # a cross-layer warm's anchor stays in its kind
             continue
         if not all(line.runs_before(x, r) for r in read):
             continue
@@ -212,7 +233,8 @@ def cannot_land(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     stage of the layer kind has a duration (`duration_us`, or `--trace`), the
     schedule is timed: a stage starts when its slowest dep finishes, and the
     window is the first consumer's start minus the anchor's finish. Reported
-    at `after`.
+    at `after`. A cross-layer warm's window runs across the layer boundary
+    to its first consumer in the next layer; a prefix's bytes are its rows'.
 
     Why: a warm only helps the bytes it lands before their consumer reads
     them; the rest competes with the layer's own HBM streams. The seed's
@@ -260,7 +282,7 @@ def cannot_land(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             fix = anchor_fix(p, stage) if settles else None
         yield Finding(
             p.warm.after_pos,
-            f"warm '{p.warm.name}' cannot land: {detail}",
+            f"warm '{p.warm.name}' cannot land: {detail}{p.on}",
             hint,
             warm=p.warm,
             stages=tuple(line.between(p.at, first.index)),  # the window

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from plancc import fixes, ir
 from plancc.codes import Severity
 from plancc.facts import Facts
+from plancc.facts.crossing import successors
 from plancc.facts.placed import anchored
 from plancc.rules import Finding, rule
 
@@ -61,16 +62,21 @@ def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by no stage of the layer kind.
 
     The warm is pure overhead: it moves bytes nobody reads, and holds L2 to
-    the end of the layer kind.
+    the end of the layer kind. A cross-layer warm's tensors are read by the
+    next layer: one that a next layer kind does not read is reported at that
+    pair of layer kinds, naming it.
 
     Fix: add the reading stage's `reads`, or drop the tensor; its fix (safe)
-    drops it (the warm, when it lists nothing else).
+    drops it (the warm, when it lists nothing else; of a cross-layer warm, only
+    a tensor no next layer kind reads).
     """
     for layer in plan.layers.values():
         if not layer.complete:
             continue
         read_by = facts.timelines[layer.name].readers
         for warm in layer.warms:
+            if warm.next_layer:
+                continue  # the next layer's readers count: below
             unread = [e for e in warm.entries if e.tensor.static and e.tensor.name not in read_by]
             for entry in unread:
                 yield Finding(
@@ -80,6 +86,40 @@ def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
                     warm=warm,
                     fix=drop_entries(warm, unread, entry, "read by no stage"),
                 )
+    yield from _unread_next(plan, facts)
+
+
+def _unread_next(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
+    """PC041 of a cross-layer warm: a tensor the next layer does not read, once per pair
+    of layer kinds (the fix only where no next layer reads it)."""
+    unread: dict[str, dict[int, list[str]]] = {}  # warm -> entry -> the kinds not reading it
+    # The crossings the placement rules judge, each once (a warm's placed once per pair).
+    crossing = list({id(p.crossing): p.crossing for p in facts.placed if p.crossing}.values())
+    for c in crossing:
+        read = {t for s in c.target.stages for t in s.reads}
+        for e in c.original.entries:
+            if e.tensor.static and e.tensor.name not in read:
+                unread.setdefault(c.original.name, {}).setdefault(id(e), []).append(c.target.name)
+    for c in crossing:
+        warm = c.original
+        missed = unread.get(warm.name, {})
+        nowhere = [
+            e
+            for e in warm.entries
+            if len(missed.get(id(e), ())) == len(successors(plan, warm.layer))
+        ]
+        for e in warm.entries:
+            if c.target.name not in missed.get(id(e), ()):
+                continue
+            yield Finding(
+                e.pos,
+                f"tensor '{e.tensor.name}' is read by no stage of '{c.target.name}', the next "
+                f"layer after '{warm.layer}': warming it is pure overhead",
+                warm=warm,
+                fix=drop_entries(warm, nowhere, e, "read by no next layer")
+                if e in nowhere
+                else None,
+            )
 
 
 def drop_entries(

@@ -8,7 +8,7 @@ from fractions import Fraction
 from plancc import ir
 from plancc.codes import Severity
 from plancc.facts import Facts
-from plancc.facts.liveness import Peak
+from plancc.facts.crossing import KindPeak
 from plancc.rules import Finding, rule
 from plancc.tables.platforms import PLATFORMS
 from plancc.text import fmt_bytes, fmt_fraction, plural
@@ -21,18 +21,21 @@ def _complete(plan: ir.Plan) -> Iterator[ir.Layer]:
 
 
 def _at_peak(
-    plan: ir.Plan, layer: ir.Layer, peak: Peak, what: str, *, limit: Fraction, hint: str
+    plan: ir.Plan, layer: ir.Layer, found: KindPeak, what: str, *, limit: Fraction, hint: str
 ) -> Finding:
     # At the warm that starts latest among those alive at the peak; an `allow` on any
-    # of those warms silences it (PC032), so the message names them all.
-    order = {id(w): i for i, w in enumerate(layer.warms)}
-    latest = max(peak.warms, key=lambda w: (w.live[0], order[id(w)]))
+    # of those warms silences it (PC032), so the message names them all. Cross-layer warms
+    # of the kind before (``found.before``) are alive from the entry: listed first.
+    peak = found.peak
+    order = {w.name: i for i, w in enumerate(peak.warms)}
+    latest = max(peak.warms, key=lambda w: (w.live[0], order[w.name]))
     names = " + ".join(w.name for w in peak.warms)
     l2 = plan.platform.l2_bytes if plan.platform else None
     stage = layer.stages[peak.stage or 0].name
+    after = "" if found.before is None else f" after layer kind '{found.before}'"
     return Finding(
         latest.name_pos,
-        f"{what} during '{stage}': {names} = {fmt_bytes(peak.bytes, l2, limit)}",
+        f"{what} during '{stage}'{after}: {names} = {fmt_bytes(peak.bytes, l2, limit)}",
         hint,
         warm=latest,
         also=tuple(w for w in peak.warms if w is not latest),
@@ -46,7 +49,10 @@ def l2_overflow(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
 
     One diagnostic per layer kind, at the warm that starts latest among those
     alive at the peak; the message names every warm alive then, with their
-    sum.
+    sum. A cross-layer warm holds L2 in both layers it spans: in its own from
+    its anchor to the end, in the next from the entry to its last consumer
+    there, beside that layer's own warms (the message then says after which
+    layer kind); a prefix holds its rows.
 
     Why: the warm set evicts itself. In the seed measurement, adding MoE w1+w3
     (268.4 MB, 1.33× L2) turned a −1.63 % win into a +3.03 % loss, the warm's
@@ -58,12 +64,12 @@ def l2_overflow(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     if plan.platform is None or plan.platform.l2_bytes is None:
         return
     for layer in _complete(plan):
-        peak = facts.peaks[layer.name]
-        if peak.bytes > plan.platform.l2_bytes:
+        found = facts.kind_peaks[layer.name]
+        if found.peak.bytes > plan.platform.l2_bytes:
             yield _at_peak(
                 plan,
                 layer,
-                peak,
+                found,
                 "warms alive at once exceed L2",
                 limit=Fraction(1),
                 hint="warm fewer tensors, or end one warm before the next starts",
@@ -80,7 +86,8 @@ def l2_budget(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     3.03 %.
 
     An `allow` of PC032 on any warm alive at the peak silences it; the message
-    names those warms.
+    names those warms. Counted as PC030 counts: a cross-layer warm in both
+    layers it spans.
 
     Fix: warm less, or raise `budget.l2_fraction` after measuring.
     """
@@ -88,12 +95,13 @@ def l2_budget(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         return
     l2 = plan.platform.l2_bytes
     for layer in _complete(plan):
-        peak = facts.peaks[layer.name]
+        found = facts.kind_peaks[layer.name]
+        peak = found.peak
         if Fraction(peak.bytes, l2) > plan.l2_fraction and peak.bytes <= l2:
             yield _at_peak(
                 plan,
                 layer,
-                peak,
+                found,
                 f"warms alive at once exceed the {fmt_fraction(float(plan.l2_fraction))} L2 budget",
                 limit=plan.l2_fraction,
                 hint="warm less, or allow PC032 (with a reason) on any one of these warms",

@@ -45,6 +45,11 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     just before the attention kernel it cost +1186 µs: too late to land, which
     is PC107's finding, not this one.
 
+    A cross-layer warm is judged on the layer kind that issues it joined to
+    the next one: the weights streamed count on both sides of the boundary,
+    but a candidate is a stage of its own layer kind (an anchor in the next
+    one would make it that layer's warm).
+
     Fix: anchor the warm at the hinted stage. It is a candidate to measure,
     not a verdict: its fix is unsafe, as every anchor move. When another warm
     of the layer kind anchors there, the two would split the SDMA bandwidth
@@ -54,7 +59,7 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     alone: dict[tuple[str, int], list[ir.Warm]] = {}  # (kind, stage) -> warms anchored there
     for q in every:
         if q.entries and not q.warm.join:  # as PC101 counts them
-            alone.setdefault((q.layer.name, q.at), []).append(q.warm)
+            alone.setdefault((q.kind, q.at), []).append(q.warm)  # a crossing's: its own kind
     for p in every:
         if p.first is None:
             continue
@@ -67,7 +72,7 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         if count > len(shown):
             names += f" and {count - len(shown)} more"
         stage = layer.stages[later]
-        there = next((w for w in alone.get((layer.name, later), []) if w is not warm), None)
+        there = next((w for w in alone.get((p.kind, later), []) if w.name != warm.name), None)
         at = f"'{stage.name}' (task {stage.task}): the last weight stream after which"
         if there is None:
             hint, fix = f"anchor at {at} the warm still lands", anchor_fix(p, stage)
@@ -76,7 +81,7 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         yield Finding(
             warm.after_pos,
             f"{_anchor(p)} is early: {names} stream{'s' if count == 1 else ''} "
-            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'",
+            f"{fmt_size(total)} of weights before '{layer.stages[first].name}'{p.on}",
             hint,
             warm=warm,
             stages=tuple(shown),  # the stages the message names
@@ -101,9 +106,11 @@ def _last_candidate(p: Placed, groups: set[Group]) -> int | None:
     k = bisect.bisect_right(steps, min(hi - 1, latest))
     consumers = [s.index for s in p.consumers.values()]
 
-    def fits(i: int) -> bool:
-        return line.stages[i].consumer_group not in groups and all(
-            line.runs_before(i, c) for c in consumers
+    def fits(i: int) -> bool:  # a cross-layer warm's anchor stays in its own layer kind
+        return (
+            i < p.anchorable
+            and line.stages[i].consumer_group not in groups
+            and all(line.runs_before(i, c) for c in consumers)
         )
 
     for j in range(k - 1, bisect.bisect_left(steps, lo) - 1, -1):  # the last to start first

@@ -28,6 +28,7 @@ from functools import partial
 from plancc import fixes, ir
 from plancc.codes import Severity
 from plancc.facts import Facts
+from plancc.facts.crossing import grown_crossing
 from plancc.facts.liveness import layer_peak
 from plancc.facts.placed import Placed, consumer_order, warm_path
 from plancc.facts.timeline import Timeline
@@ -59,7 +60,8 @@ def shared_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     Fires on each warm after the first (in plan order) whose `after` names a
     stage another warm of the same layer kind already anchors on (for a join,
     the same set of stages, in any order); reported at its `after`. A warm
-    whose tensors all have a dynamic dim counts for none.
+    whose tensors all have a dynamic dim counts for none; a cross-layer warm
+    counts in the layer kind that issues it.
 
     Why: one warm is one `pl.at(CORE_GROUP)` scope with one
     `make_context()`. Two warms issued together land on two AIVs and run
@@ -72,11 +74,14 @@ def shared_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     Fix: merge the warms into one, listing every tensor in consumer order.
     """
     first: dict[tuple[str, frozenset[int]], ir.Warm] = {}
-    for p in facts.placed:
+    # Each warm once (a cross-layer warm is placed once per crossing), in plan order.
+    order = {w.name: i for i, w in enumerate(plan.warms)}
+    unique = {p.warm.name: p for p in reversed(facts.placed)}
+    for p in sorted(unique.values(), key=lambda p: order[p.warm.name]):
         if not p.entries:
             continue  # only dynamic tensors: nothing is issued (PC020)
         warm = p.warm
-        other = first.setdefault((p.layer.name, frozenset(p.anchors)), warm)
+        other = first.setdefault((p.kind, frozenset(p.anchors)), warm)
         if other is not warm:
             if warm.join:
                 names = ", ".join(p.layer.stages[a].name for a in p.anchors)
@@ -126,7 +131,7 @@ def issue_order(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             yield Finding(
                 early.pos,
                 f"'{early.tensor.name}' is issued before '{needed.tensor.name}', which "
-                f"'{p.consumers[needed.tensor.name].name}' reads earlier",
+                f"'{p.consumers[needed.tensor.name].name}' reads earlier{p.on}",
                 title,
                 warm=p.warm,
                 fix=fixes.reorder(warm_path(p, "tensors"), consumer_order(p), title),
@@ -153,75 +158,73 @@ def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     slowest stream. In the seed (ep2, one scope anchored at q): `wo_b` alone
     −399 µs, `wo_a` alone −692 µs, the pair `wo_a` then `wo_b` −830 µs.
 
+    A prefix (`rows`) leaves the rest of its tensor out: those bytes count
+    as left out, and the message says "the rest of" the tensor. A cross-layer
+    warm's groups are the next layer's.
+
     Fix: add the missing tensors (in consumer order); if the group reads
     weights that cannot be warmed with the rest, split the group, or accept
     the finding with an `allow` and its reason. Its fix (unsafe: the warm
     lands more) adds the ones whose bytes matter (the largest, until what is
     still left out is under the 1 %: never a scale vector beside its matrix)
-    in consumer order, unless another warm of the kind holds one (PC108) or
-    the grown warm would not land (PC107).
+    in consumer order, unless another warm of the kind holds one (PC108), the
+    grown warm would not land (PC107), or what is left out is the rest of a
+    prefix (its rows would overlap).
     """
     members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
     for p in facts.placed:
-        line = p.line
-        warmed = {e.tensor.name for e in p.entries}
-        by_first = sorted(p.consumers.values(), key=lambda s: line.rank[s.index])
-        found = []
-        read: dict[str, ir.Tensor] = {}  # every static tensor the touched groups read
         # Each layer kind's groups are listed once, not rescanned per warm.
-        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(line))
-        for group in dict.fromkeys(s.consumer_group for s in by_first):
-            stages = [s for s in groups[group] if p.after(s.index)]
-            needed = {t.name: t for s in stages for t in line.weights[s.index]}
-            read.update(needed)
-            missing = [t for t in needed if t not in warmed]
-            if missing:
-                found.append((group, stages, [t for t in needed if t in warmed], missing))
+        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.line))
+        found, read, part, left_out = _gaps(p, groups)
         if not found:
             continue
-        left_out = sum(t.bytes or 0 for name, t in read.items() if name not in warmed)
         if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
             continue  # under 1 %: a scale vector beside its matrix is not worth a finding
-        worth = _worth(read, warmed)
+        warmed = {e.tensor.name for e in p.entries if e.rows is None}
+        worth = _worth(read, warmed, part)
         for group, stages, have, missing in found:
             where = _group(group)
             if group[0] == "group":
                 where += f" (stages {_names([s.name for s in stages])})"
             if p.layer.name not in held:  # each layer kind's warmed tensors, listed once
-                held[p.layer.name] = {e.tensor.name for w in p.layer.warms for e in w.entries}
-            added = [read[t] for t in missing if t in worth]
-            hint, fix = (
-                _complete(plan, p, added, held[p.layer.name])
-                if added
-                else (
+                held[p.layer.name] = _held(plan, p)
+            whole = [read[t] for t in missing if t not in part and t in worth]
+            if any(t in part for t in missing):  # a prefix is not completed
+                hint, fix = _rest(missing, part), None
+            elif whole:
+                hint, fix = _complete(plan, p, whole, held[p.layer.name])
+            else:
+                hint, fix = (
                     f"{_names(missing)} of {where} hold under 1 % of the bytes: warm what the "
                     "other groups miss",
                     None,
                 )
-            )
             yield Finding(
                 p.warm.tensors_pos,
-                f"warm '{p.warm.name}' covers {_names(have)} but not {_names(missing)} of {where}",
+                f"warm '{p.warm.name}' covers {_names(_rows(p, have))} but not "
+                f"{_names(_rows(p, missing, rest=True))} of {where}{p.on}",
                 hint,
                 warm=p.warm,
                 fix=fix,
                 data={
                     "missing": missing,
-                    "missing_bytes": sum(read[t].bytes or 0 for t in missing),
+                    "missing_bytes": sum((read[t].bytes or 0) - part.get(t, 0) for t in missing),
                 },
             )
 
 
-def _worth(read: dict[str, ir.Tensor], warmed: set[str]) -> set[str]:
+def _worth(read: dict[str, ir.Tensor], warmed: set[str], part: dict[str, int]) -> set[str]:
     """The tensors left out worth adding: the largest first, until what is still left out
     is under 1 % of the bytes the touched groups read (the scale vector the 1 % rule lets
-    go stays out, as the shipped pair leaves it)."""
+    go stays out, as the shipped pair leaves it). A prefix's rest counts as left out but is
+    never added (its rows would overlap)."""
     total = sum(t.bytes or 0 for t in read.values())
     missing = sorted(
-        (t for name, t in read.items() if name not in warmed), key=lambda t: -(t.bytes or 0)
+        (t for name, t in read.items() if name not in warmed and name not in part),
+        key=lambda t: -(t.bytes or 0),
     )
-    left_out = sum(t.bytes or 0 for t in missing)
+    left_out = sum((t.bytes or 0) - part.get(n, 0) for n, t in read.items() if n not in warmed)
     out: set[str] = set()
     for t in missing:
         if 100 * left_out < total:
@@ -229,6 +232,78 @@ def _worth(read: dict[str, ir.Tensor], warmed: set[str]) -> set[str]:
         out.add(t.name)
         left_out -= t.bytes or 0
     return out
+
+
+_Gap = tuple[tuple[str, str], list[ir.Stage], list[str], list[str]]
+
+
+def _gaps(
+    p: Placed, groups: dict[tuple[str, str], list[ir.Stage]]
+) -> tuple[list[_Gap], dict[str, ir.Tensor], dict[str, int], int]:
+    """Per consumer group the warm touches and leaves weights of out: the group, its
+    stages after the anchor, the tensors the warm holds (a prefix's too) and those it
+    leaves out (a prefix's rest too); every static tensor those groups read; the bytes
+    the warm's prefixes hold of each tensor; and the bytes it leaves out."""
+    line = p.line
+    warmed = {e.tensor.name for e in p.entries if e.rows is None}
+    part: dict[str, int] = {}  # the bytes a prefix holds of its tensor, over all its ranges
+    for e in p.entries:
+        if e.rows is not None:
+            part[e.tensor.name] = part.get(e.tensor.name, 0) + e.bytes
+    by_first = sorted(p.consumers.values(), key=lambda s: line.rank[s.index])
+    found: list[_Gap] = []
+    read: dict[str, ir.Tensor] = {}
+    for group in dict.fromkeys(s.consumer_group for s in by_first):
+        stages = [s for s in groups[group] if p.after(s.index)]
+        needed = {t.name: t for s in stages for t in line.weights[s.index]}
+        read.update(needed)
+        missing = [t for t in needed if t not in warmed]  # a prefix's rest too
+        if missing:
+            have = [t for t in needed if t in warmed or t in part]
+            found.append((group, stages, have, missing))
+    # What it leaves out: each tensor it does not hold whole, but the rows a prefix holds.
+    left_out = sum((t.bytes or 0) - part.get(n, 0) for n, t in read.items() if n not in warmed)
+    return found, read, part, left_out
+
+
+def _rows(p: Placed, names: list[str], *, rest: bool = False) -> list[str]:
+    """Tensor names as a PC103 message gives them: a prefix's with the rows it holds (or,
+    with ``rest``, those it leaves out)."""
+    ranges: dict[str, list[ir.Rows]] = {}
+    for e in p.entries:
+        if e.rows is not None:
+            ranges.setdefault(e.tensor.name, []).append(e.rows)
+    out = []
+    for name in names:
+        if name not in ranges:
+            out.append(name)
+        elif rest:
+            out.append(f"the rest of {name}")
+        else:
+            out.append(f"{name} {', '.join(str(r) for r in ranges[name])}")
+    return out
+
+
+def _rest(missing: list[str], part: dict[str, int]) -> str:
+    """PC103's hint when a prefix leaves rows out: no fix adds them (its rows would
+    overlap), the plan widens the range or says why not."""
+    prefixes = [t for t in missing if t in part]
+    return (
+        f"widen the rows of {_names(prefixes)}, or allow PC103 with the reason the rest is "
+        "left out (a prefix is what lands before its consumer)"
+    )
+
+
+def _held(plan: ir.Plan, p: Placed) -> set[str]:
+    """The tensors other warms hold where this warm's consumers read them: its layer
+    kind's warms; for a cross-layer warm, the copies the next layer reads: that layer's
+    own warms' and the cross-layer warms' of the kind before it."""
+    c = p.crossing
+    if c is None:
+        return {e.tensor.name for w in p.layer.warms for e in w.entries}
+    warms = [w for w in c.target.warms if not w.next_layer]
+    warms += [w for w in c.source.warms if w.next_layer]
+    return {e.tensor.name for w in warms for e in w.entries}
 
 
 def _complete(
@@ -256,11 +331,15 @@ def _complete(
         return hint, fix
     line = p.line
     extra = tuple(ir.WarmEntry(t, t.flat, partial(p.warm.locate, "tensors")) for t in missing)
-    reads = [line.consumer(t.name, p.anchors) for t in missing]
-    end = max([p.warm.live[1], *(line.start[r] for r in reads if r is not None)])
-    grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
-    layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
-    if Fraction(layer_peak(layer).bytes, l2) > plan.l2_fraction:
+    if p.crossing is not None:
+        top = grown_crossing(plan, p.crossing, extra)
+    else:
+        reads = [line.consumer(t.name, p.anchors) for t in missing]
+        end = max([p.warm.live[1], *(line.start[r] for r in reads if r is not None)])
+        grown = replace(p.warm, entries=(*p.warm.entries, *extra), live=(p.warm.live[0], end))
+        layer = replace(p.layer, warms=tuple(grown if w is p.warm else w for w in p.layer.warms))
+        top = layer_peak(layer).bytes
+    if Fraction(top, l2) > plan.l2_fraction:
         return f"adding {names} would exceed the L2 budget: split the group, or allow PC103", None
     return hint, fix
 

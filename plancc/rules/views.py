@@ -10,15 +10,23 @@ from plancc.facts import Facts
 from plancc.rules import Finding, rule
 
 
-def _views(plan: ir.Plan) -> Iterator[tuple[str, ir.Tensor, ir.FlatView]]:
-    """Every declared flat view once: the tensors' own, then the warms' overrides."""
+def _views(plan: ir.Plan) -> Iterator[tuple[str, ir.Tensor, ir.FlatView, int | None]]:
+    """Every declared flat view once, with the elements it must hold: the tensors' own,
+    then the warms' overrides (of a prefix: its rows')."""
     for tensor in plan.tensors.values():
         if tensor.flat is not None and tensor.flat.declared:
-            yield tensor.name, tensor, tensor.flat
+            yield tensor.name, tensor, tensor.flat, tensor.elements
     for warm in plan.warms:
         for entry in warm.entries:
-            if entry.flat is not None and entry.flat is not entry.tensor.flat:
-                yield f"{entry.tensor.name} in warm {warm.name}", entry.tensor, entry.flat
+            if (
+                entry.flat is not None
+                and entry.flat.declared
+                and entry.flat is not entry.tensor.flat
+            ):
+                what = f"{entry.tensor.name} in warm {warm.name}"
+                if entry.rows is not None:
+                    what = f"{entry.tensor.name} {entry.rows} in warm {warm.name}"
+                yield what, entry.tensor, entry.flat, entry.elements
 
 
 @rule("PC020", "dynamic-warm", Severity.ERROR)
@@ -64,7 +72,7 @@ def not_flat(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     This mirrors the PTOAS TPrefetchAsyncOp::verify() check, which would
     otherwise fail at PyPTO IR construction.
     """
-    for what, _, view in _views(plan):
+    for what, _, view, _ in _views(plan):
         if not view.is_flat:
             shown = ", ".join(
                 s if v is None else str(v) for s, v in zip(view.source, view.values, strict=True)
@@ -81,17 +89,17 @@ def flat_size(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A flat view's element count differs from its tensor's.
 
     The reshape would fail, or warm a region other than the tensor. The
-    message gives both counts.
+    message gives both counts. A flat view given beside a prefix's `rows`
+    must hold the rows' elements.
     """
-    for what, tensor, view in _views(plan):
-        if tensor.elements is not None and view.elements != tensor.elements:
+    for what, tensor, view, elements in _views(plan):
+        if elements is not None and view.elements != elements:
             if view.elements is None:
                 dynamic = [s for s, v in zip(view.source, view.values, strict=True) if v is None]
                 count = f"a dynamic entry ({', '.join(dynamic)})"
             else:
                 count = f"{view.elements:,} elements"
-            yield Finding(
-                view.pos,
-                f"flat view of {what} has {count}; the tensor has "
-                f"{tensor.elements:,} (shape [{', '.join(tensor.shape_source)}])",
-            )
+            whole = f"the tensor has {elements:,} (shape [{', '.join(tensor.shape_source)}])"
+            if elements != tensor.elements:
+                whole = f"its rows hold {elements:,}"
+            yield Finding(view.pos, f"flat view of {what} has {count}; {whole}")

@@ -140,6 +140,17 @@ class Stage(_Strict):
 class WarmTensor(_Strict):
     tensor: str
     flat: FlatView | SkipJsonSchema[None] = None
+    rows: (
+        Annotated[
+            list[DimExpr],
+            Field(
+                min_length=2,
+                max_length=2,
+                description="[LO, HI]: a prefix warm of the first dimension's rows LO to HI - 1",
+            ),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
 
 
 class Warm(_Strict):
@@ -153,6 +164,20 @@ class Warm(_Strict):
         str | Annotated[list[str], Field(min_length=1)],
         Field(description="the anchor stage, or a list of stages (a join)"),
     ]
+    next_layer: Annotated[
+        StrictBool,
+        Field(description="warm the tensors the next layer of the forward reads"),
+    ] = False
+    guard: (
+        Annotated[
+            str | Annotated[list[str], Field(min_length=1)],
+            Field(
+                description="PARAM <= EXPR (or >=, <, >): issue the warm only when it holds; "
+                "a list: all of them"
+            ),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
     # minItems in the schema only: a warm whose every item was bad stays checkable.
     tensors: Annotated[list[str | WarmTensor], Field(json_schema_extra={"minItems": 1})]
     allow: list[str] | SkipJsonSchema[None] = None
@@ -197,6 +222,17 @@ class Param(_Strict):
     default: DimExpr
     range: (
         Annotated[list[DimExpr], Field(min_length=2, max_length=2, description="[LO, HI]")]
+        | SkipJsonSchema[None]
+    ) = None
+    source: (
+        Annotated[
+            str,
+            Field(
+                description="the model code's run-time variable (a guard's parameter); "
+                "default the param's name in lower case",
+                json_schema_extra={"pattern": PRIVATE_NAME_PATTERN},
+            ),
+        ]
         | SkipJsonSchema[None]
     ) = None
 

@@ -455,6 +455,14 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_param(data,
                         except Invalid: pass
                     if not data__range_item_any_of_count10:
                         raise Invalid
+        if "source" in data_keys:
+            data_keys.remove("source")
+            data__source = data["source"]
+            if not isinstance(data__source, (str)):
+                raise Invalid
+            if isinstance(data__source, str):
+                if not REGEX_PATTERNS['^(?!_*(?:False|None|True|after|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|pl|raise|return|try|warm_ctx|while|with|yield)$)(?!.*_flat$)_*[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__source):
+                    raise Invalid
         if data_keys:
             raise Invalid
     return data
@@ -591,6 +599,32 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                 for data__allow_x, data__allow_item in enumerate(data__allow):
                     if not isinstance(data__allow_item, (str)):
                         raise Invalid
+        if "guard" in data_keys:
+            data_keys.remove("guard")
+            data__guard = data["guard"]
+            data__guard_any_of_count12 = 0
+            if not data__guard_any_of_count12:
+                try:
+                    if not isinstance(data__guard, (str)):
+                        raise Invalid
+                    data__guard_any_of_count12 += 1
+                except Invalid: pass
+            if not data__guard_any_of_count12:
+                try:
+                    if not isinstance(data__guard, (list, tuple)):
+                        raise Invalid
+                    data__guard_is_list = isinstance(data__guard, (list, tuple))
+                    if data__guard_is_list:
+                        data__guard_len = len(data__guard)
+                        if data__guard_len < 1:
+                            raise Invalid
+                        for data__guard_x, data__guard_item in enumerate(data__guard):
+                            if not isinstance(data__guard_item, (str)):
+                                raise Invalid
+                    data__guard_any_of_count12 += 1
+                except Invalid: pass
+            if not data__guard_any_of_count12:
+                raise Invalid
         if "name" in data_keys:
             data_keys.remove("name")
             data__name = data["name"]
@@ -607,6 +641,11 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
             if isinstance(data__namehint, str):
                 if not REGEX_PATTERNS['^(?!(?:False|None|True|and|as|assert|async|await|break|class|continue|def|del|elif|else|except|finally|for|from|global|if|import|in|is|lambda|nonlocal|not|or|pass|raise|return|try|while|with|yield)$)[A-Za-z][A-Za-z0-9_]{0,99}$'].search(data__namehint):
                     raise Invalid
+        if "next_layer" in data_keys:
+            data_keys.remove("next_layer")
+            data__nextlayer = data["next_layer"]
+            if not isinstance(data__nextlayer, (bool)):
+                raise Invalid
         if "reason" in data_keys:
             data_keys.remove("reason")
             data__reason = data["reason"]
@@ -627,19 +666,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warm(data, 
                 if data__tensors_len < 1:
                     raise Invalid
                 for data__tensors_x, data__tensors_item in enumerate(data__tensors):
-                    data__tensors_item_any_of_count12 = 0
-                    if not data__tensors_item_any_of_count12:
+                    data__tensors_item_any_of_count13 = 0
+                    if not data__tensors_item_any_of_count13:
                         try:
                             if not isinstance(data__tensors_item, (str)):
                                 raise Invalid
-                            data__tensors_item_any_of_count12 += 1
+                            data__tensors_item_any_of_count13 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count12:
+                    if not data__tensors_item_any_of_count13:
                         try:
                             validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(data__tensors_item)
-                            data__tensors_item_any_of_count12 += 1
+                            data__tensors_item_any_of_count13 += 1
                         except Invalid: pass
-                    if not data__tensors_item_any_of_count12:
+                    if not data__tensors_item_any_of_count13:
                         raise Invalid
         if data_keys:
             raise Invalid
@@ -665,20 +704,48 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_warmtensor(
                 if data__flat_len < 1:
                     raise Invalid
                 for data__flat_x, data__flat_item in enumerate(data__flat):
-                    data__flat_item_any_of_count13 = 0
-                    if not data__flat_item_any_of_count13:
+                    data__flat_item_any_of_count14 = 0
+                    if not data__flat_item_any_of_count14:
                         try:
                             if not isinstance(data__flat_item, (int)) or isinstance(data__flat_item, bool):
                                 raise Invalid
-                            data__flat_item_any_of_count13 += 1
+                            data__flat_item_any_of_count14 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count13:
+                    if not data__flat_item_any_of_count14:
                         try:
                             if not isinstance(data__flat_item, (str)):
                                 raise Invalid
-                            data__flat_item_any_of_count13 += 1
+                            data__flat_item_any_of_count14 += 1
                         except Invalid: pass
-                    if not data__flat_item_any_of_count13:
+                    if not data__flat_item_any_of_count14:
+                        raise Invalid
+        if "rows" in data_keys:
+            data_keys.remove("rows")
+            data__rows = data["rows"]
+            if not isinstance(data__rows, (list, tuple)):
+                raise Invalid
+            data__rows_is_list = isinstance(data__rows, (list, tuple))
+            if data__rows_is_list:
+                data__rows_len = len(data__rows)
+                if data__rows_len < 2:
+                    raise Invalid
+                if data__rows_len > 2:
+                    raise Invalid
+                for data__rows_x, data__rows_item in enumerate(data__rows):
+                    data__rows_item_any_of_count15 = 0
+                    if not data__rows_item_any_of_count15:
+                        try:
+                            if not isinstance(data__rows_item, (int)) or isinstance(data__rows_item, bool):
+                                raise Invalid
+                            data__rows_item_any_of_count15 += 1
+                        except Invalid: pass
+                    if not data__rows_item_any_of_count15:
+                        try:
+                            if not isinstance(data__rows_item, (str)):
+                                raise Invalid
+                            data__rows_item_any_of_count15 += 1
+                        except Invalid: pass
+                    if not data__rows_item_any_of_count15:
                         raise Invalid
         if "tensor" in data_keys:
             data_keys.remove("tensor")
@@ -747,19 +814,19 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
             if data__reads_is_list:
                 data__reads_len = len(data__reads)
                 for data__reads_x, data__reads_item in enumerate(data__reads):
-                    data__reads_item_any_of_count14 = 0
-                    if not data__reads_item_any_of_count14:
+                    data__reads_item_any_of_count16 = 0
+                    if not data__reads_item_any_of_count16:
                         try:
                             if not isinstance(data__reads_item, (str)):
                                 raise Invalid
-                            data__reads_item_any_of_count14 += 1
+                            data__reads_item_any_of_count16 += 1
                         except Invalid: pass
-                    if not data__reads_item_any_of_count14:
+                    if not data__reads_item_any_of_count16:
                         try:
                             validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data__reads_item)
-                            data__reads_item_any_of_count14 += 1
+                            data__reads_item_any_of_count16 += 1
                         except Invalid: pass
-                    if not data__reads_item_any_of_count14:
+                    if not data__reads_item_any_of_count16:
                         raise Invalid
         if "sdma" in data_keys:
             data_keys.remove("sdma")
@@ -769,35 +836,35 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
         if "streams" in data_keys:
             data_keys.remove("streams")
             data__streams = data["streams"]
-            data__streams_any_of_count15 = 0
-            if not data__streams_any_of_count15:
+            data__streams_any_of_count17 = 0
+            if not data__streams_any_of_count17:
                 try:
                     if not isinstance(data__streams, (int)) or isinstance(data__streams, bool):
                         raise Invalid
                     if isinstance(data__streams, (int, float)) and not isinstance(data__streams, bool):
                         if data__streams < 0:
                             raise Invalid
-                    data__streams_any_of_count15 += 1
+                    data__streams_any_of_count17 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count15:
+            if not data__streams_any_of_count17:
                 try:
                     if not isinstance(data__streams, (str)):
                         raise Invalid
                     if isinstance(data__streams, str):
                         if not REGEX_PATTERNS['^\\s*[0-9]{1,15}(\\.[0-9]{1,15})?\\s*(B|kB|MB|GB|KiB|MiB|GiB)\\s*$'].search(data__streams):
                             raise Invalid
-                    data__streams_any_of_count15 += 1
+                    data__streams_any_of_count17 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count15:
+            if not data__streams_any_of_count17:
                 try:
                     if not isinstance(data__streams, (str)):
                         raise Invalid
                     if isinstance(data__streams, str):
                         if not REGEX_PATTERNS['^(?!\\s*[0-9.]+\\s*[A-Za-z]+\\s*$)[A-Za-z0-9_+*/%() \\t-]+$'].search(data__streams):
                             raise Invalid
-                    data__streams_any_of_count15 += 1
+                    data__streams_any_of_count17 += 1
                 except Invalid: pass
-            if not data__streams_any_of_count15:
+            if not data__streams_any_of_count17:
                 raise Invalid
         if "task" in data_keys:
             data_keys.remove("task")
@@ -823,26 +890,26 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_read(data, 
         if "share" in data_keys:
             data_keys.remove("share")
             data__share = data["share"]
-            data__share_any_of_count16 = 0
-            if not data__share_any_of_count16:
+            data__share_any_of_count18 = 0
+            if not data__share_any_of_count18:
                 try:
                     if not isinstance(data__share, (int)) or isinstance(data__share, bool):
                         raise Invalid
-                    data__share_any_of_count16 += 1
+                    data__share_any_of_count18 += 1
                 except Invalid: pass
-            if not data__share_any_of_count16:
+            if not data__share_any_of_count18:
                 try:
                     if not isinstance(data__share, (int, float)) or isinstance(data__share, bool) or not _finite(data__share):
                         raise Invalid
-                    data__share_any_of_count16 += 1
+                    data__share_any_of_count18 += 1
                 except Invalid: pass
-            if not data__share_any_of_count16:
+            if not data__share_any_of_count18:
                 try:
                     if not isinstance(data__share, (str)):
                         raise Invalid
-                    data__share_any_of_count16 += 1
+                    data__share_any_of_count18 += 1
                 except Invalid: pass
-            if not data__share_any_of_count16:
+            if not data__share_any_of_count18:
                 raise Invalid
         if "tensor" in data_keys:
             data_keys.remove("tensor")
@@ -895,20 +962,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardfrom
         if "layers" in data_keys:
             data_keys.remove("layers")
             data__layers = data["layers"]
-            data__layers_any_of_count17 = 0
-            if not data__layers_any_of_count17:
+            data__layers_any_of_count19 = 0
+            if not data__layers_any_of_count19:
                 try:
                     if not isinstance(data__layers, (int)) or isinstance(data__layers, bool):
                         raise Invalid
-                    data__layers_any_of_count17 += 1
+                    data__layers_any_of_count19 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count17:
+            if not data__layers_any_of_count19:
                 try:
                     if not isinstance(data__layers, (str)):
                         raise Invalid
-                    data__layers_any_of_count17 += 1
+                    data__layers_any_of_count19 += 1
                 except Invalid: pass
-            if not data__layers_any_of_count17:
+            if not data__layers_any_of_count19:
                 raise Invalid
         if data_keys:
             raise Invalid
@@ -931,20 +998,20 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_forwardentr
         if "repeat" in data_keys:
             data_keys.remove("repeat")
             data__repeat = data["repeat"]
-            data__repeat_any_of_count18 = 0
-            if not data__repeat_any_of_count18:
+            data__repeat_any_of_count20 = 0
+            if not data__repeat_any_of_count20:
                 try:
                     if not isinstance(data__repeat, (int)) or isinstance(data__repeat, bool):
                         raise Invalid
-                    data__repeat_any_of_count18 += 1
+                    data__repeat_any_of_count20 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count18:
+            if not data__repeat_any_of_count20:
                 try:
                     if not isinstance(data__repeat, (str)):
                         raise Invalid
-                    data__repeat_any_of_count18 += 1
+                    data__repeat_any_of_count20 += 1
                 except Invalid: pass
-            if not data__repeat_any_of_count18:
+            if not data__repeat_any_of_count20:
                 raise Invalid
         if data_keys:
             raise Invalid

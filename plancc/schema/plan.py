@@ -43,6 +43,7 @@ def _budget(t: dict[str, Any]) -> Budget:
 class Param(NamedTuple):
     default: int | str
     range: list[int | str] | None = None
+    source: str | None = None
 
 
 def _param(t: dict[str, Any]) -> Param:
@@ -106,6 +107,7 @@ def _stage(t: dict[str, Any]) -> Stage:
 class WarmTensor(NamedTuple):
     tensor: str
     flat: list[int | str] | None = None
+    rows: list[int | str] | None = None
 
 
 def _warm_tensor(t: dict[str, Any]) -> WarmTensor:
@@ -117,6 +119,8 @@ class Warm(NamedTuple):
     after: str | list[str]
     tensors: list[str | WarmTensor]
     name_hint: str | None = None
+    next_layer: bool = False
+    guard: str | list[str] | None = None
     allow: list[str] | None = None
     reason: str | None = None
 
@@ -233,7 +237,7 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "lint",
     ),
     ("budget",): ("l2_fraction",),
-    ("params", "*"): ("default", "range"),
+    ("params", "*"): ("default", "range", "source"),
     ("tensors", "*"): ("shape", "dtype", "flat", "stacked"),
     ("tensors", "*", "stacked"): ("layers", "index", "index_type"),
     ("layers", "*"): ("source", "source_params", "stages", "warms"),
@@ -249,8 +253,17 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "kernel",
     ),
     ("layers", "*", "stages", "#", "reads", "#"): ("tensor", "share"),
-    ("layers", "*", "warms", "#"): ("name", "name_hint", "after", "tensors", "allow", "reason"),
-    ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat"),
+    ("layers", "*", "warms", "#"): (
+        "name",
+        "name_hint",
+        "after",
+        "next_layer",
+        "guard",
+        "tensors",
+        "allow",
+        "reason",
+    ),
+    ("layers", "*", "warms", "#", "tensors", "#"): ("tensor", "flat", "rows"),
     ("forward", "#"): ("layer", "repeat"),
     ("forward",): ("from_config", "kinds", "layers"),
     ("lint",): ("ignore",),

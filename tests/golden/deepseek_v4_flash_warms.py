@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 512e89866a2745abc6a1c63853c3dc371b0c34d68cbbb7dca58851a688b2935f
+Plan sha256: 8177f65bbc19d4c4a5fde7a7762208485b87840025f878dac6f8b445de9bcdd8
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

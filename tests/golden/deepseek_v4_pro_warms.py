@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 874beaf443750e83313af437c5fe28d01d7741b3f9c50600cc90e9ba11e33383
+Plan sha256: 983fc342e2f013521c863c08c81a4c08cd7e960cb38748ff60163db5dd820b1c
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .
@@ -24,17 +24,24 @@ def prefetch_o_proj_wo_a_csa(
     wo_a: pl.Tensor[[O_GROUPS, O_LORA, O_GROUP_IN], pl.BF16],
     after: pl.Scalar[pl.TASK_ID],
 ):
-    """Warm wo_a into L2 once q_proj has finished.
+    """Warm wo_a rows [0, 8) into L2 once q_proj has finished.
 
-    Size: 134,217,728 B (134.2 MB), 0.67x L2.
+    Size: 67,108,864 B (67.1 MB), 0.33x L2.
     Anchor: stage q_proj of layer kind csa; its TaskId is q_rope_tid.
+    Prefix: wo_a rows [0, 8) of its 16 (O_GROUPS), 67,108,864 B: whole rows of the first
+    dim.
     Consumers: proj_a (wo_a).
 
     Call it right after the anchor stage returns its TaskId:
 
         prefetch_o_proj_wo_a_csa(wo_a, q_rope_tid)
     """
-    wo_a_flat = pl.reshape(wo_a, [O_GROUPS * O_LORA * O_GROUP_IN])
+    wo_a_rows: pl.Tensor[[O_GROUPS // 2, O_LORA, O_GROUP_IN], pl.BF16] = pl.slice(
+        wo_a,
+        [O_GROUPS // 2, O_LORA, O_GROUP_IN],
+        [0, 0, 0],
+    )
+    wo_a_flat = pl.reshape(wo_a_rows, [(O_GROUPS // 2) * O_LORA * O_GROUP_IN])
     with pl.at(
         level=pl.Level.CORE_GROUP,
         name_hint="prefetch_o_proj_wo_a",
@@ -49,17 +56,24 @@ def prefetch_o_proj_wo_a_hca(
     wo_a: pl.Tensor[[O_GROUPS, O_LORA, O_GROUP_IN], pl.BF16],
     after: pl.Scalar[pl.TASK_ID],
 ):
-    """Warm wo_a into L2 once q_proj has finished.
+    """Warm wo_a rows [0, 8) into L2 once q_proj has finished.
 
-    Size: 134,217,728 B (134.2 MB), 0.67x L2.
+    Size: 67,108,864 B (67.1 MB), 0.33x L2.
     Anchor: stage q_proj of layer kind hca; its TaskId is q_rope_tid.
+    Prefix: wo_a rows [0, 8) of its 16 (O_GROUPS), 67,108,864 B: whole rows of the first
+    dim.
     Consumers: proj_a (wo_a).
 
     Call it right after the anchor stage returns its TaskId:
 
         prefetch_o_proj_wo_a_hca(wo_a, q_rope_tid)
     """
-    wo_a_flat = pl.reshape(wo_a, [O_GROUPS * O_LORA * O_GROUP_IN])
+    wo_a_rows: pl.Tensor[[O_GROUPS // 2, O_LORA, O_GROUP_IN], pl.BF16] = pl.slice(
+        wo_a,
+        [O_GROUPS // 2, O_LORA, O_GROUP_IN],
+        [0, 0, 0],
+    )
+    wo_a_flat = pl.reshape(wo_a_rows, [(O_GROUPS // 2) * O_LORA * O_GROUP_IN])
     with pl.at(
         level=pl.Level.CORE_GROUP,
         name_hint="prefetch_o_proj_wo_a",

@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_14b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_14b.yaml
-Plan sha256: c552dc3f1343f6783b05400463c04d3a9952209eb9d6613189de9b93fc671e08
+Plan sha256: f846e9822ee777202530504849dd9b50b8b3dbf1bad98f4d4c5b4a3f33746561
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_14b.yaml --out .
@@ -22,11 +22,12 @@ NUM_LAYERS = 40
 def prefetch_wo(
     wo: pl.Tensor[[NUM_LAYERS * HIDDEN, HIDDEN], pl.BF16],
     layer_idx: pl.Scalar[pl.INT32],
+    ctx_len: pl.Scalar[pl.INT32],
     q_proj_tid: pl.Scalar[pl.TASK_ID],
     k_proj_tid: pl.Scalar[pl.TASK_ID],
     v_proj_tid: pl.Scalar[pl.TASK_ID],
 ):
-    """Warm wo into L2 once q_proj, k_proj and v_proj have finished.
+    """Warm wo into L2 once q_proj, k_proj and v_proj have finished and ctx_len <= 2272.
 
     Size: 52,428,800 B (52.4 MB), 0.26x L2.
     Anchor: the join of stages q_proj, k_proj and v_proj of layer kind decode_layer;
@@ -34,10 +35,11 @@ def prefetch_wo(
     Stacked: wo holds 40 layers along its first dim; the warm takes layer layer_idx's
     slab.
     Consumers: out_proj (wo), out_proj_0 (wo).
+    Guard: issued only when CTX <= 2272 (param CTX, the model's run-time ctx_len).
 
     Call it right after the anchor stages return their TaskIds:
 
-        prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)
+        prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, v_proj_tid)
     """
     wo_slab: pl.Tensor[[HIDDEN, HIDDEN], pl.BF16] = pl.slice(
         wo,
@@ -45,10 +47,11 @@ def prefetch_wo(
         [layer_idx * HIDDEN, 0],
     )
     wo_flat = pl.reshape(wo_slab, [HIDDEN * HIDDEN])
-    with pl.at(
-        level=pl.Level.CORE_GROUP,
-        name_hint="prefetch_wo",
-        deps=[q_proj_tid, k_proj_tid, v_proj_tid],
-    ):
-        warm_ctx = pl.prefetch.make_context()
-        pl.prefetch.async_prefetch(wo_flat, warm_ctx)
+    if ctx_len <= 2272:
+        with pl.at(
+            level=pl.Level.CORE_GROUP,
+            name_hint="prefetch_wo",
+            deps=[q_proj_tid, k_proj_tid, v_proj_tid],
+        ):
+            warm_ctx = pl.prefetch.make_context()
+            pl.prefetch.async_prefetch(wo_flat, warm_ctx)

@@ -155,23 +155,31 @@ def test_each_hand_written_form_with_its_views_in_the_scope_is_refused(
 
 
 @needs_pypto
-def test_two_guards_joined_by_and_fail_in_code_generation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["hand-written", "built"])
+def test_two_guards_joined_by_and_fail_in_code_generation(source: str, tmp_path: Path) -> None:
     """Nested `if`s compile and `and` does not; the failure is code generation's, so the
-    harness runs `compile` past `lower`."""
-    name, module, manifest = _hand_written("guard")
-    results = _compile(tmp_path, name, harness.guards_joined(module), manifest)
-    assert [(warm, failed) for warm, failed, _, _ in results] == [
-        ("prefetch_short_ctx", None),
-        ("prefetch_mid_ctx", "compile"),
-    ]
+    harness runs `compile` past `lower`. On the hand-written guards and on plancc's
+    build of the guarded fixture plan, whose second warm has two guards."""
+    if source == "built":
+        plan = ROOT / "tests" / "data" / "forms" / "guarded.yaml"
+        name, module, manifest = _built(plan, tmp_path / "out")
+    else:
+        name, module, manifest = _hand_written("guard")
+    results = _compile(tmp_path / "run", name, harness.guards_joined(module), manifest)
+    one, two = _warms(manifest)
+    assert [(warm, failed) for warm, failed, _, _ in results] == [(one, None), (two, "compile")]
+    assert _refused(results, "not implemented for expression type: And") == [two]
 
 
 # -- the harness generator (no PyPTO needed) -----------------------------------------------
 
 
-def test_the_harness_of_a_stacked_join_is_its_docstrings_call_after_one_producer_per_task(
+def test_the_harness_of_a_guarded_stacked_join_is_its_docstrings_call_after_its_producers(
     tmp_path: Path,
 ) -> None:
+    """Qwen3-14B's warm: the stack whole, the layer index a loop variable, one producer
+    per task of the join, the guard's variable a run-time scalar (so it compiles from
+    its signature), and the call as the docstring writes it."""
     _, module, manifest = _built(ROOT / "plans" / "qwen3_14b.yaml", tmp_path)
     (warm,) = manifest["warms"]
     entry, imports = harness.entry(
@@ -188,16 +196,17 @@ def test_the_harness_of_a_stacked_join_is_its_docstrings_call_after_one_producer
         "    wo: pl.Tensor[[204800, 5120], pl.BF16],\n"
         "    harness_in: pl.Tensor[[16, 128], pl.FP32],\n"
         "    harness_out: pl.Out[pl.Tensor[[16, 128], pl.FP32]],\n"
+        "    ctx_len: pl.Scalar[pl.INT32] = pl.RUNTIME,\n"
         "):\n"
         "    for layer_idx in pl.range(40):\n"
         + producer.format(stage="q_proj", task="q_proj_tid")
         + producer.format(stage="k_proj", task="k_proj_tid")
         + producer.format(stage="v_proj", task="v_proj_tid")
-        + "        prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)\n"
+        + "        prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, v_proj_tid)\n"
         "    return harness_out\n"
     )
     assert imports == {"prefetch_wo"}
-    assert not entry.signature
+    assert entry.signature
 
 
 def test_a_guarded_warm_compiles_from_its_signature_with_the_guard_a_runtime_scalar() -> None:

@@ -19,6 +19,7 @@ from plancc import codes, fixes, ir
 from plancc.codes import Code, Severity
 from plancc.diagnostics import Diagnostic, diag, printable
 from plancc.facts import Facts, facts_of
+from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, discover
 
 
@@ -66,15 +67,17 @@ def check(
     *,
     judged: bool = True,
     extra: Sequence[tuple[Diagnostic, tuple[ir.Warm, ...]]] = (),
+    timelines: Mapping[str, Timeline] = MappingProxyType({}),
 ) -> Checked:
     """``judged``: the plan had no error before this stage, so every rule saw all of it
     and an entry that silences nothing is stale (PC006); after an error it may only
     be waiting for the finding the error hides. ``extra``: findings of other checks
     (the source checks, PC200-PC208) with the warms whose `allow` may silence each,
-    silenced as the rules' are."""
+    silenced as the rules' are. ``timelines``: layer kinds' timelines built already
+    (``facts_of``: `plancc suggest` checks a copy of a layer kind per candidate)."""
     found: list[_Found] = list(extra)
     findings: dict[Diagnostic, Finding] = {}
-    facts = facts_of(plan)
+    facts = facts_of(plan, timelines)
     for r in discover():
         for f in r.check(plan, facts):
             d = f.diagnostic(plan.file, r)

@@ -34,6 +34,14 @@ class Schedule:
         return tuple(start)
 
     @cached_property
+    def at_step(self) -> tuple[tuple[int, ...], ...]:
+        """The stages starting at each step, in list order."""
+        out: list[list[int]] = [[] for _ in range(self.steps)]
+        for i, step in enumerate(self.start):
+            out[step].append(i)
+        return tuple(tuple(stages) for stages in out)
+
+    @cached_property
     def steps(self) -> int:
         """How many steps the layer kind takes: one past the last stage's start."""
         return max(self.start, default=-1) + 1

@@ -84,6 +84,8 @@ def test_each_stage_is_the_median_of_its_kinds_spans(tmp_path: Path) -> None:
         ("a", "proj"): pytest.approx(((45.0 - 10) + (125.0 - 10)) / 2),
     }
     assert found.notes == (
+        "a: timed 2 of 4 stages: norm, proj",
+        "b: timed 1 of 2 stages: norm",
         "no event of not_in_trace, use_b, use_mm: their stages keep their duration_us",
     )
     timed, kinds = apply(plan, found)
@@ -103,7 +105,27 @@ def test_a_count_that_does_not_divide_by_layers_places_nothing(tmp_path: Path) -
     tasks = [t for t in _layers(tmp_path) if t.task != 1]  # layer 0's rms_norm lost
     found = durations(_trace(tmp_path, tasks), plan)
     assert ("a", "norm") not in found.by_stage
-    assert "2 rms_norm tasks over 3 layers that run it: not placed by layer" in found.notes[1]
+    assert "2 rms_norm tasks over 3 layers that run it: not placed by layer" in found.notes[3]
+
+
+def test_a_directory_of_traces_is_read_as_measure_reads_it(tmp_path: Path) -> None:
+    # A multi-card run: one swimlane per dispatch under rank<r>/d<k>/, each a forward.
+    plan = _plan(tmp_path).plan
+    assert plan is not None
+    one = durations(_trace(tmp_path, _layers(tmp_path)), plan)
+    runs = tmp_path / "dfx_outputs"
+    for rank in (0, 1):
+        where = runs / f"rank{rank}" / "d0"
+        where.mkdir(parents=True)
+        Path(_trace(tmp_path, _layers(tmp_path))).rename(
+            where / "merged_swimlane_20261203_101500.json"
+        )
+    both = durations(str(runs), plan)
+    assert both.by_stage == one.by_stage  # the same spans twice: the same medians
+    assert both.notes == one.notes
+    (runs / "empty").mkdir()
+    with pytest.raises(InputError, match=r"no merged_swimlane_\*\.json under this directory"):
+        durations(str(runs / "empty"), plan)
 
 
 def test_not_a_trace_is_an_input_error(tmp_path: Path) -> None:
@@ -174,7 +196,9 @@ def test_a_timed_schedule_overlaps_stages_by_time_not_by_step(tmp_path: Path) ->
     assert steps.exit_code == 0, steps.output
     assert timed.exit_code == 0, timed.output
     assert "attn (durations: the swimlane trace)" in timed.output
-    assert "trace: " not in timed.output  # every stage's kernel is in it
+    assert "trace: attn: timed 6 of 6 stages: rms_norm, qr_proj, q_proj and 3 more\n" in (
+        timed.output
+    )  # every stage's kernel is in it: nothing else to say
     assert "33.6 MB (50 % of its 67.1 MB) of the layer's own weights stream" in steps.output
     assert "41.9 MB (62 % of its 67.1 MB) of the layer's own weights stream" in timed.output
 
@@ -192,6 +216,12 @@ def test_suggest_says_what_the_trace_gave_no_duration_for() -> None:
         "trace: no event of csa_cache_writeback, csa_rope_step, hc_post and 17 more: their "
         "stages keep their duration_us\n"
     ) in done.output
+    assert "trace: csa: timed 2 of 20 stages: proj_a, proj_b\n" in done.output
+    # The directory `plancc measure --trace` takes: the same swimlane, the same output.
+    folder = CliRunner(env={"NO_COLOR": "1"}).invoke(
+        app, ["suggest", str(plan), "--layer", "csa", "--top", "1", "--trace", str(trace.parent)]
+    )
+    assert (folder.exit_code, folder.output) == (0, done.output)
 
 
 # -- streamed: what `--trace` keeps is what it reports ---------------------------------------

@@ -279,6 +279,24 @@ def test_occupancy_stacks_add_up_to_liveness() -> None:
                 assert sum(lf.held[peak.stage]) == peak.bytes
 
 
+def test_occupancy_stacks_what_streams_beside_the_warms_held() -> None:
+    # Qwen3-14B: the 52.4 MB warm is held while fa_fused streams 134.2 MB of KV cache;
+    # gate_proj reads 6/17 of w_gate and streams that share, not the whole 178.3 MB.
+    html = page("plans/qwen3_14b.yaml")
+    assert "<title>fa_fused: 134.2 MB streams through L2 beside the warms</title>" in html
+    assert "<title>fa_fused: prefetch_wo holds 52.4 MB</title>" in html
+    assert "stage 14 gate_proj: reads w_gate 62.9 MB (6/17 of 178.3 MB)" in html
+    pf = facts(result("plans/qwen3_14b.yaml"))
+    (lf,) = pf.layers
+    names = [s.name for s in lf.layer.stages]
+    assert lf.streamed[names.index("gate_proj")] == -(-178_257_920 * 6 // 17)
+    assert lf.streamed[names.index("out_proj")] == 0  # it reads wo, which the warm holds
+    # Flash: the MoE's 427.8 MB, over twice L2, is drawn cut at the top of the plot.
+    flash = page(FLASH)
+    assert "moe_ffn: 427.8 MB streams through L2 beside the warms" in flash
+    assert flash.count('fill="none" stroke="#000"/>') == 3  # one cut stack per layer kind
+
+
 def test_occupancy_names_the_peak_against_capacity_and_budget() -> None:
     html = page(LINEAR)
     assert "peak 100.7 MB = 0.50× L2 at kv_cache_write (prefetch_o_proj_w_csa)" in html

@@ -51,8 +51,15 @@ def render_rules_doc() -> str:
     for c in codes:
         summary = c.doc.split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
         out.append(f"| [{c.id}](#{c.id.lower()}) | {c.severity.value} | {c.name} | {summary} |")
+    judged = {r.id: r for r in RULES}
     for c in codes:
-        out += ["", f"## {c.id}", "", f"`{c.name}` · {c.severity.value}", "", c.doc]
+        head = f"`{c.name}` · {c.severity.value}"
+        r = judged.get(c.id)
+        if r is not None and (r.loss or r.amount):  # what `plancc suggest` reads of it
+            amount = f"`{r.amount}`" if r.amount else ""
+            what = ("a loss" + (f" of {amount}" if amount else "")) if r.loss else f"by {amount}"
+            head += f" · `suggest`: {what}"
+        out += ["", f"## {c.id}", "", head, "", c.doc]
     return "\n".join(out) + "\n"
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-import plancc.suggest
 from plancc.cli.app import app
-from plancc.suggest import LayerSuggestions, suggest
+from plancc.facts.timeline import Timeline
+from plancc.suggest import LayerSuggestions, candidates, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.output import CAPPED
 from plancc.suggest.rank import label
@@ -76,7 +78,7 @@ def test_streaming_past_a_warms_size_reads_as_a_ratio() -> None:
     layer = _layer(plan=FLASH)
     reasons = {label(r.evaluation): r.reason for r in layer.ranked}
     assert reasons["no warm"].endswith(": lands nothing")
-    small = reasons["rms_norm: idx_wq_b, idx_wq_b_scale"]
+    small = reasons["rms_norm: idx_wq_b"]
     assert "(4.1× its 8.4 MB) of the layer's own weights stream" in small
     assert " % " not in small
 
@@ -149,6 +151,10 @@ def test_json_shape() -> None:
         "bytes": 100663296,
         "reason": "first: lands 25.6 MB with nothing streaming beside it",
         "codes": [],
+        "allowed": [],
+        "asked": False,
+        "same": [["kv_proj", "q_proj"]],  # kv_proj beside q_proj finishes no later
+        "measured": None,
     }
     assert (none["anchor"], none["tensors"], none["class"]) == ([], [], "none")
     assert all(c["rank"] is None and c["class"] == "infeasible" for c in layer["infeasible"])
@@ -170,7 +176,8 @@ def test_markdown_tables() -> None:
     assert result.exit_code == 0, result.output
     assert result.output.startswith("### csa (durations: the plan's duration_us)\n\n| rank |")
     assert (
-        "| 1 | gain | q_proj | wo_a, wo_b | 100.7 MB | 0.50 | first: lands 25.6 MB" in result.output
+        "| 1 | gain | q_proj | wo_a, wo_b | 100.7 MB | 0.50 | - | first: lands 25.6 MB"
+        in result.output
     )
 
 
@@ -263,7 +270,7 @@ def test_fix_writes_nothing_when_nothing_beats_no_warm(tmp_path: Path) -> None:
 
 
 def test_enumeration_stops_at_its_bound_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plancc.suggest, "MAX_ENUMERATED", 3)
+    monkeypatch.setattr(candidates, "MAX_GENERATED", 3)
     layer = _layer(f"csa:hc_pre:{OPROJ}")
     assert layer.capped
     said = _run("suggest", GRAPH, "--top", "1").output.splitlines()
@@ -277,14 +284,17 @@ def test_enumeration_stops_at_its_bound_and_says_so(monkeypatch: pytest.MonkeyPa
     assert [layer["capped"] for layer in json.loads(result.output)["layers"]] == [False] * 3
 
 
-def test_on_a_tie_the_plans_own_warm_comes_first() -> None:
+def test_equivalent_anchors_are_one_row_the_plans_own_first() -> None:
     # Qwen3-14B's warm waits for q, k and v (a join); anchored at q alone (the slowest of
-    # the three) it ties on every place of the key: the rules give no reason to move it.
+    # the three), or at any join of q with a stage finishing no later (a seed at layer
+    # entry, k or v), it has the same findings: one row, the plan's own warm.
     layer = _layer(plan=str(ROOT / "plans/qwen3_14b.yaml"), kind="decode_layer")
     first, second = layer.ranked[:2]
     assert label(first.evaluation) == "q_proj+k_proj+v_proj: wo"
-    assert label(second.evaluation) == "q_proj: wo"
-    assert second.reason.startswith("ties with q_proj+k_proj+v_proj: wo")
+    assert label(second.evaluation) == "no warm"
+    same = {label(e) for e in first.same}
+    assert {"q_proj: wo", "k_proj+q_proj: wo", "attn_out_seed+q_proj: wo"} <= same
+    assert "k_proj: wo" not in same  # q_proj beside it still streams wq: PC104
 
 
 def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weights() -> None:
@@ -300,14 +310,14 @@ def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weigh
 
 
 def test_the_infeasible_list_is_capped_at_top() -> None:
-    result = _run("suggest", GRAPH, "--top", "2")
+    over = ["routed_w1,routed_w3", "routed_w3,routed_w1", "wq_b,routed_w1,routed_w3"]
+    given = [a for w in over for a in ("--candidate", f"csa:q_proj:{OPROJ},{w}")]  # over L2
+    result = _run("suggest", GRAPH, "--top", "2", *given)
     assert result.exit_code == 0, result.output
     _head, _, rest = result.output.partition("infeasible (never ranked, never written):\n")
-    listed = rest.split("\n")
-    assert listed[0].startswith("  ")
-    assert listed[1].startswith("  ")
-    assert listed[2].startswith("  … ")
-    assert listed[2].endswith(" more")
+    listed, _, _ = rest.partition("\nto measure")
+    assert sum(line.startswith("  q_proj: ") for line in listed.splitlines()) == 2
+    assert listed.endswith("\n  … 1 more")
 
 
 # Two stages of one step, the faster listed first: a join of both waits for the slower.
@@ -338,17 +348,22 @@ def test_a_join_candidate_waits_for_the_anchor_resolve_picks(tmp_path: Path) -> 
     (declared,) = found.plan.layers["dec"].warms
     assert declared.anchor == 2  # resolve: the slower of one step
     (row,) = [r for r in found.layers[0].ranked if label(r.evaluation) == "fast+slow: wo"]
-    judged = candidate_warm(found.plan, found.plan.layers["dec"], ("fast", "slow"), ("wo",))
+    layer = found.plan.layers["dec"]
+    setting = candidates.Setting(found.plan, layer, Timeline(found.plan, layer))
+    given = candidates.one("dec", ("fast", "slow"), ("wo",), "given")
+    judged = candidate_warm(setting, given, 0)
     assert (judged.anchor, judged.live) == (declared.anchor, declared.live)
     assert row.evaluation.window_us == 0  # from slow's finish, not fast's (8 µs)
+    assert found.layers[0].asked(row)  # the plan's own warm, which the --candidate is too
 
 
-def test_set_fixes_a_param_and_ranks_at_that_value() -> None:
+def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
     # At the default context (2048) the KV stream leaves Qwen3-14B's wo warm in L2; at
-    # 4096 it evicts it (PC106): nothing beats no warm.
+    # 4096 it evicts it (PC106). The shipped warm is guarded (CTX <= 2272): at 4096 the
+    # rules rank the same warm, unguarded, below no warm.
     qwen = str(ROOT / "plans/qwen3_14b.yaml")
     at_default = json.loads(_run("suggest", qwen, "--format", "json").output)
-    result = _run("suggest", qwen, "--format", "json", "--top", "200", "--set", "CTX=4096")
+    result = _run("suggest", qwen, "--format", "json", "--set", "CTX=4096")
     assert result.exit_code == 0, result.output
     at_4096 = json.loads(result.output)
     assert at_default["layers"][0]["candidates"][0]["anchor"] == ["q_proj", "k_proj", "v_proj"]
@@ -356,6 +371,30 @@ def test_set_fixes_a_param_and_ranks_at_that_value() -> None:
     assert (first["anchor"], first["class"]) == ([], "none")
     join = next(c for c in rest if c["anchor"] == ["q_proj", "k_proj", "v_proj"])
     assert (join["class"], join["codes"]) == ("loss", ["PC106"])
+    # A plan that accepts PC106 with `allow` instead (a trade-off it measured): its warm
+    # stays first, the finding allowed; the same warm without the allow is a loss.
+    text = Path(qwen).read_text(encoding="utf-8")
+    assert "        guard: CTX <= 2272\n" in text
+    allowed = tmp_path / "qwen3_14b.yaml"
+    allowed.write_text(
+        text.replace(
+            "        guard: CTX <= 2272\n",
+            "        allow: [PC106]\n        reason: a trade-off of the context length\n",
+        ).replace("config: ", f"config: {(ROOT / 'plans').as_posix()}/", 1),
+        encoding="utf-8",
+    )
+    result = _run("suggest", str(allowed), "--no-source", "--format", "json", "--set", "CTX=4096")
+    assert result.exit_code == 0, result.output
+    first, *rest = json.loads(result.output)["layers"][0]["candidates"]
+    assert (first["anchor"], first["class"], first["codes"], first["allowed"]) == (
+        ["q_proj", "k_proj", "v_proj"],
+        "gain",
+        [],
+        ["PC106"],
+    )
+    assert "; PC106 allowed: a trade-off of the context length" in first["reason"]
+    alone = next(c for c in rest if c["anchor"] == ["q_proj"] and c["tensors"] == ["wo"])
+    assert (alone["class"], alone["codes"], alone["allowed"]) == ("loss", ["PC106"], [])
 
 
 @pytest.mark.parametrize(
@@ -383,4 +422,205 @@ def test_a_directory_of_plans_is_no_plan_file(tmp_path: Path) -> None:
     assert (result.exit_code, result.output) == (
         2,
         f"plancc: {tmp_path}: 2 plans; suggest takes one plan file\n",
+    )
+
+
+def _stripped(tmp_path: Path) -> Path:
+    """The shipped Flash plan with no warm in any kind (`warms: []`)."""
+    text = Path(FLASH).read_text("utf-8")
+    text = re.sub(r"    warms:\n(      - .*\n(        .*\n)*)", "    warms: []\n", text)
+    text = text.replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    plan = tmp_path / "stripped.yaml"
+    plan.write_text(text, "utf-8")
+    assert text.count("warms: []") == 3
+    return plan
+
+
+def test_a_plan_without_warms_gets_the_seeds_optimum_in_every_attention_kind(
+    tmp_path: Path,
+) -> None:
+    # Tensors under 1 % of a set never ride along into an enumerated candidate: the
+    # 256 B attn_sink (read by sparse_attn right after q_proj) and the 16 KB wo_b_scale
+    # are left out, and the exact pair is judged.
+    found = suggest(str(_stripped(tmp_path)), source_root="")
+    assert not found.errors
+    for layer in found.layers:
+        top = layer.ranked[0]
+        assert (layer.kind, top.klass, label(top.evaluation)) == (
+            layer.kind,
+            "gain",
+            "q_proj: wo_a, wo_b",
+        )
+        enumerated = [r.evaluation.candidate for r in layer.ranked]
+        assert not any("attn_sink" in c.tensors and "wo_a" in c.tensors for c in enumerated)
+
+
+def _without_allow(tmp_path: Path) -> str:
+    text = (ROOT / "plans/qwen3_14b.yaml").read_text("utf-8")
+    text = re.sub(r"        allow: \[PC106\]\n        reason: >-\n(          .*\n)+", "", text)
+    text = text.replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    plan = tmp_path / "qwen.yaml"
+    plan.write_text(text, "utf-8")
+    assert "allow" not in text
+    return str(plan)
+
+
+def _wo_row(plan: str, ctx: int) -> Any:
+    result = _run("suggest", plan, "--no-source", "--format", "json", "--set", f"CTX={ctx}")
+    assert result.exit_code == 0, result.output
+    (layer,) = json.loads(result.output)["layers"]
+    rows = layer["candidates"]
+    (row,) = [c for c in rows if c["tensors"] == ["wo"] and ["q_proj"] in [c["anchor"], *c["same"]]]
+    return row, rows
+
+
+def test_the_kv_stream_grades_the_warm_with_no_cliff(tmp_path: Path) -> None:
+    # Qwen3-14B's wo warm with fa_fused's KV stream in flight beside it: at 2,272 tokens
+    # it just fits L2 (a gain, the reason says what streams), one token more it is the
+    # best of the losses, right below no warm: no jump to the bottom of the table.
+    plan = _without_allow(tmp_path)
+    below, _ = _wo_row(plan, 2272)
+    above, rows = _wo_row(plan, 2273)
+    assert (below["rank"], below["class"]) == (1, "gain")
+    assert "'fa_fused' (k_cache, v_cache) streams 148.9 MB while it is in flight" in below["reason"]
+    assert (above["rank"], above["class"], above["codes"]) == (2, "loss", ["PC106"])
+    assert rows[0]["class"] == "none"
+    losses = [c for c in rows if c["class"] == "loss"]
+    assert losses[0] == above
+    # Past the edge it sinks as more of it is evicted, a place at a time.
+    ranks = [_wo_row(plan, ctx)[0]["rank"] for ctx in (2048, 2272, 2273, 2300, 2400, 4096)]
+    assert ranks == sorted(ranks), ranks
+    assert ranks[:3] == [1, 1, 2]
+
+
+def test_no_two_rows_are_the_same_warm(tmp_path: Path) -> None:
+    plans = [GRAPH, FLASH, str(ROOT / "plans/qwen3_14b.yaml"), str(_stripped(tmp_path))]
+    for plan in plans:
+        for layer in suggest(plan, source_root="").layers:
+            rows = [*layer.ranked, *layer.infeasible]
+            seen = set()
+            for r in rows:
+                e = r.evaluation
+                warms = tuple(zip(e.gates, (t for _, t in e.candidate.parts), strict=True))
+                key = (warms, e.signature)
+                assert key not in seen, (plan, layer.kind, label(e))
+                seen.add(key)
+            assert len(rows) > 3
+
+
+def test_the_text_fits_120_columns_and_every_loss_names_its_codes(tmp_path: Path) -> None:
+    for plan in (GRAPH, FLASH, str(ROOT / "plans/qwen3_14b.yaml"), str(_stripped(tmp_path))):
+        result = _run("suggest", plan, "--no-source", "--top", "1000")
+        assert result.exit_code == 0, result.output
+        assert max(len(line) for line in result.output.splitlines()) <= 120
+        found = json.loads(_run("suggest", plan, "--no-source", "--format", "json").output)
+        for layer in found["layers"]:
+            assert all(c["codes"] for c in layer["candidates"] if c["class"] == "loss")
+
+
+def test_an_asked_candidate_is_shown_whatever_top() -> None:
+    given = "csa:q_proj:wo_b"  # below the pair and below wo_a alone
+    result = _run("suggest", GRAPH, "--top", "1", "--candidate", given)
+    assert result.exit_code == 0, result.output
+    (marked,) = [line for line in result.output.splitlines() if "*  gain" in line]
+    assert " q_proj  wo_b " in marked
+    assert "* a --candidate you asked about" in result.output
+    everything = json.loads(_run("suggest", GRAPH, "--format", "json").output)
+    top = json.loads(_run("suggest", GRAPH, "--format", "json", "--top", "2").output)
+    assert len(everything["layers"][0]["candidates"]) > 10  # JSON: every row by default
+    assert len(top["layers"][0]["candidates"]) == 2
+    asked = json.loads(
+        _run("suggest", GRAPH, "--format", "json", "--top", "1", "--candidate", given).output
+    )
+    rows = asked["layers"][0]["candidates"]
+    assert [(c["rank"] > 1, c["asked"], c["tensors"]) for c in rows[1:]] == [(True, True, ["wo_b"])]
+
+
+def test_the_rules_declare_what_suggest_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from plancc.api import validate_paths
+    from plancc.rules import RULES, discover
+
+    ranking = importlib.import_module("plancc.suggest.rank")  # `rank` is also a function
+
+    # Every amount a rule declares is a key of its findings' data.
+    amounts = {r.id: r.amount for r in discover() if r.amount}
+    assert set(amounts) == {"PC103", "PC104", "PC106"}
+    cases = sorted((ROOT / "tests/cases/rules").glob("*.yaml"))
+    found = [d for d in validate_paths([str(c) for c in cases]).diagnostics if d.code in amounts]
+    assert {d.code for d in found} == set(amounts)
+    assert all(amounts[d.code] in (d.data or {}) for d in found)
+    # The class is the rules' word: PC106 declared no loss, the evicted warm is a gain.
+    plan = _without_allow(tmp_path)
+    assert _wo_row(plan, 2273)[0]["class"] == "loss"
+    declared = [replace(r, loss=False) if r.id == "PC106" else r for r in RULES]
+    monkeypatch.setattr("plancc.rules.RULES", declared)
+    ranking._rules.cache_clear()
+    try:
+        assert _wo_row(plan, 2273)[0]["class"] == "gain"
+    finally:
+        monkeypatch.undo()
+        ranking._rules.cache_clear()
+
+
+def test_a_findings_fix_gives_a_neighbour_judged_like_any_other() -> None:
+    # At layer entry, wo_b before wo_a: PC104 (anchor at q_proj) and PC102 (reorder).
+    # Following PC104's fix gives `q_proj: wo_b, wo_a`, which nothing enumerates (the
+    # enumeration lists tensors in consumer order); it is judged, and ranks by PC102.
+    layer = _layer("csa:hc_pre:wo_b,wo_a")
+    rows = {label(e): (r, e) for r in layer.ranked for e in (r.evaluation, *r.same)}
+    row, e = rows["q_proj: wo_b, wo_a"]
+    assert e.candidate.origin == "neighbour"
+    assert (row.klass, e.codes) == ("gain", ("PC102",))
+    assert rows["q_proj: wo_a, wo_b"][0].rank == 1
+
+
+def test_fix_writes_exactly_the_top_candidates_tensors(tmp_path: Path) -> None:
+    # The CSA warm moved to rms_norm: --fix writes the pair back at q_proj, and no
+    # tensor under 1 % rides along (attn_sink, wo_b_scale: 128 warm issues, not 86).
+    text = (
+        Path(FLASH).read_text("utf-8").replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    )
+    at = text.index("name: prefetch_o_proj_w_csa")
+    plan = tmp_path / "early.yaml"
+    plan.write_text(text[:at] + text[at:].replace("after: q_proj", "after: rms_norm", 1), "utf-8")
+    done = _run("suggest", str(plan), "--no-source", "--layer", "csa", "--top", "1", "--fix")
+    assert done.exit_code == 0, done.output
+    assert done.output.endswith("csa: wrote warm q_proj: wo_a, wo_b\n")
+    assert plan.read_text("utf-8") == text
+    checked = _run("validate", str(plan), "--no-source")
+    assert "forward 43 layers, 86 warm issues" in checked.output
+
+
+COVER = """\
+plancc: 1
+model: cover
+platform: a2a3
+tensors:
+  w1: {shape: [100000000], dtype: int8}
+  w2: {shape: [60000000], dtype: int8}
+layers:
+  k:
+    stages:
+      - {name: a, task: a_tid}
+      - {name: mid}
+      - {name: b, reads: [w1], group: g}
+      - {name: c, reads: [w2], group: g}
+"""
+
+
+def test_a_first_row_says_the_warnings_it_still_has(tmp_path: Path) -> None:
+    # The whole group is over the budget (PC032, a loss): w1 alone is the top gain, and
+    # its reason says what validate would warn of it (PC103), not only what it lands.
+    plan = tmp_path / "cover.yaml"
+    plan.write_text(COVER, "utf-8")
+    (layer,) = suggest(str(plan), ["k"], ["k:a:w1"]).layers
+    top = layer.ranked[0]
+    assert (label(top.evaluation), top.evaluation.codes) == ("a: w1", ("PC103",))
+    assert top.reason == (
+        "first: lands 100.0 MB with nothing streaming beside it; still: warm "
+        "'prefetch_w1_k' covers w1 but not w2 of consumer group 'g' (stages b, c) (PC103)"
     )

@@ -21,7 +21,7 @@ from plancc.suggest.rank import label
 ROOT = Path(__file__).resolve().parent.parent
 GRAPH = ROOT / "tests/data/suggest/flash_csa_graph.yaml"
 FLASH = ROOT / "plans/deepseek_v4_flash.yaml"
-ORDER = {"gain": 0, "none": 1, "loss": 2, "infeasible": 3}
+ORDER = {"gain": 0, "none": 1, "contended": 2, "loss": 3, "infeasible": 4}
 
 
 def _tree() -> dict[str, Any]:
@@ -135,11 +135,17 @@ def test_a_weight_stream_between_anchor_and_consumer_never_promotes(tmp_path: Pa
         e = r.evaluation
         if e.candidate.none or e.first is None or len(e.candidate.parts) > 1:
             continue
+        if e.window_steps == 0:
+            # Its consumer runs right after the anchor: a stage put between opens the
+            # window PC107 judged shut, which changes what PC107 knows, not the stream.
+            continue
         anchor, tensors = e.candidate.parts[0]
         grown = json.loads(json.dumps(tree))
         stages = grown["layers"]["csa"]["stages"]
         at = next(i for i, s in enumerate(stages) if s["name"] == e.first)
-        stages.insert(at, {"name": "streamer", "deps": list(anchor), "reads": ["w_new"]})
+        # With a duration: the window keeps what PC107 could estimate in it.
+        streamer = {"name": "streamer", "deps": list(anchor), "reads": ["w_new"], "duration_us": 1}
+        stages.insert(at, streamer)
         stages[at + 1]["deps"] = [*stages[at + 1]["deps"], "streamer"]
         path = _write(tmp_path, grown, "grown.yaml")
         spec = f"csa:{'+'.join(anchor)}:{','.join(tensors)}"

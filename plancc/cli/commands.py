@@ -139,7 +139,11 @@ Sets = Annotated[
 
 Trace = Annotated[
     str | None,
-    Option("--trace", metavar="SWIMLANE", help="Time the schedule with a swimlane's durations."),
+    Option(
+        "--trace",
+        metavar="SWIMLANE",
+        help="Time the schedule with a swimlane's durations (a file, or a directory of them).",
+    ),
 ]
 
 
@@ -460,12 +464,25 @@ def suggest(
     trace: Trace = None,
     sets: Sets = (),
     top: Annotated[
-        int, Option("--top", metavar="N", help="Candidates shown per layer kind (default 10).")
-    ] = 10,
+        int | None,
+        Option(
+            "--top",
+            metavar="N",
+            help="Rows shown per layer kind (default: 10; JSON: every row).",
+        ),
+    ] = None,
     fmt: Annotated[
         ReportFormat, Option("--format", "-f", help="Output format.")
     ] = ReportFormat.text,
     fix: Annotated[bool, Option("--fix", help="Write the top gain as the kind's warm.")] = False,
+    measured: Annotated[
+        str | None,
+        Option(
+            "--measured",
+            metavar="RESULT",
+            help="A `plancc measure --format json` result: its verdict overrides the rules'.",
+        ),
+    ] = None,
     source_root: SourceRoot = None,
     no_source: NoSource = False,
 ) -> int:
@@ -474,7 +491,7 @@ def suggest(
     from plancc.suggest.output import Run  # noqa: PLC0415 (cold start)
 
     root = _sources(source_root, no_source)
-    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root)
+    run = Run(plan, [*layer], [*candidate], trace, top, fmt, fix, parse_sets(sets), root, measured)
     return run(console.out, console.err)
 
 

@@ -32,7 +32,7 @@ class _Unread(Exception):
 
 
 def _value(p: Param, value: str) -> Any:
-    if p.type is int:  # a plain decimal; anything else (and its message) is typer's
+    if p.type in (int, int | None):  # a plain decimal; anything else is typer's
         if not value.isascii() or not value.isdigit():
             raise _Unread
         return int(value)

@@ -31,7 +31,10 @@ def join_gate(schedule: Schedule, gates: Sequence[ir.Stage]) -> ir.Stage | None:
 
 
 def live_interval(
-    schedule: Schedule, anchors: Sequence[int], held: Set[str], read_by: Mapping[str, list[int]]
+    schedule: Schedule,
+    anchors: Sequence[int],
+    held: Set[str],
+    read_by: Mapping[str, Sequence[int]],
 ) -> tuple[int, int]:
     """The first and last step a warm holds L2: from its anchors' latest finish through the
     start of the last stage that runs after every anchor and reads one of ``held`` (its
@@ -56,8 +59,7 @@ def step_stage(layer: ir.Layer, step: int) -> int:
     """The stage that names a step in a message: the one of that step whose name comes
     first (for a layer kind without `deps`, the step's only stage). Names, not the list
     order, so that no message depends on which valid order the stages are listed in."""
-    start = layer.schedule.start
-    return min((i for i, s in enumerate(start) if s == step), key=lambda i: layer.stages[i].name)
+    return min(layer.schedule.at_step[step], key=lambda i: layer.stages[i].name)
 
 
 @dataclass(frozen=True)

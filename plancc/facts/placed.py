@@ -10,6 +10,8 @@ own modules.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +19,7 @@ from functools import cached_property
 from plancc import fixes, ir
 from plancc.facts.crossing import Crossing, crossings
 from plancc.facts.timeline import Group, Landing, Timeline
+from plancc.tables.thresholds import kept
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,14 @@ class Placed:
 
     @cached_property
     def first(self) -> ir.Stage | None:
-        """The consumer that starts first: the warm must land before it."""
-        return min(self.consumers.values(), key=lambda s: self.line.rank[s.index], default=None)
+        """The consumer that starts first of those reading a tensor that holds a share of the
+        warm's bytes that is not negligible (``tables.thresholds``): the warm must land
+        before it. A 256 B vector read right after the anchor rides along with the 100 MB
+        the warm is for, as PC103 lets it; when no such tensor has a consumer, of them all."""
+        sizes = {e.tensor.name: e.tensor.bytes or 0 for e in self.entries}
+        matter = set(kept(sizes)) or set(sizes)
+        firsts = [s for t, s in self.consumers.items() if t in matter] or self.consumers.values()
+        return min(firsts, key=lambda s: self.line.rank[s.index], default=None)
 
     @cached_property
     def last(self) -> ir.Stage | None:
@@ -168,3 +177,57 @@ def _place(
         if c is not None:
             consumers[e.tensor.name] = layer.stages[c]
     return Placed(layer, warm, at, line, entries, consumers, crossing)
+
+
+def pushers(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
+    """How many stages starting at a step in [lo, hi) push bytes through L2 (`streams`, or
+    weights the warm does not hold), and the first three: a bisection, and a look at the
+    warm's own readers, not a scan of the window (PC106 stays linear)."""
+    line = p.line
+    held = held_bytes(p)
+
+    def pushes(i: int) -> bool:  # of a prefix's tensor, it pushes the rows not held
+        s = line.stages[i]
+        return bool(s.streams) or any(
+            t.name not in held or s.read_bytes(t) > held[t.name] for t in line.weights[i]
+        )
+
+    first = bisect.bisect_left(line.pushing_steps, lo)
+    count = bisect.bisect_left(line.pushing_steps, hi) - first
+    own = {r for t in held for r in line.readers.get(t, ()) if lo <= line.start[r] < hi}
+    count -= sum(not pushes(r) for r in own)  # they read only the warm's tensors
+    shown: list[int] = []
+    for i in itertools.islice(line.pushing, first, None):  # no copy of the tail
+        if len(shown) == 3 or line.start[i] >= hi:
+            break
+        if pushes(i):
+            shown.append(i)
+    return count, shown
+
+
+def pushed_bytes(p: Placed, at: int, last: int) -> int:
+    """The bytes the stages between stage ``at`` and stage ``last`` (the warm's last
+    consumer) push through L2: their `streams`, and the weights they read that the warm
+    does not hold."""
+    line = p.line
+    lo, hi = line.window(at, last)
+    if hi <= lo:
+        return 0
+    pushed = line.streamed_before[hi] - line.streamed_before[lo]
+    pushed += line.weighed_before[hi] - line.weighed_before[lo]
+    tensors = {e.tensor.name: e.tensor for e in p.entries}
+    for name, nbytes in held_bytes(p).items():  # in L2 already: not pushed
+        readers = line.readers.get(name, ())
+        steps = [line.start[r] for r in readers]
+        within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
+        # Each reader its share; of a prefix only its rows are held, the rest is pushed.
+        pushed -= sum(min(line.stages[r].read_bytes(tensors[name]), nbytes) for r in within)
+    return pushed
+
+
+def held_bytes(p: Placed) -> dict[str, int]:
+    """Tensor -> the bytes the warm holds of it: all of it, or a prefix's rows."""
+    held: dict[str, int] = {}
+    for e in p.entries:
+        held[e.tensor.name] = held.get(e.tensor.name, 0) + e.bytes
+    return held

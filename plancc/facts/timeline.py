@@ -19,8 +19,10 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from plancc import ir
+from plancc.tables.thresholds import LANDS
 
 Group = tuple[str, str]
 
@@ -129,6 +131,15 @@ class Timeline:
         # Candidate anchors (PC104): stages that read weights and have a task.
         self.candidates = [i for i in self.tasked if self.weights[i]]
         self.candidate_steps = [start[i] for i in self.candidates]
+
+    @cached_property
+    def groups(self) -> dict[Group, list[ir.Stage]]:
+        """Consumer group -> the stages in it, in step order (PC103)."""
+        out: dict[Group, list[ir.Stage]] = {}
+        for i in self.order:
+            s = self.stages[i]
+            out.setdefault(s.consumer_group, []).append(s)
+        return out
 
     def runs_before(self, a: int, b: int) -> bool:
         return self.schedule.runs_before(a, b)
@@ -242,13 +253,13 @@ class Timeline:
         if self.times is not None and self.rate is not None:  # a timed layer kind
             window = max(Fraction(0), self.times[0][first] - self.times[1][anchor])
             landed = window * self.rate / 1_000_000
-            return Landing(4 * landed < warm_bytes, window, landed)
+            return Landing(landed < LANDS * warm_bytes, window, landed)
         lo, hi = self.window(anchor, first)
         measured = hi > lo and self.unmeasured_before[hi] == self.unmeasured_before[lo]
         if measured and self.rate is not None:
             window = Fraction(self.duration_before[hi] - self.duration_before[lo])
             landed = window * self.rate / 1_000_000
-            return Landing(4 * landed < warm_bytes, window, landed)
+            return Landing(landed < LANDS * warm_bytes, window, landed)
         return Landing(hi <= lo, None, None)
 
     def latest_landing(self, first: int, warm_bytes: int) -> int:
@@ -264,7 +275,7 @@ class Timeline:
         unmeasured = self.last_unmeasured[at - 1]  # anchors before it: not estimated
         if unmeasured > bound:  # the step before the consumer has no duration: no estimate
             return bound
-        need = Fraction(warm_bytes * 1_000_000, 4 * rate)  # the window that lands a quarter
+        need = LANDS * Fraction(warm_bytes * 1_000_000, rate)  # the window that lands enough
         # Anchored at step c (c >= unmeasured), the window is before[at] - before[c + 1].
         target = self.duration_before[at] - need
         k = bisect_exact(self.duration_before, self.duration_floats, target) - 1

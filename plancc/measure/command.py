@@ -23,10 +23,10 @@ from plancc.measure import (
     wall,
 )
 from plancc.measure.errors import InputError
+from plancc.measure.files import expanded
 from plancc.measure.manifest import Manifest
 from plancc.measure.manifest import load as load_manifest
 
-TRACE_GLOB = "merged_swimlane_*.json"
 _WINDOW = re.compile(r"([A-Za-z0-9_]+)=(\d{1,2}):(\d{1,2})")
 _SLOTS = re.compile(r"(baseline|warm)=(.+)", re.S)
 
@@ -67,9 +67,19 @@ def measure(o: Options) -> dict[str, Any]:
             "single_stream_gbps": None
             if m.single_stream_bytes_per_s is None
             else m.single_stream_bytes_per_s / 1e9,
+            # What was measured, as `plancc suggest --measured` matches it to a candidate.
+            "warms": [
+                {
+                    "name": w.name,
+                    "layer": w.layer,
+                    "after": list(w.after),
+                    "tensors": list(w.tensor_names),
+                }
+                for w in m.warms
+            ],
         },
         **wall_time,
-        "traces": _expanded(o.traces),
+        "traces": expanded(o.traces),
         "scopes": scope_rows,
         "unattributed": [report.unattributed(u, m) for u in found.unattributed],
         "splits": [x for x in (report.split(s, m, gbps) for s in found.splits) if x is not None],
@@ -108,21 +118,8 @@ def exit_code(result: dict[str, Any]) -> int:
     return 0 if v is None or v["decision"] == verdict.SHIP else 1
 
 
-def _expanded(paths: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            found = sorted(str(f) for f in Path(p).rglob(TRACE_GLOB) if f.is_file())
-            if not found:
-                raise InputError(p, f"no {TRACE_GLOB} under this directory")
-            out += found
-        else:
-            out.append(p)
-    return list(dict.fromkeys(out))
-
-
 def _scopes(m: Manifest, paths: list[str]) -> scopes.Analysis:
-    files = _expanded(paths)
+    files = expanded(paths)
     if not files:
         return scopes.Analysis([], [], [])
     kernels = {w.name_hint for w in m.warms} | {

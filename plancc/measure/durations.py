@@ -4,8 +4,9 @@ time the schedule with (docs/suggest.md, "Durations from a trace").
 A stage is found by its `kernel`. Its span in one layer is its kernel's events in
 that layer instance, the first start to the last end (an SPMD task's cores and a
 stage's several tasks together); its duration is the median of its spans over the
-layers of its kind. The trace is read once, by ``trace.spans``, for every kernel of the
-plan: of each task only its first start and last end are kept, as its events stream by.
+layers of its kind, in every swimlane given (a directory's, as `plancc measure` takes
+it). A trace is read once, by ``trace.spans``, for every kernel of the plan: of each
+task only its first start and last end are kept, as its events stream by.
 
 Layer instances: a kernel runs once (or the same number of times) in every layer
 whose kind has a stage of it, so its task instances in start order, cut into as many
@@ -17,6 +18,7 @@ counts in steps), and ``Durations.notes`` says why.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -38,45 +40,86 @@ def _layers(plan: ir.Plan, kinds: set[str]) -> list[str]:
     return [k for k in plan.layers if k in kinds]
 
 
+Kernels = dict[str, list[tuple[str, str]]]  # kernel -> the (kind, stage) it runs
+
+
 def durations(path: str, plan: ir.Plan) -> Durations:
-    """Each stage's median span over its kind's layers, for the stages the trace shows.
-    Raises ``InputError`` for a file that is not a swimlane."""
+    """Each stage's median span over its kind's layers, for the stages the trace shows:
+    ``path`` is a swimlane, or a directory of them (as `plancc measure --trace` takes it:
+    each a dispatch of one card, each a forward of its own). Raises ``InputError`` for a
+    file that is not a swimlane, or a directory that holds none."""
     stages = _by_kernel(plan)
     if not stages:
-        return Durations({}, ())
-    from plancc.measure.trace import name_pattern  # noqa: PLC0415 (validate imports this module)
-    from plancc.measure.trace import spans as read_spans  # noqa: PLC0415 (the same)
+        return Durations({}, _timed_notes(plan, {}))
+    from plancc.measure.files import expanded  # noqa: PLC0415 (validate imports this module)
+    from plancc.measure.trace import name_pattern  # noqa: PLC0415 (the same)
 
-    found = read_spans(path, name_pattern(stages))
+    pattern = name_pattern(stages)
     spans: dict[tuple[str, str], list[float]] = defaultdict(list)
     notes: list[str] = []
-    absent: list[str] = []
-    for kernel, owners in sorted(stages.items()):
-        got = found.runs(kernel)
-        layers = _layers(plan, {kind for kind, _ in owners})
-        if not got:
-            absent.append(kernel)
-        elif not layers or len(got) % len(layers):
-            notes.append(
-                f"{len(got)} {kernel} tasks over {len(layers)} layers that run it: not "
-                "placed by layer, its stage keeps its duration_us"
-            )
-        else:
-            for kind, span in _spans(got, layers):
-                for stage in (name for k, name in owners if k == kind):
-                    spans[(kind, stage)].append(span)
+    absent: set[str] = set(stages)
+    for file in expanded([path]):
+        absent -= _file_spans(file, pattern, plan, stages=stages, spans=spans, notes=notes)
     if absent:  # one note for them all: a trace of a few kernels misses most
-        shown = ", ".join(absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
-        keep = "its stage keeps its" if len(absent) == 1 else "their stages keep their"
+        names = sorted(absent)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        keep = "its stage keeps its" if len(names) == 1 else "their stages keep their"
         notes.insert(0, f"no event of {shown}: {keep} duration_us")
     from statistics import median  # noqa: PLC0415 (the same)
 
-    return Durations({k: median(v) for k, v in spans.items()}, tuple(notes))
+    by_stage = {k: median(v) for k, v in spans.items()}
+    return Durations(by_stage, (*_timed_notes(plan, by_stage), *notes))
 
 
-def _by_kernel(plan: ir.Plan) -> dict[str, list[tuple[str, str]]]:
+def _file_spans(
+    file: str,
+    pattern: re.Pattern[str],
+    plan: ir.Plan,
+    *,
+    stages: Kernels,
+    spans: dict[tuple[str, str], list[float]],
+    notes: list[str],
+) -> set[str]:
+    """One swimlane's spans into ``spans`` (why a kernel gives none into ``notes``); the
+    kernels it has events of."""
+    from plancc.measure.trace import spans as read_spans  # noqa: PLC0415 (validate imports this module)
+
+    found = read_spans(file, pattern)
+    seen: set[str] = set()
+    for kernel, owners in sorted(stages.items()):
+        got = found.runs(kernel)
+        if not got:
+            continue
+        seen.add(kernel)
+        layers = _layers(plan, {kind for kind, _ in owners})
+        if not layers or len(got) % len(layers):
+            note = (
+                f"{len(got)} {kernel} tasks over {len(layers)} layers that run it: not "
+                "placed by layer, its stage keeps its duration_us"
+            )
+            notes += [] if note in notes else [note]
+            continue
+        for kind, span in _spans(got, layers):
+            for stage in (name for k, name in owners if k == kind):
+                spans[(kind, stage)].append(span)
+    return seen
+
+
+def _timed_notes(plan: ir.Plan, by_stage: dict[tuple[str, str], float]) -> tuple[str, ...]:
+    """Per layer kind, how many of its stages the trace timed: "csa: timed 2 of 22
+    stages: proj_a, proj_b"."""
+    out = []
+    for kind, layer in plan.layers.items():
+        names = [s.name for s in layer.stages if (kind, s.name) in by_stage]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        of = f"{kind}: timed {len(names)} of {len(layer.stages)} stages"
+        out.append(f"{of}: {shown}" if names else of)
+    return tuple(out)
+
+
+def _by_kernel(plan: ir.Plan) -> Kernels:
     """Each kernel a stage names: the (layer kind, stage) of each such stage."""
-    stages: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    stages: Kernels = defaultdict(list)
     for kind, layer in plan.layers.items():
         for s in layer.stages:
             if s.kernel is not None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 from plancc.measure.errors import InputError
@@ -38,3 +40,22 @@ def lines(path: str, f: TextIO, what: str) -> Iterator[str]:
         if len(line) > MAX_LINE:
             raise InputError(path, f"a line longer than {MAX_LINE >> 20} MiB: not {what}", number)
         yield line
+
+
+TRACE_GLOB = "merged_swimlane_*.json"  # what PyPTO names a swimlane
+
+
+def expanded(paths: list[str]) -> list[str]:
+    """The swimlanes ``paths`` name: a file as given, a directory's every ``TRACE_GLOB``
+    under it (a multi-card run writes one per dispatch under ``rank<r>/d<k>/``), each
+    once, in order. InputError for a directory that holds none."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(str(f) for f in Path(p).rglob(TRACE_GLOB) if f.is_file())
+            if not found:
+                raise InputError(p, f"no {TRACE_GLOB} under this directory")
+            out += found
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out))

@@ -19,6 +19,8 @@ class Warm:
     tensors: int  # warm issues per instance: one async_prefetch per tensor
     consumer_kernels: tuple[str | None, ...]  # the consumer stages' kernels, stage order
     first_consumer: str | None  # the first consumer stage's name
+    after: tuple[str, ...] = ()  # its anchor stages: one, or a join's
+    tensor_names: tuple[str, ...] = ()  # its tensors, in issue order
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ def load(path: str) -> Manifest:
             tensors=len(w["tensors"]),
             consumer_kernels=tuple(c["kernel"] for c in w["consumers"]),
             first_consumer=w["consumers"][0]["stage"] if w["consumers"] else None,
+            after=(w["after"],) if isinstance(w["after"], str) else tuple(w["after"]),
+            tensor_names=tuple(t["name"] for t in w["tensors"]),
         )
         for w in data["warms"]
     )

@@ -70,6 +70,9 @@ class Scope:
     landed: int = 0
     judged: int = 0  # layers where the warm and its consumer were both found
     late_note: str | None = None  # why lateness was not judged
+    # Each layer where it landed after its consumer started: the layer as a message names
+    # it ("17 (hca)"), and by how much, µs (the warm's end minus the consumer's start).
+    late: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,7 @@ def analyse(m: Manifest, traces: Sequence[Trace]) -> Analysis:
         found = instances(trace)
         placed = _place_warms(m, trace, found, hints, scopes=scopes, unplaced=unplaced)
         consumers, notes = _place_consumers(m, trace.file, found, kernels)
-        _late(scopes, placed, consumers, notes)
+        _late(m, scopes, placed, consumers, notes)
         _splits(m, placed, splits)
     return Analysis(list(scopes.values()), list(splits.values()), unplaced)
 
@@ -322,7 +325,11 @@ def _place_consumers(
 
 
 def _late(
-    scopes: dict[str, Scope], placed: Placed, consumers: Placed, notes: dict[str, str]
+    m: Manifest,
+    scopes: dict[str, Scope],
+    placed: Placed,
+    consumers: Placed,
+    notes: dict[str, str],
 ) -> None:
     for name, scope in scopes.items():
         kernel = scope.consumer
@@ -336,6 +343,8 @@ def _late(
             if consumer is not None and inst.problem is None and consumer.problem is None:
                 scope.judged += 1
                 scope.landed += inst.end <= consumer.start
+                if inst.end > consumer.start:
+                    scope.late.append((_label(m, layer), inst.end - consumer.start))
 
 
 def _splits(m: Manifest, placed: Placed, splits: dict[tuple[str, ...], Split]) -> None:

@@ -87,6 +87,10 @@ class LayerFacts:
     # stage's sum is exactly what liveness sums.
     held: tuple[tuple[int, ...], ...]
     peak: Peak
+    # streamed[stage] = the bytes it pushes through L2 beside the warms held: its
+    # `streams` (KV, activations) and its share of each weight it reads that no warm
+    # alive then holds.
+    streamed: tuple[int, ...]
     timed: bool  # every stage has duration_us: widths are to scale
     entries: tuple[Entry, ...] = field(default=())
 
@@ -145,7 +149,8 @@ def facts(result: PlanResult) -> PlanFacts:
         timed = judged is not None and judged.timed
         peak = checked.peaks[layer.name]  # also a kind not judged: it is drawn
         held = _held(layer, [wf.warm for wf in warms], len(layer.warms))
-        layers.append(LayerFacts(layer, tuple(warms), held, peak, timed, mine))
+        streamed = _streamed(plan, layer)
+        layers.append(LayerFacts(layer, tuple(warms), held, peak, streamed, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))
 
 
@@ -167,6 +172,20 @@ def _held(layer: ir.Layer, warms: list[ir.Warm], own: int) -> tuple[tuple[int, .
                         n += e.bytes
             row.append(n)
         out.append(tuple(row))
+    return tuple(out)
+
+
+def _streamed(plan: ir.Plan, layer: ir.Layer) -> tuple[int, ...]:
+    out = []
+    for stage in layer.stages:
+        step = layer.schedule.start[stage.index]
+        held = {e.tensor.name for w in layer.warms if w.alive_at(step) for e in w.entries}
+        weights = (
+            stage.read_bytes(t)
+            for name in dict.fromkeys(stage.reads)
+            if name not in held and (t := plan.tensors.get(name)) is not None and t.static
+        )
+        out.append(stage.streams + sum(weights))
     return tuple(out)
 
 

@@ -7,6 +7,7 @@ budget)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from plancc import ir
@@ -22,6 +23,7 @@ from plancc.report_html.layout import (
     Badge,
     Column,
     Grid,
+    Step,
     Tick,
     badge,
     text_width,
@@ -35,8 +37,9 @@ class Stack:
     y: float
     w: float
     h: float
-    warm: int
+    warm: int  # -1: what streams through L2 beside the warms held
     title: str
+    cut: bool = False  # taller than the plot: drawn to its top
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class Occupancy:
     height: float
 
 
-def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:  # noqa: C901 (one figure: bars, the budget line, the peak band and their labels)
+def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:
     capacity = plan.platform.l2_bytes if plan.platform is not None else None
     budget = int(capacity * plan.l2_fraction) if capacity else None
     marked = [e for e in lf.marked if e.figure == "occupancy"]
@@ -102,30 +105,21 @@ def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:  # noqa: 
             lines.append((x, y - 3, line))
     top = y + 8
     bottom = top + 160
-    scale_max = max(capacity or 0, lf.peak.bytes, 1) * 1.12
+    tallest = max(
+        (max(sum(lf.held[i]) for i in s.stages) + _streams(lf, s.stages) for s in grid.steps),
+        default=0,
+    )
+    # What streams may be many times L2 (the MoE's 427.8 MB): drawn up to twice L2, cut.
+    cut = max(2 * capacity, lf.peak.bytes) if capacity else None
+    shown = max(lf.peak.bytes, tallest if cut is None else min(tallest, cut))
+    scale_max = max(capacity or 0, shown, 1) * 1.12
 
     def y_of(n: float) -> float:
-        return bottom - (bottom - top) * n / scale_max
+        return bottom - (bottom - top) * (n if cut is None else min(n, cut)) / scale_max
 
     stacks = []
     for step in grid.steps:
-        # Stages beside each other share a column: it shows the most held at that step.
-        held = max(step.stages, key=lambda i: (sum(lf.held[i]), -i))
-        base = 0
-        for i, n in enumerate(lf.held[held]):
-            if n:
-                name = lf.warms[i].warm.name
-                stacks.append(
-                    Stack(
-                        step.x + 2 * step.inset,
-                        y_of(base + n),
-                        step.w - 4 * step.inset,
-                        y_of(base) - y_of(base + n),
-                        i,
-                        f"{cols[held].stage.name}: {name} holds {fmt.mb(n)}",
-                    )
-                )
-                base += n
+        stacks += _column(lf, grid, step, y_of, cut)
     levels = []
     axis = [(bottom, "0")]
     if capacity:
@@ -146,6 +140,37 @@ def occupancy(lf: LayerFacts, grid: Grid, plan: ir.Plan) -> Occupancy:  # noqa: 
         cols, top, bottom, tuple(stacks), tuple(levels), tuple(axis), _numbers(grid), peak,
         tuple(badges), bottom + 34,
     )  # fmt: skip
+
+
+def _streams(lf: LayerFacts, stages: tuple[int, ...]) -> int:
+    return sum(lf.streamed[i] for i in stages)
+
+
+def _column(
+    lf: LayerFacts, grid: Grid, step: Step, y_of: Callable[[float], float], cut: int | None
+) -> list[Stack]:
+    """One step's stack: each warm's bytes held (of stages beside each other, the one that
+    holds the most), then what every stage of the step streams through L2 beside them,
+    cut above ``cut``."""
+    cols = grid.columns
+    held = max(step.stages, key=lambda i: (sum(lf.held[i]), -i))
+    x, w = step.x + 2 * step.inset, step.w - 4 * step.inset
+    out = []
+    base = 0
+    for i, n in enumerate(lf.held[held]):
+        if n:
+            name = lf.warms[i].warm.name
+            title = f"{cols[held].stage.name}: {name} holds {fmt.mb(n)}"
+            out.append(Stack(x, y_of(base + n), w, y_of(base) - y_of(base + n), i, title))
+            base += n
+    streams = _streams(lf, step.stages)
+    if streams:
+        names = [cols[i].stage.name for i in step.stages if lf.streamed[i]]
+        title = f"{' + '.join(names)}: {fmt.mb(streams)} streams through L2 beside the warms"
+        h = y_of(base) - y_of(base + streams)
+        over = cut is not None and base + streams > cut
+        out.append(Stack(x, y_of(base + streams), w, h, -1, title, over))
+    return out
 
 
 def _numbers(grid: Grid) -> tuple[Tick, ...]:

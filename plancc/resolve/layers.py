@@ -275,34 +275,75 @@ def resolve_warm(
     if w.name_hint is not None:
         ctx.name_check(w.name_hint, locate("name_hint"), "name_hint", reserved=False)
     gates = _anchors(ctx, kind, w, by_name, locate)
-    anchors = tuple(s.index for s in gates)
     # An `after` naming nothing (or a stage twice) leaves the warm out of time.
     whole_after = bool(gates)
-    gate = join_gate(timed, gates)  # of a join, the stage the warm waits for
-    anchor = None if gate is None else gate.index
     entries, whole = _entries(ctx, w, path, tensors)
-    # Alive from the anchor's finish through the last stage after it reading any of its
-    # static tensors (dynamic ones count for nothing but PC020); with an unknown anchor,
-    # alive nowhere, but its tensors are still checked. A cross-layer warm's consumers are
-    # the next layer's: in its own layer kind it is alive from its anchor to the end.
-    held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(timed, anchors, set() if w.next_layer else held, read_by)
-    return ir.Warm(
+    return make_warm(
+        timed,
+        gates,
+        tuple(entries),
+        read_by,
         name=w.name,
         name_hint=w.name_hint or w.name,
         layer=kind,
-        anchor=anchor,
-        entries=tuple(entries),
-        live=live,
         allow=MappingProxyType(allow),
         reason=w.reason,
         locate=locate,
         path=ctx.v.doc_path(path),
         listed=_listed(ctx, path),
-        anchors=anchors,
         complete=whole and whole_after,
         next_layer=w.next_layer,
         guards=guards(ctx, w.guard, (*path, "guard")),
+    )
+
+
+def make_warm(
+    timed: Schedule,
+    gates: Sequence[ir.Stage],
+    entries: tuple[ir.WarmEntry, ...],
+    read_by: Mapping[str, Sequence[int]],
+    *,
+    name: str,
+    name_hint: str,
+    layer: str,
+    allow: Mapping[str, Pos],
+    reason: str | None,
+    locate: ir.Locate,
+    path: tuple[str | int, ...],
+    listed: int,
+    complete: bool = True,
+    next_layer: bool = False,
+    guards: tuple[ir.Guard, ...] = (),
+) -> ir.Warm:
+    """A warm of the layer kind whose schedule is ``timed`` and whose readers (tensor ->
+    stage indices) are ``read_by``, anchored at ``gates`` (none: an anchor named no stage):
+    what resolve makes of a declared warm and `plancc suggest` of a candidate.
+
+    Of a join, the anchor is the stage the warm waits for (``join_gate``). It is alive
+    from its anchors' finish through the last stage after them reading any of its static
+    tensors (dynamic ones count for nothing but PC020); with an unknown anchor, alive
+    nowhere, but its tensors are still checked. ``complete``: every tensor and anchor it
+    names resolved (the budget rules judge it only then). A cross-layer warm's consumers
+    are the next layer's: in its own layer kind it is alive from its anchor to the end."""
+    anchors = tuple(s.index for s in gates)
+    gate = join_gate(timed, gates)
+    held = {e.tensor.name for e in entries if e.tensor.static}
+    return ir.Warm(
+        name=name,
+        name_hint=name_hint,
+        layer=layer,
+        anchor=None if gate is None else gate.index,
+        entries=entries,
+        live=live_interval(timed, anchors, set() if next_layer else held, read_by),
+        allow=allow,
+        reason=reason,
+        locate=locate,
+        path=path,
+        listed=listed,
+        anchors=anchors,
+        complete=complete,
+        next_layer=next_layer,
+        guards=guards,
     )
 
 

@@ -59,6 +59,12 @@ RuleFn = Callable[[ir.Plan, Facts], Iterator[Finding]]
 class Rule:
     code: Code
     check: RuleFn
+    # What `plancc suggest` reads of its findings (docs/suggest.md, "Classes"): whether one
+    # makes a warm a loss (the seed measured that finding as a loss), and the key of its
+    # `data` holding the bytes it is about: for a loss, the bytes it costs the warm (the
+    # weights streaming beside it, the bytes evicted); else the bytes it leaves out.
+    loss: bool = False
+    amount: str | None = None
 
     @property
     def id(self) -> str:
@@ -77,10 +83,17 @@ RULES: list[Rule] = []
 
 
 def rule(
-    id: str, name: str, severity: Severity, doc_vars: Mapping[str, str] | None = None
+    id: str,
+    name: str,
+    severity: Severity,
+    doc_vars: Mapping[str, str] | None = None,
+    *,
+    loss: bool = False,
+    amount: str | None = None,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register a rule; ``doc_vars`` fill ``{placeholders}`` in its docstring with text
-    derived from data (the platform table), so the documentation cannot go stale."""
+    derived from data (the platform table), so the documentation cannot go stale.
+    ``loss`` and ``amount``: what `plancc suggest` reads of its findings (``Rule``)."""
 
     def register(fn: RuleFn) -> RuleFn:
         if any(r.id == id for r in RULES):
@@ -88,7 +101,7 @@ def rule(
         doc = fn.__doc__ or ""
         if doc_vars is not None:
             doc = doc.format_map(doc_vars)
-        RULES.append(Rule(Code(id, name, severity, doc), fn))
+        RULES.append(Rule(Code(id, name, severity, doc), fn, loss, amount))
         return fn
 
     return register

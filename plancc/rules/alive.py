@@ -8,7 +8,6 @@ shared vocabulary is placement's (``plancc.rules.placement``).
 from __future__ import annotations
 
 import bisect
-import itertools
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -16,7 +15,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.facts import Facts
 from plancc.facts.liveness import step_stage
-from plancc.facts.placed import Placed, anchor_fix
+from plancc.facts.placed import Placed, anchor_fix, pushed_bytes, pushers
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 from plancc.text import fmt_percent, fmt_share, fmt_size
@@ -26,7 +25,7 @@ def _names(items: list[str]) -> str:
     return ", ".join(items)
 
 
-@rule("PC105", "sdma-contention", Severity.WARNING)
+@rule("PC105", "sdma-contention", Severity.WARNING, loss=True)
 def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """An `sdma: true` stage runs while the warm is alive.
 
@@ -76,7 +75,7 @@ def _last_read(p: Placed) -> int:
     return max(read, key=lambda r: line.rank[r], default=line.order[-1])
 
 
-@rule("PC106", "streamed-out", Severity.WARNING)
+@rule("PC106", "streamed-out", Severity.WARNING, loss=True, amount="evicted_bytes")
 def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """What the layer pushes through L2 before the warm's last consumer, plus the warm, exceeds L2.
 
@@ -116,10 +115,10 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             continue  # a warm larger than L2 alone: PC030's finding
         line = p.line
         lo, hi = line.window(p.at, last.index)
-        pushed = _pushed(p, p.at, last.index)
+        pushed = pushed_bytes(p, p.at, last.index)
         if pushed + p.bytes <= l2:
             continue
-        count, shown = _pushing(p, lo, hi)
+        count, shown = pushers(p, lo, hi)
         share = fmt_share(Fraction(pushed + p.bytes, l2), [Fraction(1)])
         what = ", ".join(f"'{line.stages[i].name}'" for i in shown)
         what += f" and {count - 3} more" if count > 3 else ""
@@ -137,65 +136,12 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             fix=None if later is None else anchor_fix(p, line.stages[later]),
             data={
                 "pushed_bytes": pushed,
+                "evicted_bytes": pushed + p.bytes - l2,
                 "warm_bytes": p.bytes,
                 "l2_bytes": l2,
                 "last_consumer": last.name,
             },
         )
-
-
-def _pushing(p: Placed, lo: int, hi: int) -> tuple[int, list[int]]:
-    """How many stages starting at a step in [lo, hi) push bytes through L2 (`streams`, or
-    weights the warm does not hold), and the first three: a bisection, and a look at the
-    warm's own readers, not a scan of the window (PC106 stays linear)."""
-    line = p.line
-    held = _held(p)
-
-    def pushes(i: int) -> bool:  # of a prefix's tensor, it pushes the rows not held
-        s = line.stages[i]
-        return bool(s.streams) or any(
-            t.name not in held or s.read_bytes(t) > held[t.name] for t in line.weights[i]
-        )
-
-    first = bisect.bisect_left(line.pushing_steps, lo)
-    count = bisect.bisect_left(line.pushing_steps, hi) - first
-    own = {r for t in held for r in line.readers.get(t, ()) if lo <= line.start[r] < hi}
-    count -= sum(not pushes(r) for r in own)  # they read only the warm's tensors
-    shown: list[int] = []
-    for i in itertools.islice(line.pushing, first, None):  # no copy of the tail
-        if len(shown) == 3 or line.start[i] >= hi:
-            break
-        if pushes(i):
-            shown.append(i)
-    return count, shown
-
-
-def _pushed(p: Placed, at: int, last: int) -> int:
-    """The bytes the stages between stage ``at`` and stage ``last`` (the warm's last
-    consumer) push through L2: their `streams`, and the weights they read that the warm
-    does not hold."""
-    line = p.line
-    lo, hi = line.window(at, last)
-    if hi <= lo:
-        return 0
-    pushed = line.streamed_before[hi] - line.streamed_before[lo]
-    pushed += line.weighed_before[hi] - line.weighed_before[lo]
-    tensors = {e.tensor.name: e.tensor for e in p.entries}
-    for name, nbytes in _held(p).items():  # in L2 already: not pushed
-        readers = line.readers.get(name, ())
-        steps = [line.start[r] for r in readers]
-        within = readers[bisect.bisect_left(steps, lo) : bisect.bisect_left(steps, hi)]
-        # Each reader its share; of a prefix only its rows are held, the rest is pushed.
-        pushed -= sum(min(line.stages[r].read_bytes(tensors[name]), nbytes) for r in within)
-    return pushed
-
-
-def _held(p: Placed) -> dict[str, int]:
-    """Tensor -> the bytes the warm holds of it: all of it, or a prefix's rows."""
-    held: dict[str, int] = {}
-    for e in p.entries:
-        held[e.tensor.name] = held.get(e.tensor.name, 0) + e.bytes
-    return held
 
 
 def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
@@ -214,18 +160,21 @@ def _landing_anchor(p: Placed, l2: int, taken: set[int | None]) -> int | None:
         if not all(line.runs_before(x, r) for r in read):
             continue
         last = p.last.index if p.last is not None else x
-        return x if _pushed(p, x, last) + p.bytes <= l2 else None  # earlier ones push more
+        return x if pushed_bytes(p, x, last) + p.bytes <= l2 else None  # earlier ones push more
     return None
 
 
-@rule("PC107", "cannot-land", Severity.WARNING)
+@rule("PC107", "cannot-land", Severity.WARNING, loss=True)
 def cannot_land(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm cannot land before its first consumer reads the weights.
 
     The window is the steps from the anchor's finish to the first consumer's
-    start ("The schedule"). When every stage between them has `duration_us`,
-    each step lasts as long as its longest stage and the window is their sum
-    (the anchor's own duration does not count); the rule fires when window ×
+    start ("The schedule"); the first consumer is that of the bytes the warm
+    is for: a tensor under 1 % of the warm's bytes rides along, and its reader
+    (a 256 B vector's, right after the anchor) does not end the window. When
+    every stage between them has `duration_us`, each step lasts as long as
+    its longest stage and the window is their sum (the anchor's own duration
+    does not count); the rule fires when window ×
     the platform's single-stream SDMA rate (285 GB/s on a2a3) is less than a
     quarter of the warm's bytes, and the message gives the estimated fraction
     landed. When any of those stages lacks `duration_us`, it fires only when
@@ -337,4 +286,4 @@ def _settles(p: Placed, x: int, taken: set[int | None], l2: int | None) -> bool:
         if e.tensor.name in line.readers
     ]
     last = max(consumers, key=lambda r: line.rank[r])
-    return _pushed(p, x, last) + p.bytes <= l2
+    return pushed_bytes(p, x, last) + p.bytes <= l2

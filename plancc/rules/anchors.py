@@ -57,7 +57,7 @@ def read_before_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             )
 
 
-@rule("PC041", "unread-warm", Severity.WARNING)
+@rule("PC041", "unread-warm", Severity.WARNING, loss=True)
 def unread_warm(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A warmed tensor is read by no stage of the layer kind.
 

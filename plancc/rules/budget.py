@@ -76,7 +76,7 @@ def l2_overflow(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             )
 
 
-@rule("PC032", "l2-budget", Severity.WARNING)
+@rule("PC032", "l2-budget", Severity.WARNING, loss=True)
 def l2_budget(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warms alive at the same time exceed `budget.l2_fraction` of L2 (default 0.75).
 

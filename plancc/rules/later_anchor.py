@@ -11,10 +11,11 @@ from plancc.facts import Facts
 from plancc.facts.placed import Placed, anchor_fix
 from plancc.facts.timeline import Group
 from plancc.rules import Finding, rule
+from plancc.tables.thresholds import negligible
 from plancc.text import fmt_size
 
 
-@rule("PC104", "later-anchor", Severity.WARNING)
+@rule("PC104", "later-anchor", Severity.WARNING, loss=True, amount="streamed_bytes")
 def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """A later anchor exists: the warm is issued while the layer still streams its own weights.
 
@@ -26,7 +27,9 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     excluded when the warm could not land from it: no stage lies between it and
     the first consumer, or every stage between them has `duration_us` and
     PC107's arithmetic, anchored there, would fire. PC104 fires when a candidate
-    is left; reported at `after`, naming the weights streamed in between, and the
+    is left and the weights streamed in between are not negligible (1 % of the
+    warm's bytes or more: a 16 KB scale vector does not compete with 100 MB);
+    reported at `after`, naming the weights streamed in between, and the
     hint names the last candidate to start. Anchored there, the warm is clear of
     PC104 and of PC107. A stage beside the anchor that starts at its step and,
     both with `duration_us`, runs longer is still running when the anchor
@@ -68,6 +71,8 @@ def later_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         if later is None or p.streamed is None:
             continue
         total, count, shown = p.streamed
+        if negligible(total, p.bytes):
+            continue  # a scale vector streaming beside 100 MB does not compete with it
         names = ", ".join(f"'{layer.stages[i].name}'" for i in shown)
         if count > len(shown):
             names += f" and {count - len(shown)} more"

@@ -13,7 +13,9 @@ Shared vocabulary (docs/plan-format.md, Rules):
   schedule": stages as a graph of `deps`; without `deps`, the list order).
 - A warmed tensor's *consumer* is the first stage running after the anchor that
   reads it (the earliest to start).
-- The *first* and *last consumer* are the earliest and latest of those to start.
+- The *first* and *last consumer* are the earliest and latest of those to start;
+  the first is of the tensors that hold 1 % of the warm's bytes or more (a tensor
+  under 1 % rides along: ``plancc.tables.thresholds``).
 - The *consumer groups* a warm touches are the groups of its consumers.
 - A warm is *alive* from its anchor's finish through its last consumer.
 """
@@ -31,17 +33,8 @@ from plancc.facts import Facts
 from plancc.facts.crossing import grown_crossing
 from plancc.facts.liveness import layer_peak
 from plancc.facts.placed import Placed, consumer_order, warm_path
-from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
-
-
-def _groups(line: Timeline) -> dict[tuple[str, str], list[ir.Stage]]:
-    """Consumer group -> the stages in it, in step order."""
-    out: dict[tuple[str, str], list[ir.Stage]] = {}
-    for i in line.order:
-        s = line.stages[i]
-        out.setdefault(s.consumer_group, []).append(s)
-    return out
+from plancc.tables.thresholds import negligible
 
 
 def _group(group: tuple[str, str]) -> str:
@@ -53,7 +46,7 @@ def _names(items: list[str]) -> str:
     return ", ".join(items)
 
 
-@rule("PC101", "shared-anchor", Severity.WARNING)
+@rule("PC101", "shared-anchor", Severity.WARNING, loss=True)
 def shared_anchor(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """Two warms in one layer kind share an anchor stage.
 
@@ -140,7 +133,7 @@ def issue_order(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             break
 
 
-@rule("PC103", "partial-group", Severity.WARNING)
+@rule("PC103", "partial-group", Severity.WARNING, amount="missing_bytes")
 def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     """The warm covers some, but not all, of the weights of a consumer group it touches.
 
@@ -171,16 +164,13 @@ def partial_group(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
     grown warm would not land (PC107), or what is left out is the rest of a
     prefix (its rows would overlap).
     """
-    members: dict[str, dict[tuple[str, str], list[ir.Stage]]] = {}
     held: dict[str, set[str]] = {}  # layer kind -> the tensors its warms hold
     for p in facts.placed:
-        # Each layer kind's groups are listed once, not rescanned per warm.
-        groups = members.get(p.layer.name) or members.setdefault(p.layer.name, _groups(p.line))
-        found, read, part, left_out = _gaps(p, groups)
+        found, read, part, left_out = _gaps(p, p.line.groups)  # each kind's groups, listed once
         if not found:
             continue
-        if 100 * left_out < sum(t.bytes or 0 for t in read.values()):
-            continue  # under 1 %: a scale vector beside its matrix is not worth a finding
+        if negligible(left_out, sum(t.bytes or 0 for t in read.values())):
+            continue  # a scale vector beside its matrix is not worth a finding
         warmed = {e.tensor.name for e in p.entries if e.rows is None}
         worth = _worth(read, warmed, part)
         for group, stages, have, missing in found:
@@ -227,7 +217,7 @@ def _worth(read: dict[str, ir.Tensor], warmed: set[str], part: dict[str, int]) -
     left_out = sum((t.bytes or 0) - part.get(n, 0) for n, t in read.items() if n not in warmed)
     out: set[str] = set()
     for t in missing:
-        if 100 * left_out < total:
+        if negligible(left_out, total):
             break
         out.add(t.name)
         left_out -= t.bytes or 0

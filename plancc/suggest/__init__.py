@@ -6,9 +6,9 @@ in its layer kind, ``rank`` orders them by the rules' facts, ``output`` prints t
 
 from __future__ import annotations
 
-import itertools
+from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from plancc import ir
@@ -17,13 +17,11 @@ from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.facts import Facts, facts_of
 from plancc.suggest import candidates as cands
-from plancc.suggest.evaluate import evaluate
+from plancc.suggest.evaluate import Evaluation, evaluate
+from plancc.suggest.measured import Measured, Verdicts
+from plancc.suggest.measured import read as read_measured
 from plancc.suggest.rank import Ranked, rank
 from plancc.usage import UsageError
-
-# Enumerated candidates per layer kind: a layer of a thousand tasked stages would
-# otherwise enumerate millions (each anchor times each suffix of its later groups).
-MAX_ENUMERATED = 1000
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,12 @@ class LayerSuggestions:
     durations: str  # "steps", "plan" or "trace": where the stages' durations come from
     ranked: list[Ranked]
     infeasible: list[Ranked]
-    capped: bool = False  # the enumeration stopped at MAX_ENUMERATED candidates
+    capped: bool = False  # the generated candidates stopped at their bound
+    given: frozenset[tuple[cands.Part, ...]] = frozenset()  # the `--candidate`s of the kind
+
+    def asked(self, r: Ranked) -> bool:
+        """Whether a row is, or stands for, a `--candidate`."""
+        return r.stands_for(self.given)
 
     @property
     def top_gain(self) -> Ranked | None:
@@ -58,9 +61,11 @@ def suggest(
     trace: str | None = None,
     overrides: Mapping[str, int] = MappingProxyType({}),
     source_root: str | None = None,
+    measured: str | None = None,
 ) -> Suggestions:
     """``overrides``: `--set`, the params' values fixed; the rest rank at their defaults.
-    ``source_root``: as `validate` takes it (`--source-root`, `--no-source`)."""
+    ``source_root``: as `validate` takes it (`--source-root`, `--no-source`).
+    ``measured``: a result of `plancc measure --format json` (``suggest.measured``)."""
     report = validate_paths([path], source_root=source_root, overrides=overrides)
     if len(report.results) != 1:  # a directory: which plan was meant is not for us to pick
         raise UsageError(f"{path}: {len(report.results)} plans; suggest takes one plan file")
@@ -81,7 +86,11 @@ def suggest(
         if k not in plan.layers:
             raise UsageError(f"--layer '{k}': {cands.unknown('layer kind', k, plan.layers)}")
     extra = [cands.parse(spec, plan) for spec in given]
-    layers = suggest_plan(facts, kinds, extra, timed)
+    verdicts: Verdicts = {}
+    if measured is not None:
+        verdicts, said = read_measured(measured, plan)
+        notes = (*notes, *said)
+    layers = suggest_plan(facts, kinds, extra, timed, verdicts)
     return Suggestions(result.file, plan, (), layers, notes, source_root)
 
 
@@ -90,9 +99,11 @@ def suggest_plan(
     kinds: Sequence[str] = (),
     extra: Sequence[cands.Candidate] = (),
     timed: frozenset[str] = frozenset(),
+    measured: Mapping[str, tuple[tuple[cands.Part, ...], Measured]] = MappingProxyType({}),
 ) -> tuple[LayerSuggestions, ...]:
     """The ranked candidates of each layer kind of a plan without errors (``facts``: the
-    check's; ``kinds``: only those); ``timed``: the kinds whose durations a trace gave."""
+    check's; ``kinds``: only those); ``timed``: the kinds whose durations a trace gave;
+    ``measured``: per kind, a verdict on its measured warms."""
     plan = facts.plan
     out = []
     for kind, layer in plan.layers.items():
@@ -105,21 +116,45 @@ def suggest_plan(
             if any(s.duration_us is not None for s in layer.stages)
             else "steps"
         )
-        line = facts.timelines[kind]  # a plan without errors: every layer kind complete
-        enumerated = cands.enumerated(plan, layer, line)
-        listed = list(itertools.islice(enumerated, MAX_ENUMERATED))
-        found = cands.unique(
-            plan,
-            iter(
-                [
-                    cands.Candidate(kind, (), cands.NONE),
-                    *(c for c in extra if c.kind == kind),
-                    *cands.declared(layer),
-                    *listed,
-                ]
-            ),
-        )
-        ranked, infeasible = rank([evaluate(plan, c, line) for c in found])
-        capped = next(enumerated, None) is not None
-        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped))
+        setting = cands.Setting(plan, layer, facts.timelines[kind], tuple(extra))
+        verdict = measured.get(kind)
+        if verdict is not None:  # the measured warms are judged, whatever else is
+            setting = replace(setting, given=(*setting.given, cands.measured(kind, verdict[0])))
+        judged, capped = judge(setting)
+        ranked, infeasible = rank(judged, verdict)
+        given = frozenset(c.parts for c in extra if c.kind == kind)
+        out.append(LayerSuggestions(kind, durations, ranked, infeasible, capped, given))
     return tuple(out)
+
+
+def judge(s: cands.Setting) -> tuple[list[Evaluation], bool]:
+    """Every candidate of the layer kind judged: "no warm", each generator's (the generated
+    ones up to ``MAX_GENERATED``), then the neighbours their findings' fixes give (as
+    many again at most). Whether a bound stopped one."""
+    seen: set[tuple[cands.Part, ...]] = set()
+    out: list[Evaluation] = []
+    capped = False
+    left = cands.MAX_GENERATED
+    queue = deque([cands.Candidate(s.layer.name, (), cands.NONE)])
+    for source in cands.GENERATORS:
+        for c in source.generate(s):
+            if c.parts in seen:
+                continue
+            if source.capped and left == 0:
+                capped = True  # one more than the bound allows
+                break
+            seen.add(c.parts)
+            queue.append(c)
+            left -= source.capped
+    capped = capped or s.stopped
+    spawned = cands.MAX_GENERATED
+    while queue:
+        c = queue.popleft()
+        e = evaluate(s, c)
+        out.append(e)
+        for n in cands.neighbours(c, (f.fix for f in e.findings if f.fix is not None)):
+            if n.parts not in seen and spawned > 0:
+                seen.add(n.parts)
+                queue.append(n)
+                spawned -= 1
+    return out, capped

@@ -1,60 +1,97 @@
-"""One candidate judged by the real check: the rules run on the plan with the layer
-kind holding that one warm, its declared warms set aside.
+"""One candidate judged by the real check: ``plancc.check.check`` on the plan with the
+layer kind holding that candidate alone, its declared warms set aside.
 
-The candidate is made a warm as resolve makes one (its entries, its live interval),
-the plan is copied with its layer kind alone holding it, and every registered rule
-runs on the copy: what the rules say about the copy is what `validate` would say
-about the plan with that warm. Nothing is worked out here that a rule works out;
-the numbers a rank needs are read from the copy's facts (``plancc.facts``: its placed
-warms), which are built on the base plan's timeline of the layer kind, handed in.
+The candidate is made a warm by resolve's own ``make_warm`` (its anchor, of a join the
+stage it waits for, and its live interval); a declared warm keeps its `allow` and its
+`reason`, and `lint.ignore` applies, as they do to `validate`: what the check says about
+the copy is what `validate` would say about the plan with that warm. Nothing is worked
+out here that a rule works out: the numbers a rank needs are the rules' own analysis
+(``placed``: PC104's and PC106's bytes, PC107's landing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from plancc import ir
+from plancc import fixes, ir
+from plancc.check import check
 from plancc.codes import Severity
-from plancc.diagnostics import Pos
-from plancc.facts import facts_of
-from plancc.facts.liveness import join_gate, live_interval, readers
-from plancc.facts.timeline import Timeline
-from plancc.rules import discover
-from plancc.suggest.candidates import Candidate
+from plancc.diagnostics import Diagnostic, Pos
+from plancc.facts.placed import Placed, pushed_bytes, pushers
+from plancc.resolve.layers import make_warm
+from plancc.suggest.candidates import Candidate, Setting, warm_path
 
 PREFIX = "prefetch_"
 
 
 @dataclass(frozen=True)
 class Judged:
-    """A rule's finding on the candidate: its code, severity, message and numbers."""
+    """A finding of the check on the candidate: its code, severity, message and numbers."""
 
     code: str
     severity: Severity
     message: str
     data: Mapping[str, Any]
+    fix: fixes.Fix | None = None
+    allowed: str | None = None  # silenced: the `reason` of the `allow`, or "lint.ignore"
+
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """What tells two findings apart: the numbers a rule judged, else its words."""
+        if self.data:
+            return (self.code, self.allowed is not None, _frozen(self.data))
+        return (self.code, self.allowed is not None, self.message)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A stage that pushes bytes through L2 while a warm is in flight, as a reason says it."""
+
+    stage: str
+    streams: bool  # it has `streams` (KV, activations), not only weights
+    reads: tuple[str, ...]  # the dynamic tensors it reads: what its `streams` are of
 
 
 @dataclass(frozen=True)
 class Evaluation:
     candidate: Candidate
     bytes: int
-    findings: tuple[Judged, ...]
+    findings: tuple[Judged, ...]  # as `validate` would show them
+    allowed: tuple[Judged, ...] = ()  # silenced by the warm's `allow` or `lint.ignore`
     # PC104's bytes: the layer's own weights read between the anchor and the first
     # consumer, outside the groups the warm touches, whether or not PC104 fires.
-    streamed: int
-    landed: int  # the bytes estimated to land before the first consumer (PC107's window)
-    window_us: Fraction | None  # that window, when every stage in it has a duration
-    window_steps: int  # the same window in steps
-    first: str | None = None  # the first consumer: the warm must land before it starts
+    streamed: int = 0
+    # PC106's bytes: what streams through L2 from the anchor to the last consumer (the
+    # `streams` of the stages in between, the weights they read that it does not hold).
+    pushed: int = 0
+    pushers: tuple[Stream, ...] = ()  # the first three stages pushing them
+    pushing: int = 0  # how many stages push them
+    landed: int = 0  # the bytes estimated to land before the first consumer (PC107's window)
+    window_us: Fraction | None = None  # that window, when every stage in it has a duration
+    window_steps: int = 0  # the same window in steps
+    first: str | None = None  # the first consumer: the warm must land before it
+    gates: tuple[str, ...] = ()  # each warm's anchor: of a join, the stage it waits for
+    l2: int | None = None
 
     @property
     def codes(self) -> tuple[str, ...]:
         return tuple(sorted({f.code for f in self.findings}))
+
+    @property
+    def allowed_codes(self) -> tuple[str, ...]:
+        return tuple(sorted({f.code for f in self.allowed}))
 
     @property
     def infeasible(self) -> bool:
@@ -64,80 +101,132 @@ class Evaluation:
         return sum(f.code == code for f in self.findings)
 
     def total(self, code: str, key: str) -> int:
-        """The sum of one number over the findings of ``code`` (PC103's missing bytes)."""
+        """The sum of one number over the shown findings of ``code``."""
         return sum(int(f.data.get(key) or 0) for f in self.findings if f.code == code)
 
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """Its findings, shown and allowed, in an order of their own."""
+        return tuple(sorted((f.signature for f in (*self.findings, *self.allowed)), key=repr))
 
-def warm_name(kind: str, tensors: tuple[str, ...]) -> str:
-    return f"{PREFIX}{tensors[0]}_{kind}"
+
+def warm_name(kind: str, tensors: tuple[str, ...], i: int = 0) -> str:
+    return f"{PREFIX}{tensors[0]}_{kind}" + (f"_{i}" if i else "")
 
 
-def evaluate(plan: ir.Plan, c: Candidate, line: Timeline) -> Evaluation:
-    """``line``: the plan's timeline of the candidate's layer kind, which the copy shares
-    (the same stages, tensors and platform)."""
-    layer = plan.layers[c.kind]
+def evaluate(s: Setting, c: Candidate) -> Evaluation:
+    """``c`` judged by the check; the layer kind's timeline is shared by every candidate of
+    the kind (the same stages, tensors and platform)."""
+    plan, layer = s.plan, s.layer
+    l2 = plan.platform.l2_bytes if plan.platform is not None else None
     if c.none:
-        return Evaluation(c, 0, (), 0, 0, None, 0)
-    warms = tuple(_warm(plan, layer, anchor, tensors) for anchor, tensors in c.parts)
+        return Evaluation(c, 0, (), l2=l2)
+    warms = tuple(_warm(s, c, i) for i in range(len(c.parts)))
     variant = _alone(plan, layer, warms)
-    facts = facts_of(variant, {layer.name: line})
-    findings = tuple(
-        Judged(r.id, r.severity, f.message, f.data or {})
-        for r in discover()
-        for f in r.check(variant, facts)
-    )
-    streamed = landed = steps = 0
+    # Its allow entries are the warms' own; the kind's timeline is the base plan's.
+    checked = check(variant, judged=False, timelines={layer.name: s.line})
+    shown = tuple(_judged(d) for d in checked.diagnostics)
+    allowed = tuple(_judged(a.diagnostic, a.reason) for a in checked.allowed)
+    nbytes = sum(plan.tensors[t].bytes or 0 for t in c.tensors)
+    facts = _facts(checked.facts.placed)
+    gates = tuple(layer.stages[w.anchor].name for w in warms if w.anchor is not None)
+    return Evaluation(c, nbytes, shown, allowed, gates=gates, l2=l2, **facts)
+
+
+def _judged(d: Diagnostic, reason: str | None = None) -> Judged:
+    return Judged(d.code, d.severity, d.message, d.data or {}, d.fix, reason)
+
+
+def _facts(found: Sequence[Placed]) -> dict[str, Any]:
+    """The rules' numbers of the candidate's warms: of a split's scopes their sums, the
+    most streamed beside one."""
+    out: dict[str, Any] = {"streamed": 0, "pushed": 0, "landed": 0, "window_steps": 0}
     window: Fraction | None = None
-    first: tuple[int, str] | None = None  # the first consumer of any of its warms
-    for p in facts.placed:  # a split's scopes: their sums, the most streamed beside one
-        if p.first is None:
+    first: tuple[int, str] | None = None
+    for p in found:
+        if p.first is None or p.last is None:
             continue
         line, landing = p.line, p.landing
         assert landing is not None  # it has a first consumer
+        assert p.streamed is not None
         lo, hi = line.window(p.at, p.first.index)
-        steps = max(steps, hi - lo)
+        out["window_steps"] = max(out["window_steps"], hi - lo)
         if landing.window_us is not None:
             window = max(window or Fraction(0), landing.window_us)
         if landing.landed is not None:
-            landed += min(int(landing.landed), p.bytes)
+            out["landed"] += min(int(landing.landed), p.bytes)
         elif not landing.fires:
-            landed += p.bytes  # no estimate: a warm that can land counts as landed
-        assert p.streamed is not None  # it has a first consumer
-        streamed = max(streamed, p.streamed[0])
+            out["landed"] += p.bytes  # no estimate: a warm that can land counts as landed
+        out["streamed"] = max(out["streamed"], p.streamed[0])
+        pushed = pushed_bytes(p, p.at, p.last.index)
+        if pushed > out["pushed"] or "pushers" not in out:
+            count, shown = pushers(p, *line.window(p.at, p.last.index))
+            out |= {"pushed": pushed, "pushing": count, "pushers": _streams(p, shown)}
         if first is None or line.rank[p.first.index] < first[0]:
             first = (line.rank[p.first.index], p.first.name)
-    nbytes = sum(plan.tensors[t].bytes or 0 for t in c.tensors)
-    name = None if first is None else first[1]
-    return Evaluation(c, nbytes, findings, streamed, landed, window, steps, name)
+    out["window_us"] = window
+    out["first"] = None if first is None else first[1]
+    return out
 
 
-def _by_name(layer: ir.Layer, name: str) -> ir.Stage:
-    return next(s for s in layer.stages if s.name == name)
+def _streams(p: Placed, shown: list[int]) -> tuple[Stream, ...]:
+    line = p.line
+    out = []
+    for i in shown:
+        stage = line.stages[i]
+        weights = {t.name for t in line.weights[i]}
+        dynamic = tuple(n for n in dict.fromkeys(stage.reads) if n not in weights)
+        out.append(Stream(stage.name, bool(stage.streams), dynamic))
+    return tuple(out)
 
 
-def _warm(
-    plan: ir.Plan, layer: ir.Layer, anchor: tuple[str, ...], tensors: tuple[str, ...]
-) -> ir.Warm:
-    """The candidate as resolve makes a warm: its entries and its live interval."""
-    gates = [_by_name(layer, a) for a in anchor]
-    anchors = tuple(s.index for s in gates)
-    gate = join_gate(layer.schedule, gates)  # of a join, the stage it waits for, as resolve's
-    assert gate is not None  # a candidate has an anchor
-    at = gate.index
-    here = layer.stages[at].pos or Pos(1, 1)
+def _warm(s: Setting, c: Candidate, i: int) -> ir.Warm:
+    """The candidate's i-th warm as resolve makes a warm: at the path its findings' fixes
+    address (``warm_path``), a declared warm with its `allow` and `reason`."""
+    plan, layer = s.plan, s.layer
+    anchor, tensors = c.parts[i]
+    gates = [s.stage[a] for a in anchor]
+    here = max(gates, key=lambda s: s.index).pos or Pos(1, 1)
 
     def locate(*_: object) -> Pos:
         return here
 
-    entries = tuple(ir.WarmEntry(plan.tensors[t], plan.tensors[t].flat, locate) for t in tensors)
-    held = {e.tensor.name for e in entries if e.tensor.static}
-    live = live_interval(layer.schedule, anchors, held, readers(layer.stages))
-    name = warm_name(layer.name, tensors)
-    allow: Mapping[str, Pos] = MappingProxyType({})
-    return ir.Warm(name, name, layer.name, at, entries, live, allow, None, locate, anchors=anchors)
+    entries = tuple(
+        ir.WarmEntry(plan.tensors[t], plan.tensors[t].flat, locate, j)
+        for j, t in enumerate(tensors)
+    )
+    declared = c.warms[i] if i < len(c.warms) else None
+    name = declared.name if declared else warm_name(layer.name, tensors, i)
+    return make_warm(
+        layer.schedule,
+        gates,
+        entries,
+        s.line.readers,
+        name=name,
+        name_hint=declared.name_hint if declared else name,
+        layer=layer.name,
+        allow=declared.allow if declared else MappingProxyType({}),
+        reason=declared.reason if declared else None,
+        locate=locate,
+        path=warm_path(layer.name, i),
+        listed=len(tensors),
+    )
 
 
 def _alone(plan: ir.Plan, layer: ir.Layer, warms: tuple[ir.Warm, ...]) -> ir.Plan:
-    """The plan with this layer kind alone, holding only ``warms``."""
+    """The plan with this layer kind alone, holding only ``warms``: its silences are their
+    `allow` entries (no other warm's, which would silence nothing here), its tensors
+    theirs (the plan's own views were checked by `validate`: a plan with an error gets no
+    suggestion). What is worked out from the layer kind's stages alone, its schedule and
+    timeline, is the layer kind's: a check of a candidate costs its own warm, not the
+    layer kind's size."""
     only = replace(layer, warms=warms)
-    return replace(plan, layers=MappingProxyType({layer.name: only}), declared_warms=len(warms))
+    only.__dict__["schedule"] = layer.schedule  # a cached_property: the same stages
+    held = {e.tensor.name: e.tensor for w in warms for e in w.entries}
+    return replace(
+        plan,
+        tensors=MappingProxyType(held),
+        layers=MappingProxyType({layer.name: only}),
+        declared_warms=len(warms),
+        silences=(),
+    )

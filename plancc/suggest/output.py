@@ -1,14 +1,23 @@
-"""`plancc suggest`'s output: a table per layer kind and the measurement recipe (text),
-or one JSON object (docs/suggest.md, "Output")."""
+"""`plancc suggest`'s output: a table per layer kind and the measurement recipe (text and
+markdown), or one JSON object (docs/suggest.md, "Output").
+
+One row per distinct warm (``rank``); a `--candidate` the user asked about is always
+shown, marked, whatever `--top`; JSON gives every row unless `--top` is given. The text
+fits 120 columns: a long anchor or tensor list is cut with a count, the reason wraps
+under its row.
+"""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from plancc.suggest import MAX_ENUMERATED, LayerSuggestions, Suggestions, suggest
+from plancc.suggest import LayerSuggestions, Suggestions, suggest
+from plancc.suggest.candidates import MAX_GENERATED
+from plancc.suggest.measured import INCONCLUSIVE
 from plancc.suggest.rank import Ranked, label
 from plancc.tables.outputs import manifest_file
 from plancc.text import fmt_share, fmt_size
@@ -18,78 +27,148 @@ HYPOTHESES = (
     "Suggestions are hypotheses to measure: ranked by the rules' findings, not by "
     "measured times (docs/suggest.md)."
 )
+WIDTH = 120  # the text's columns
+TOP = 10  # rows shown per layer kind in text and markdown without --top
+CAPPED = (
+    f"the candidates generated stopped at their bound ({MAX_GENERATED:,}, the earliest "
+    "anchors first): name others with --candidate"
+)
+ASKED = "*"  # marks a row that is, or stands for, a --candidate
+HEADER = ["rank", "class", "anchor", "tensors", "bytes", "× L2", "codes"]
+# The widest an anchor, tensors or codes cell may be in text: with the rest, 120 columns.
+_CELL = {2: 24, 3: 34, 6: 13}
 
 
-def _row(r: Ranked, l2: int | None) -> list[str]:
+def _cells(r: Ranked, l2: int | None, asked: bool, fit: bool) -> list[str]:
     e = r.evaluation
     c = e.candidate
     share = "-" if c.none or not l2 else fmt_share(Fraction(e.bytes, l2))
+    rank = "-" if r.rank is None else str(r.rank)
+    anchors = ["+".join(a) for a, _ in c.parts]
+    # One warm's tensors, or a split's warms each as one item.
+    tensors = list(c.parts[0][1]) if len(c.parts) == 1 else [", ".join(t) for _, t in c.parts]
+    between = ", " if len(c.parts) == 1 else " | "
+    measured = r.measured is not None and r.measured.decision != INCONCLUSIVE
     return [
-        "-" if r.rank is None else str(r.rank),
-        r.klass,
-        " | ".join("+".join(a) for a, _ in c.parts) or "-",
-        " | ".join(", ".join(t) for _, t in c.parts) or "(no warm)",
+        rank + (ASKED if asked else ""),
+        f"measured {r.klass}" if measured else r.klass,
+        _listed(anchors, " | ", _CELL[2] if fit else None) or "-",
+        _listed(tensors, between, _CELL[3] if fit else None) or "(no warm)",
         "-" if c.none else fmt_size(e.bytes),
         share,
-        r.reason,
+        _listed(list(e.codes), ",", _CELL[6] if fit else None) or "-",
     ]
 
 
-CAPPED = (
-    f"enumeration stopped at {MAX_ENUMERATED:,} candidates (the earliest anchors first): "
-    "name others with --candidate"
-)
-HEADER = ["rank", "class", "anchor", "tensors", "bytes", "× L2", "reason"]
+def _listed(items: list[str], sep: str, width: int | None) -> str:
+    """The items joined, or as many as fit in ``width`` and how many are left out."""
+    text = sep.join(items)
+    if width is None or len(text) <= width:
+        return text
+    for k in range(len(items) - 1, 0, -1):
+        cut = sep.join(items[:k]) + f" +{len(items) - k}"
+        if len(cut) <= width:
+            return cut
+    return items[0][: max(width - 1, 1)] + "…"
+
+
+def _shown(layer: LayerSuggestions, top: int | None) -> tuple[list[Ranked], int]:
+    """The rows to show: the first ``top``, every row asked for and every row measured;
+    how many are left out."""
+    if top is None:
+        return list(layer.ranked), 0
+    rows = [
+        r for i, r in enumerate(layer.ranked) if i < top or layer.asked(r) or r.measured is not None
+    ]
+    return rows, len(layer.ranked) - len(rows)
 
 
 def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    out = []
-    for r in rows:
-        cells = [
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
             cell.rjust(w) if i in (0, 4, 5) else cell.ljust(w)
-            for i, (cell, w) in enumerate(zip(r, widths, strict=False))
-        ]
-        out.append("  ".join([*cells, r[-1]]).rstrip())
-    return out
+            for i, (cell, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in rows
+    ]
 
 
-def text(s: Suggestions, top: int) -> str:
+def _wrapped(text: str, indent: int) -> list[str]:
+    pad = " " * indent
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=pad, subsequent_indent=pad, break_on_hyphens=False
+    ) or [pad.rstrip()]
+
+
+def _same(r: Ranked) -> str:
+    """The other anchors a row stands for, in words."""
+    names = ["+".join(e.candidate.anchor) for e in r.same]
+    if not names:
+        return ""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f" (the same warm at {shown})"
+
+
+def text(s: Suggestions, top: int | None) -> str:
     assert s.plan is not None
     plan = s.plan
     l2 = plan.platform.l2_bytes if plan.platform is not None else None
+    limit = TOP if top is None else top
     lines: list[str] = []
     for layer in s.layers:
-        lines.append(f"{layer.kind} (durations: {_durations(layer)})")
-        if layer.capped:
-            lines.append(CAPPED)
-        shown = layer.ranked[:top]
-        lines += _table([HEADER, *(_row(r, l2) for r in shown)])
-        if len(layer.ranked) > top:
-            lines.append(f"… {len(layer.ranked) - top} more (--top N shows more)")
-        if layer.infeasible:
-            lines.append("infeasible (never ranked, never written):")
-            lines += [f"  {label(r.evaluation)} — {r.reason}" for r in layer.infeasible[:top]]
-            if len(layer.infeasible) > top:
-                lines.append(f"  … {len(layer.infeasible) - top} more")
-        lines.append(_recipe(s, layer))
+        lines += _text_layer(layer, l2, limit)
+        lines += _wrapped(_recipe(s, layer), 0)
         lines.append("")
     if s.notes:
-        lines += [*(f"trace: {note}" for note in s.notes), ""]
-    lines.append(HYPOTHESES)
+        for note in s.notes:
+            lines += _wrapped(f"trace: {note}", 0)
+        lines.append("")
+    lines += _wrapped(HYPOTHESES, 0)
     return "\n".join(lines) + "\n"
 
 
-def markdown(s: Suggestions, top: int) -> str:
+def _text_layer(layer: LayerSuggestions, l2: int | None, limit: int) -> list[str]:
+    lines = [f"{layer.kind} (durations: {_durations(layer)})"]
+    if layer.capped:
+        lines.append(CAPPED)
+    rows, left = _shown(layer, limit)
+    table = _table([HEADER, *(_cells(r, l2, layer.asked(r), True) for r in rows)])
+    lines.append(table[0])
+    for r, line in zip(rows, table[1:], strict=True):
+        lines.append(line)
+        lines += _wrapped(r.reason + _same(r), 6)
+    if left:
+        lines.append(f"… {left} more (--top N shows more)")
+    if any(layer.asked(r) for r in rows):
+        lines.append(f"{ASKED} a --candidate you asked about")
+    if layer.infeasible:
+        lines.append("infeasible (never ranked, never written):")
+        for r in layer.infeasible[:limit]:
+            lines += _wrapped(f"{label(r.evaluation)} — {r.reason}", 2)
+        if len(layer.infeasible) > limit:
+            lines.append(f"  … {len(layer.infeasible) - limit} more")
+    return lines
+
+
+def markdown(s: Suggestions, top: int | None) -> str:
     """The tables to paste into a pull request (a cell's ``|`` escaped)."""
     assert s.plan is not None
     l2 = s.plan.platform.l2_bytes if s.plan.platform is not None else None
+    limit = TOP if top is None else top
     lines: list[str] = []
+    header = [*HEADER, "reason"]
     for layer in s.layers:
         lines += [f"### {layer.kind} (durations: {_durations(layer)})", ""]
-        rows = [HEADER, ["---"] * len(HEADER), *(_row(r, l2) for r in layer.ranked[:top])]
-        rows += [_row(r, l2) for r in layer.infeasible[:top]]
+        shown, left = _shown(layer, limit)
+        rows = [header, ["---"] * len(header)]
+        rows += [[*_cells(r, l2, layer.asked(r), False), r.reason + _same(r)] for r in shown]
+        rows += [[*_cells(r, l2, False, False), r.reason] for r in layer.infeasible[:limit]]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        if left:
+            lines += ["", f"… {left} more (--top N shows more)"]
+        if any(layer.asked(r) for r in shown):
+            lines += ["", f"{ASKED} a --candidate you asked about"]
         lines += ["", _recipe(s, layer), ""]
     return "\n".join([*lines, HYPOTHESES]) + "\n"
 
@@ -117,22 +196,23 @@ def _recipe(s: Suggestions, layer: LayerSuggestions) -> str:
     )
 
 
-def as_json(s: Suggestions, top: int) -> str:
+def as_json(s: Suggestions, top: int | None) -> str:
     layers = [_layer(layer, top) for layer in s.layers]
     return json.dumps({"layers": layers, "trace_notes": list(s.notes)}, indent=2) + "\n"
 
 
-def _layer(layer: LayerSuggestions, top: int) -> dict[str, object]:
+def _layer(layer: LayerSuggestions, top: int | None) -> dict[str, object]:
+    rows, _ = _shown(layer, top)
     return {
         "layer": layer.kind,
         "durations": layer.durations,
         "capped": layer.capped,
-        "candidates": [_candidate(r) for r in layer.ranked[:top]],
-        "infeasible": [_candidate(r) for r in layer.infeasible],
+        "candidates": [_candidate(r, layer.asked(r)) for r in rows],
+        "infeasible": [_candidate(r, layer.asked(r)) for r in layer.infeasible],
     }
 
 
-def _candidate(r: Ranked) -> dict[str, object]:
+def _candidate(r: Ranked, asked: bool) -> dict[str, object]:
     e = r.evaluation
     return {
         "rank": r.rank,
@@ -142,6 +222,23 @@ def _candidate(r: Ranked) -> dict[str, object]:
         "bytes": e.bytes,
         "reason": r.reason,
         "codes": list(e.codes),
+        "allowed": list(e.allowed_codes),
+        "asked": asked,
+        "same": [list(o.candidate.anchor) for o in r.same],
+        "measured": None if r.measured is None else _measured(r),
+    }
+
+
+def _measured(r: Ranked) -> dict[str, object]:
+    m = r.measured
+    assert m is not None
+    return {
+        "decision": m.decision,
+        "p50_pct": m.pct,
+        "plan_sha256": m.plan_sha256,
+        "this_plan": m.this_plan,
+        "rules_rank": r.rules_rank,
+        "contradicted": r.contradicted,
     }
 
 
@@ -153,15 +250,16 @@ class Run:
     kinds: list[str]
     given: list[str]
     trace: str | None
-    top: int
+    top: int | None  # None: TOP rows in text and markdown, every row in JSON
     fmt: str
     fix: bool
     overrides: Mapping[str, int]  # `--set`: the params' values fixed (``api.parse_sets``)
     source_root: str | None = None  # as `validate` takes it (`--source-root`, `--no-source`)
+    measured: str | None = None  # `--measured`: a result of `plancc measure --format json`
 
     def __call__(self, out: Callable[[str], None], err: Callable[[str], None]) -> int:
         """Print its output (``out``) and any error lines (``err``); the exit code."""
-        if self.top < 1:
+        if self.top is not None and self.top < 1:
             raise UsageError(f"--top {self.top}: must be at least 1")
         found = suggest(
             self.plan,
@@ -170,6 +268,7 @@ class Run:
             trace=self.trace,
             overrides=self.overrides,
             source_root=self.source_root,
+            measured=self.measured,
         )
         if found.errors:
             for d in found.errors:

@@ -86,9 +86,9 @@ def test_bytes_count_one_layer_slab_and_the_forward_forty_layers() -> None:
     assert len(plan.forward.kinds) == 40
     layer = plan.layers["decode_layer"]
     assert [layer.stages[a].name for a in warm.anchors] == ["q_proj", "k_proj", "v_proj"]
-    # gate_proj and gate_proj_0 read 6/17 and 11/17 of w_gate: one w_gate between them.
+    # gate_proj and gate_proj_4 read 6/17 and 11/17 of w_gate: one w_gate between them.
     w_gate = plan.tensors["w_gate"]
-    gates = [s for s in layer.stages if s.name in ("gate_proj", "gate_proj_0")]
+    gates = [s for s in layer.stages if s.name in ("gate_proj", "gate_proj_4")]
     assert sum(s.read_bytes(w_gate) for s in gates) == w_gate.bytes == 5120 * 17408 * 2
 
 

@@ -185,7 +185,8 @@ def _shapes(findings: Findings, it: LayerReading) -> None:
 
 def _kernels(findings: Findings, it: LayerReading) -> Runs:
     """PC202; each stage with a `kernel` found in the source: its run of kernels (unknown
-    when the kernel may lie in unresolved code, or its run holds some)."""
+    when the kernel may lie in unresolved code, or its run holds some). The hint offers
+    no later copy of an unrolled scope: the first copy's stage stands for it."""
     reading = it.reading
     found: dict[int, Kernel] = {}
     unsure: set[int] = set()
@@ -199,7 +200,11 @@ def _kernels(findings: Findings, it: LayerReading) -> Runs:
             unsure.add(s.index)
         else:  # the hint offers only kernels no other stage names
             claimed = {t.kernel for t in it.layer.stages if t.kernel is not None}
-            names = [k.name for k in reading.kernels if not k.opaque and k.name not in claimed]
+            names = [
+                k.name
+                for k in reading.kernels
+                if not k.opaque and k.copy_of is None and k.name not in claimed
+            ]
             findings.report(
                 findings.stage_at(it, s, "kernel"),
                 codes.SOURCE_KERNEL,
@@ -220,11 +225,12 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
         if s.task is None:
             continue
         task = reading.tasks.get(s.task)
-        if task is None and s.task in reading.inner and _described(it, s):
-            task = reading.inner[s.task]
+        if task is not None:
+            _loop_task(findings, it, s, task)
+        elif s.task in reading.inner and _described(it, s):
+            task = reading.inner[s.task]  # waited for by scopes beside it, in its loop
         if task is not None:
             _task_kernel(findings, it, runs, s, task)
-            _loop_task(findings, it, runs, s, task)
             continue
         bound = ", ".join(reading.tasks) or "none"
         elsewhere = reading.bound.get(s.task)
@@ -285,23 +291,23 @@ def _described(it: LayerReading, s: ir.Stage) -> bool:
     )
 
 
-def _loop_task(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage, task: Task) -> None:
-    """PC209: the task is bound inside a loop that runs only the stage's kernels."""
-    run = runs.kernels.get(s.index)
+def _loop_task(findings: Findings, it: LayerReading, s: ir.Stage, task: Task) -> None:
+    """PC209: the task is bound inside a loop outside kernels, whatever else the loop runs:
+    the variable holds the last iteration's task."""
     loop = task.loop
-    if loop is None or run is None or s.index in runs.unknown:
+    if loop is None or task.opaque:
         return
-    if not loop.holds({k.index for k in run}):
-        return  # a loop over layers or steps: the stage runs once per iteration of it
+    index = loop.target if len(task.loops) == 1 else "…"
     findings.report(
         findings.stage_at(it, s, "task"),
         codes.SOURCE_LOOP_TASK,
         f"stage '{s.name}': task '{s.task}' is bound at {task.file}:{task.line}, inside the "
         f"loop `for {loop.target} in …` ({loop.file}:{loop.line}): it holds the last "
         "iteration's task, so a warm anchored on it waits for that iteration, not the stage",
-        f"join the loop: `tids[{loop.target}] = …` into a task array "
+        f"join the loop: `tids[{index}] = …` into a task array "
         "(`tids = pl.array.create(N, pl.TASK_ID)`) in the loop, then "
-        f"`{s.task} = pl.system.task_dummy(deps=[tids])` after it ({loop.file}:{loop.line})",
+        f"`{s.task} = pl.system.task_dummy(deps=[tids])` once the loop ends (after "
+        f"{task.after})",
     )
 
 

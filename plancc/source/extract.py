@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,13 +34,14 @@ from plancc.source.extract_names import (
     stage_names,
     tensor_name,
 )
+from plancc.source.extract_warms import Written, warms
 from plancc.source.modules import SourceError
 from plancc.source.reader import Reader
 from plancc.source.reading import Kernel, Reading
 from plancc.source.resolver import Resolver
 from plancc.source.root import split_source
 from plancc.source.runs import Runs, stage_runs
-from plancc.source.values import FreeNames, int_or_none
+from plancc.source.values import int_or_none
 from plancc.tables.dtypes import DTYPES
 from plancc.tables.names import identifier_problem
 from plancc.usage import UsageError
@@ -75,6 +77,7 @@ def run(
         raise UsageError(str(exc)) from None
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")  # a name in a dim expression
 MAX_DIGITS = 4300  # an integer's digits, Python's default int_max_str_digits
 
 
@@ -142,6 +145,8 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     seen: dict[str, tuple[list[str], str]] = {}
     clash: set[str] = set()
     lasts: dict[tuple[str, str], int] = {}  # a parameter's last dim, where it is a constant
+    stacks: dict[tuple[str, str], str] = {}  # a stacked parameter's layer index
+    dynamic: set[tuple[str, str]] = set()  # a parameter with a dim written `dynamic`
     per_kind: dict[str, dict[str, tuple[list[str], str]]] = {}
     for kind, reading in readings:
         mine: dict[str, tuple[list[str], str]] = {}
@@ -165,6 +170,9 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             shape = [dims.expr(mod, d) for d in p.dims[1 if stack else 0 :]]
             if stack:  # its slab; the stack goes with the dtype: `bf16, stacked: {…}`
                 shape.insert(0, stack[1])
+                stacks[(kind, p.name)] = stack[2]
+            if any(dims.dims.get(n) == "dynamic" for d in shape for n in _NAME.findall(d)):
+                dynamic.add((kind, p.name))
             mine[p.name] = (shape, p.dtype + (stack[0] if stack else ""))
             last = int_or_none(resolver.const(mod, p.dims[-1])) if p.dims else None
             if last is not None and last > 0:
@@ -207,6 +215,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 emitted.add(name)
                 lines.append(f"  {scalar(name)}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
     lines.append("layers:")
+    written = Written(names, stacks, dynamic)
     for (kind, reading), source, path in zip(readings, sources, paths, strict=True):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
         suffix = f"_{kind}" if len(readings) > 1 else ""
@@ -214,7 +223,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             kind,
             reading=reading,
             source=f"{rel}:{split_source(source)[1]}",
-            names=names,
+            written=written,
             notices=notices,
             suffix=suffix,
             lasts=lasts,
@@ -233,7 +242,7 @@ def _layer(
     *,
     reading: Reading,
     source: str,
-    names: dict[tuple[str, str], str],
+    written: Written,
     notices: list[str],
     suffix: str,
     lasts: dict[tuple[str, str], int],
@@ -241,16 +250,17 @@ def _layer(
     """One layer kind; its warms' names end in ``suffix`` (warm names are plan-wide).
     Stages, their reads, tasks and deps are the runs the source checks compare
     (``base.stage_runs``), so that the skeleton reports nothing against its code."""
+    names = written.names
     mapping = {names[(kind, p)]: p for (k, p) in names if k == kind and names[(k, p)] != p}
     lines = [f"  {scalar(kind)}:", f"    source: {scalar(source)}"]
     if mapping:
         pairs = ", ".join(f"{scalar(t)}: {scalar(p)}" for t, p in mapping.items())
         lines.append(f"    source_params: {{{pairs}}}")
     lines.append("    stages:")
-    kernels = [k for k in reading.kernels if not k.opaque and k.name]
+    kernels, runs = _stages(reading)
     named = stage_names(kernels)
-    runs = stage_runs(reading, dict(enumerate(kernels)))
-    task_of = _tasks(reading, runs, notices)
+    writable = {w.deps for w in reading.warms if written.declares(kind, w)}
+    task_of = _tasks(reading, runs, notices, writable)
     for i, k in enumerate(kernels):
         entry = [f"name: {scalar(named[i])}"]
         if i in task_of:
@@ -277,17 +287,41 @@ def _layer(
             if collectives.sdma(called):
                 entry.append("sdma: true")
         lines.append(f"      - {{{', '.join(entry)}}}")
-    warm_lines = _warms(
+    warm_lines = warms(
         kind,
         reading=reading,
-        names=names,
+        written=written,
         notices=notices,
         suffix=suffix,
-        anchors={task: named[i] for i, task in task_of.items()},
+        anchors={task: named[i] for i, task in sorted(task_of.items())},  # in stage order
     )
     if warm_lines:
         lines += ["    warms:", *warm_lines]
     return lines
+
+
+def _stages(reading: Reading) -> tuple[list[Kernel], Runs]:
+    """The kernels that are stages, and their runs: every resolved kernel but the later
+    copies of an unrolled scope that join their first copy's run (a stage stands for all
+    its copies); a copy that waits on a later stage than its first copy's is a stage."""
+    named = [k for k in reading.kernels if not k.opaque and k.name]
+    heads = [k for k in named if k.copy_of is None]
+    for rounds in range(_ROUNDS + 1):
+        runs = stage_runs(reading, dict(enumerate(heads)))
+        away = [
+            k
+            for k in named
+            if k.copy_of is not None
+            and k not in heads
+            and (rounds == _ROUNDS or runs.owner.get(k.index) != runs.owner.get(k.copy_of))
+        ]
+        if not away:
+            return heads, runs
+        heads = sorted([*heads, *away], key=lambda k: k.index)
+    return heads, stage_runs(reading, dict(enumerate(heads)))
+
+
+_ROUNDS = 4  # copies found away from their first copy's run; then every copy is a stage
 
 
 def _read(name: str, param: str, members: Sequence[Kernel], last: int | None) -> str:
@@ -303,16 +337,19 @@ def _read(name: str, param: str, members: Sequence[Kernel], last: int | None) ->
     return f"{{tensor: {scalar(name)}, share: {share.numerator}/{share.denominator}}}"
 
 
-def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
+def _tasks(
+    reading: Reading, runs: Runs, notices: list[str], waited: set[frozenset[int]]
+) -> dict[int, str]:
     """Each stage's task: the first task variable of the layer function (by line) whose
     kernels all lie in the stage's run, and which the plan's rules take as a name; for a
-    stage a warm scope of a helper waits on, that helper's task (a forward inlining its
-    layers). A task bound once per iteration of a loop of the stage's own kernels is
-    left out (PC209)."""
+    stage a warm scope the skeleton declares waits on (``waited``: their `deps=`), the
+    task of the helper it waits on (a forward inlining its layers). A task of the layer
+    function bound inside a loop outside kernels holds one iteration's task: it is left
+    out (PC209)."""
     task_of: dict[int, str] = {}
-    waited = {w.deps for w in reading.warms if not w.part}
     inner = [t for t in reading.inner.values() if t.kernels in waited]
-    for t in [*sorted(reading.tasks.values(), key=lambda t: t.line), *inner]:
+    own = list(reading.tasks.values())
+    for t in [*sorted(own, key=lambda t: t.line), *inner]:
         owners = {runs.owner.get(i) for i in t.kernels}
         if t.opaque or len(owners) != 1 or None in owners:
             continue
@@ -324,7 +361,7 @@ def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
             if t.name.strip("_"):
                 notices.append(f"{t.file}:{t.line}: task '{t.name}' left out: not a name")
             continue
-        if t.loop is not None and t.loop.holds({k.index for k in runs.kernels[owner]}):
+        if t.loop is not None and any(t is o for o in own):
             notices.append(
                 f"{t.file}:{t.line}: task '{t.name}' left out: bound once per iteration of "
                 f"the loop at {t.loop.file}:{t.loop.line} (PC209)"
@@ -332,72 +369,6 @@ def _tasks(reading: Reading, runs: Runs, notices: list[str]) -> dict[int, str]:
             continue
         task_of[owner] = t.name
     return task_of
-
-
-def _warms(
-    kind: str,
-    *,
-    reading: Reading,
-    names: dict[tuple[str, str], str],
-    notices: list[str],
-    suffix: str,
-    anchors: dict[str, str],
-) -> list[str]:
-    """The warms of the code: a scope anchored at the stage whose task stands for exactly
-    the kernels of its `deps=`, a generated warm's call at its task's stage (``anchors``:
-    task -> stage)."""
-    warm_lines: list[str] = []
-    used = FreeNames()
-    anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
-    for t, a in anchors.items():
-        anchor_of.setdefault(_kernels(reading, t), a)
-    for w in reading.warms:
-        anchor = (anchor_of.get(w.deps) or _join(anchor_of, w.deps)) if w.deps else None
-        tensors = [names.get((kind, t)) for t in w.tensors]
-        hint_ok = identifier_problem(w.name_hint, reserved=False) is None
-        if w.part:
-            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: it warms a slice")
-            continue
-        if anchor is None or None in tensors or not hint_ok:
-            notices.append(f"{w.file}:{w.line}: warm '{w.name_hint}' left out: anchor not read")
-            continue
-        base = w.name_hint + suffix
-        if identifier_problem(base, reserved=True) is not None:
-            base = f"{base}_w"
-        name = used.take(base)
-        warm_lines += [
-            f"      - name: {scalar(name)}",
-            f"        name_hint: {scalar(w.name_hint)}",
-            f"        after: {anchor if anchor.startswith('[') else scalar(anchor)}",
-            f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
-        ]
-    for c in reading.calls:
-        tensors = [names.get((kind, t)) if t else None for t in c.tensors]
-        anchor = anchors.get(c.task or "")
-        if anchor is None or None in tensors or c.function in used.taken:
-            notices.append(f"{c.file}:{c.line}: call of '{c.function}' left out: not read")
-            continue
-        used.taken.add(c.function)
-        warm_lines += [
-            f"      - name: {scalar(c.function)}",
-            f"        after: {scalar(anchor)}",
-            f"        tensors: [{', '.join(scalar(t) for t in tensors if t)}]",
-        ]
-    return warm_lines
-
-
-def _join(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:
-    """A scope waiting for several stages' tasks: the join `[a, b, ...]` of the stages whose
-    tasks' kernels, together, are exactly its `deps=`; None when no such set exists."""
-    parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
-    if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
-        return None
-    return "[" + ", ".join(scalar(a) for _, a in parts) + "]"
-
-
-def _kernels(reading: Reading, task: str) -> frozenset[int]:
-    found = reading.task(task)
-    return frozenset() if found is None else found.kernels
 
 
 def _config(path: str) -> dict[str, int]:

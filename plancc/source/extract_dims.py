@@ -160,10 +160,10 @@ _INDEX_TYPES = {"pl.INT32": "int32", "pl.INT64": "int64", "pl.INDEX": "index"}
 
 def stacked(
     reading: Reading, mod: Module, shape: tuple[ast.expr, ...], dims: Dims
-) -> tuple[str, str] | None:
+) -> tuple[str, str, str] | None:
     """A stacked weight: its first dim is `LAYERS * ROWS` and the layer function scales a
     scalar parameter by the same ROWS (`layer_idx * HIDDEN`: its slab's offset). Its
-    `, stacked: {…}` and the slab's rows; None for any other parameter."""
+    `, stacked: {…}`, the slab's rows and the index; None for any other parameter."""
     first = shape[0] if shape else None
     if not (isinstance(first, ast.BinOp) and isinstance(first.op, ast.Mult)):
         return None
@@ -203,5 +203,5 @@ def stacked(
             typed = "" if kind == "int32" else f", index_type: {kind}"
             layers = dims.expr(mod, first.left)
             stack = f", stacked: {{layers: {layers}, index: {index}{typed}}}"
-            return stack, dims.expr(mod, first.right)
+            return stack, dims.expr(mod, first.right), index
     return None

@@ -62,6 +62,7 @@ class Module:
     tree: ast.Module
     globals: dict[str, ast.stmt]
     cut: tuple[int, ...] = ()  # the lines of the expressions cut at MAX_EXPR_DEPTH
+    stars: tuple[ast.ImportFrom, ...] = ()  # its `from x import *`, in order
 
 
 Stamp = tuple[int, int, int, int, int]  # (size, mtime_ns, ctime_ns, inode, device)
@@ -248,7 +249,12 @@ def _parsed(path: str, raw: bytes) -> Module | str:
     except (RecursionError, MemoryError):
         return f"{path} nests too deeply to parse"
     name = os.path.splitext(os.path.basename(path))[0]
-    return Module(path, name, tree, _globals(tree), _cut_deep(tree))
+    stars = tuple(
+        s
+        for s in tree.body
+        if isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names)
+    )
+    return Module(path, name, tree, _globals(tree), _cut_deep(tree), stars)
 
 
 def _parse_apart(raw: bytes, path: str) -> ast.Module:

@@ -5,10 +5,14 @@ A bare `pl.Tensor` parameter's shape is written where its callers annotate it: a
 layer function may take its weights as bare `pl.Tensor` (Qwen3-14B's
 `_decode_layer`), the shapes annotated on an entry that calls it, directly or through
 other calls (the host entry `qwen3_decode_host` through `decode_fwd`). The callers are
-looked for in the modules of the layer's own directory, by name, and followed up
-through parameters passed on unchanged, up to ``MAX_HOPS`` calls; the first annotated
-parameter found gives the shape. Nothing is run; a module that does not name the
-function is not parsed.
+looked for in the modules of the layer's own directory, and a call is one of the
+function only when its name resolves to it as Python would resolve it there (the
+module's own function of that name, or the one its imports bind: `from x import f`,
+`import x` and `x.f`): a sibling module's function of the same name is another
+function. A call whose name resolves to nothing readable is a PC208 note, never taken
+for a caller. Callers are followed up through parameters passed on unchanged, up to
+``MAX_HOPS`` calls; the first annotated parameter found gives the shape. Nothing is
+run; a module that does not name the function is not parsed.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from dataclasses import replace
 from plancc.source.modules import Module, SourceError, load_module, source_bytes
 from plancc.source.reading import Param
 from plancc.source.resolver import Resolver
-from plancc.source.values import Dynamic, dotted, int_or_none
+from plancc.source.values import Dynamic, FuncV, dotted, int_or_none, walk
+from plancc.text import clip
 
 MAX_HOPS = 4
 MAX_FILES = 64
 _WRAPPERS = {"pl.Out", "pl.InOut", "pl.In"}
+
+Target = tuple[str, int, str]  # a function: its module's real path, its line, its name
 
 
 def tensor_annotation(ann: ast.expr | None) -> ast.expr | None:
@@ -65,8 +72,9 @@ def _modules(resolver: Resolver, directory: str, name: str) -> list[Module]:
 
 
 def _calls(resolver: Resolver, mod: Module, name: str) -> list[tuple[ast.FunctionDef, ast.Call]]:
-    """Each call of ``name`` in a function of ``mod``, with the innermost function it is
-    in: one walk of the module, paid from the reading's budget."""
+    """Each call of ``name`` (`name(...)`, `x.name(...)`) in a function of ``mod``, with
+    the innermost function it is in: one walk of the module, paid from the reading's
+    budget."""
     out: list[tuple[ast.FunctionDef, ast.Call]] = []
     todo: list[tuple[ast.AST, ast.FunctionDef | None]] = [(mod.tree, None)]
     while todo:
@@ -83,35 +91,107 @@ def _calls(resolver: Resolver, mod: Module, name: str) -> list[tuple[ast.Functio
     return out
 
 
+def _identity(mod: Module, fn: ast.FunctionDef) -> tuple[str, int, str]:
+    return (os.path.realpath(mod.path), fn.lineno, fn.name)
+
+
+def _local(resolver: Resolver, caller: ast.FunctionDef, name: str) -> bool:
+    """Whether ``name`` is a local of ``caller`` (a parameter, or bound in its body):
+    Python looks it up there, not among the module's names."""
+    if name in {a.arg for a in _args(caller)}:
+        return True
+    for node in walk(caller, resolver.budget):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound = node.id
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node is not caller:
+            bound = node.name
+        else:
+            continue
+        if bound == name:
+            return True
+    return False
+
+
+def _callee(
+    resolver: Resolver, mod: Module, caller: ast.FunctionDef, call: ast.Call
+) -> Target | None:
+    """The function ``call`` in ``caller`` (of ``mod``) calls, its name looked up as Python
+    would; None when it resolves to no function the reader can read."""
+    head = call.func
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name) or _local(resolver, caller, head.id):
+        return None
+    callee = resolver.dotted_value(mod, call.func)
+    return _identity(callee.module, callee.node) if isinstance(callee, FuncV) else None
+
+
+# A function, its parameters, and the layer parameter each of those stands for.
+Hop = tuple[Target, list[ast.arg], dict[str, str]]
+Unread = list[tuple[Module, ast.FunctionDef, ast.Call]]
+
+
 def caller_shapes(
     resolver: Resolver, mod: Module, fn: ast.FunctionDef, wanted: set[str]
 ) -> dict[str, tuple[Module, ast.arg]]:
     """For each parameter of ``fn`` in ``wanted``, the annotated parameter of a caller
-    that is passed to it (through unchanged parameters), with its module."""
+    that is passed to it (through unchanged parameters), with its module. When some are
+    left without one, each call of a name the search met that resolves to nothing
+    readable is noted (PC208): it might have been a caller, and is not guessed one."""
     found: dict[str, tuple[Module, ast.arg]] = {}
-    # (function name, its parameters, the layer parameter each stands for)
-    todo: list[tuple[str, list[ast.arg], dict[str, str]]] = [
-        (fn.name, _args(fn), {p: p for p in wanted})
-    ]
-    seen: set[str] = set()
+    todo: list[Hop] = [(_identity(mod, fn), _args(fn), {p: p for p in wanted})]
+    seen: set[Target] = {_identity(mod, fn)}
+    unread: Unread = []
     directory = os.path.dirname(mod.path)
     for _ in range(MAX_HOPS):
-        later: list[tuple[str, list[ast.arg], dict[str, str]]] = []
-        for name, params, stands in todo:
-            for caller_mod in _modules(resolver, directory, name):
-                for caller, call in _calls(resolver, caller_mod, name):
-                    if caller is fn or f"{caller_mod.path}:{caller.name}" in seen:
-                        continue
-                    onward = _follow(
-                        caller_mod, caller, call=call, params=params, stands=stands, found=found
-                    )
-                    if onward:
-                        seen.add(f"{caller_mod.path}:{caller.name}")
-                        later.append((caller.name, _args(caller), onward))
+        later: list[Hop] = []
+        for hop in todo:
+            later += _hop(resolver, directory, hop, seen=seen, found=found, unread=unread)
         todo = later
         if not todo or wanted <= found.keys():
             break
+    if not wanted <= found.keys():
+        for caller_mod, caller, call in unread:
+            resolver.note(
+                caller_mod,
+                call.lineno,
+                f"call of '{clip(ast.unparse(call.func))}' in {caller.name}() is resolved to "
+                "no function the reader can read",
+                "the shapes it may pass are not taken",
+            )
     return found
+
+
+def _hop(
+    resolver: Resolver,
+    directory: str,
+    hop: Hop,
+    *,
+    seen: set[Target],
+    found: dict[str, tuple[Module, ast.arg]],
+    unread: Unread,
+) -> list[Hop]:
+    """The calls of one function in ``directory``: the shapes they annotate (into
+    ``found``), and their callers to follow next."""
+    target, params, stands = hop
+    later: list[Hop] = []
+    for caller_mod in _modules(resolver, directory, target[2]):
+        for caller, call in _calls(resolver, caller_mod, target[2]):
+            me = _identity(caller_mod, caller)
+            if me in seen:
+                continue
+            callee = _callee(resolver, caller_mod, caller, call)
+            if callee is None:
+                unread.append((caller_mod, caller, call))
+            if callee != target:
+                continue
+            onward = _follow(
+                caller_mod, caller, call=call, params=params, stands=stands, found=found
+            )
+            if onward:
+                seen.add(me)
+                later.append((me, _args(caller), onward))
+    return later
 
 
 def _follow(

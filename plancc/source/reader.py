@@ -35,15 +35,18 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from plancc.source import warm_forms
 from plancc.source.collectives import called
+from plancc.source.copies import is_unroll, unroll_values
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfWork
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
-from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved, WarmCall
+from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
@@ -53,7 +56,7 @@ from plancc.source.values import (
     ConstV,
     Dynamic,
     FuncV,
-    ModV,
+    ScalarV,
     TaskV,
     TensorV,
     TupleV,
@@ -64,12 +67,12 @@ from plancc.source.values import (
     is_incore,
     is_jit,
     is_opaque,
-    is_warm_module,
     part_of,
     roots,
     tensor_only,
     walk,
 )
+from plancc.text import clip
 
 _BUILTINS = {"range", "len", "int", "float", "print", "max", "min", "list", "tuple", "zip"}
 
@@ -108,9 +111,10 @@ class Reader:
             params = read_params(self.resolver, mod, node)
             frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
             frame.layer = True
+            scalars = {a.arg for a in node.args.args if _scalar_param(a)}
             for p in params.values():
                 if not p.tensor:
-                    frame.env[p.name] = UNKNOWN
+                    frame.env[p.name] = ScalarV(p.name) if p.name in scalars else UNKNOWN
             self.block(frame, node.body)
         except OutOfWork as exc:
             what = f"{function}() needs {exc}"
@@ -189,7 +193,9 @@ class Reader:
                 frame.spans[target.id] = span
             if isinstance(value, TaskV):
                 file = self.resolver.show(frame.module.path)
-                task = Task(target.id, value.kernels, file, stmt.lineno, value.opaque)
+                task = Task(
+                    target.id, value.kernels, file, stmt.lineno, value.opaque, last=_last(stmt)
+                )
                 self.scopes.task(frame, task)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.items if isinstance(value, TupleV) else ()
@@ -201,6 +207,8 @@ class Reader:
             if isinstance(base, ArrayV) and isinstance(value, TaskV):
                 self.budget.spend(len(value.kernels))  # a task set is as large as the code
                 base.kernels |= value.kernels
+            elif isinstance(base, TensorV):  # `out[b : b + 1, :] = row` outside kernels
+                self.scopes.carry(base, value)
 
     def with_(self, frame: Frame, stmt: ast.With) -> Any:
         for item in stmt.items:
@@ -224,7 +232,9 @@ class Reader:
         if isinstance(it, ast.Call) and dotted(it.func) == "pl.spmd":
             self.scopes.scope(frame, it, stmt.body, stmt, None, spmd_for=True)
             return None
-        # A loop outside kernels runs its scopes many times: each is one kernel.
+        # A loop outside kernels runs its scopes many times: each is one kernel; an
+        # unrolled one is read once per copy, its variable a constant (copies.py).
+        values = unroll_values(it, lambda a: self.const_in(frame, a))
         for n in walk(stmt.target, self.budget):
             if isinstance(n, ast.Name):
                 frame.env[n.id] = ConstV(UNKNOWN)
@@ -235,11 +245,28 @@ class Reader:
         if var is not None and bounds is not None:
             frame.spans[var] = (*bounds, 1)
         file = self.resolver.show(frame.module.path)
-        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), len(self.scopes.kernels))
+        first = len(self.scopes.kernels)
+        loop = Loop(file, stmt.lineno, ast.unparse(stmt.target), first, last=_last(stmt))
         outer = frame.loops
         frame.loops = (*outer, loop)
         try:
-            return self.block(frame, stmt.body)
+            if values is None:
+                if is_unroll(it):
+                    what = (
+                        "an unrolled loop whose count is no known constant (or past 1,024 copies)"
+                    )
+                    note = "read once: its later copies are not named"
+                    self.scopes.unresolved.append(Unresolved(file, stmt.lineno, what, note))
+                return self.block(frame, stmt.body)
+            with self.scopes.copies.unroll() as next_copy:
+                for v in values:
+                    next_copy()
+                    if isinstance(stmt.target, ast.Name):
+                        frame.env[stmt.target.id] = ConstV(v)
+                    result = self.block(frame, stmt.body)
+                    if result is not None:
+                        return result
+            return None
         finally:
             frame.loops = outer
             # Past the loop a name holds one value: spans set inside it end with it.
@@ -281,7 +308,7 @@ class Reader:
             return eval_local(node, env, lambda e: self.resolver.const(frame.module, e))
         return self.resolver.const(frame.module, node)
 
-    def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:  # noqa: C901, PLR0912 (one branch per Python construct the reader follows)
+    def value(self, frame: Frame, node: ast.expr, targets: list[ast.expr] | None = None) -> Any:  # noqa: C901 (one branch per Python construct the reader follows)
         if isinstance(node, ast.Name):
             if node.id in frame.env:
                 return frame.env[node.id]
@@ -300,12 +327,7 @@ class Reader:
                     return base.items[i]
             return part_of(base)
         if isinstance(node, ast.Attribute):
-            base = self.value(frame, node.value)
-            if isinstance(base, ModV) and base.module is not None:
-                return self.resolver.global_value(base.module, node.attr)
-            if isinstance(base, ModV) and is_warm_module(base.name):
-                return WarmFnV(base.name, node.attr)
-            return UNKNOWN
+            return self.resolver.member(self.value(frame, node.value), node.attr)
         if isinstance(node, ast.Call):
             return self.call(frame, node)
         if isinstance(node, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.BoolOp)):
@@ -319,6 +341,14 @@ class Reader:
             return TensorV(f"#{self.created}")
         if fn in ALIASING and node.args:
             taken = self.value(frame, node.args[0])
+            if fn == "pl.assemble" and len(node.args) > 1:  # outside kernels: a copy into it
+                self.scopes.carry(taken, self.value(frame, node.args[1]))
+            if fn == "pl.slice":  # one layer's slab of a stack, at the layer's index?
+                found = warm_forms.slab(
+                    node, taken, lambda n: self.value(frame, n), lambda n: self.const_in(frame, n)
+                )
+                if found is not None:
+                    return found
             return part_of(taken) if fn in SLICING else tensor_only(taken)
         if fn == "pl.system.task_dummy":
             kernels: set[int] = set()
@@ -336,11 +366,15 @@ class Reader:
         if fn.startswith("pl.") or fn.startswith("pypto."):
             return UNKNOWN
         callee = self.value(frame, node.func)
-        if isinstance(callee, WarmFnV):
-            self.warm_call(frame, node, callee)
-            return ConstV(None)
         args = [self.value(frame, a) for a in node.args]
         kwargs = {kw.arg: self.value(frame, kw.value) for kw in node.keywords if kw.arg}
+        if isinstance(callee, WarmFnV):  # of a generated module that is not read
+            self.warm_call(frame, node, callee.name, (args, kwargs))
+            return ConstV(None)
+        sig = self.generated(callee)
+        if sig is not None:  # a function of the generated form, wherever it is defined
+            self.warm_call(frame, node, callee.node.name, (args, kwargs), sig)
+            return ConstV(None)
         if isinstance(callee, ChosenV):
             self.scopes.opaque(
                 frame,
@@ -351,17 +385,21 @@ class Reader:
             )
             return TaskV(frozenset(), opaque=True)
         if isinstance(callee, FuncV) and is_incore(callee.node):
-            return self.incore(frame, callee, args, kwargs)
+            return self.incore(frame, node, callee, args, kwargs)
         if isinstance(callee, FuncV) and is_jit(callee.node):
             return self.inline(frame, node, callee, args, kwargs)
         given = [*args, *kwargs.values()]
-        if any(roots(a) for a in given) and (
-            isinstance(callee, FuncV)
-            or (isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
-        ):
-            # A plain function given tensors: what it does with them is not read.
-            what = f"'{fn or ast.unparse(node.func)}' is not a @pl.jit.inline helper"
-            self.scopes.opaque(frame, node, what + " the reader can follow", given)
+        builtin = isinstance(node.func, ast.Name) and node.func.id in _BUILTINS
+        if any(roots(a) for a in given) and not builtin and not _cut(node.func, self.budget):
+            # A plain function given tensors, or a call resolved to no function: what it
+            # does with them is not read, and never taken to be nothing.
+            name = fn or clip(ast.unparse(node.func))
+            what = (
+                f"'{name}' is not a @pl.jit.inline helper the reader can follow"
+                if isinstance(callee, FuncV)
+                else f"call of '{name}' is resolved to no function the reader can read"
+            )
+            self.scopes.opaque(frame, node, what, given)
             return TaskV(frozenset(), opaque=True)
         return UNKNOWN
 
@@ -391,7 +429,9 @@ class Reader:
         result = self.block(inner, fn.body)
         return UNKNOWN if result is None else result
 
-    def incore(self, frame: Frame, callee: FuncV, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def incore(
+        self, frame: Frame, node: ast.Call, callee: FuncV, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
         """A call of a `@pl.jit.incore` function: one kernel, named after the function,
         that reads the tensors it is given and writes those its `pl.Out`/`pl.InOut`
         parameters take; its order is what those say. It returns what its `return` names
@@ -403,6 +443,7 @@ class Reader:
         k = Kernel(
             len(self.scopes.kernels), self.scopes.names.take(fn.name), fn.name, file, fn.lineno
         )
+        k.copy_of = self.scopes.copy_of(frame, node, k.index)
         k.collectives = called(callee.module, self.scopes.nodes(fn.body), self.budget)
         for a in params:
             given = roots(bound.get(a.arg))
@@ -418,28 +459,47 @@ class Reader:
         out = [bound.get(e.id, UNKNOWN) if isinstance(e, ast.Name) else UNKNOWN for e in items]
         return TupleV(tuple(out)) if len(out) > 1 else out[0]
 
-    def warm_call(self, frame: Frame, node: ast.Call, fn: WarmFnV) -> None:
-        tensors: list[str | None] = []
-        task = None
-        deps: frozenset[int] = frozenset()
-        for i, a in enumerate(node.args):
-            v = self.value(frame, a)
-            if i == len(node.args) - 1 and isinstance(v, TaskV):
-                task = a.id if isinstance(a, ast.Name) else None
-                deps = v.kernels
-            else:
-                found = sorted(roots(v))
-                tensors.append(found[0] if found else None)
-        self.scopes.calls.append(
-            WarmCall(
-                fn.name,
-                self.resolver.show(frame.module.path),
-                node.lineno,
-                tuple(tensors),
-                task,
-                deps,
-            )
-        )
+    def generated(self, callee: Any) -> warm_forms.Signature | None:
+        """The signature of a generated warm function ``callee`` is (warm_forms.py)."""
+        if not (isinstance(callee, FuncV) and is_jit(callee.node)):
+            return None
+        return warm_forms.signature(callee.node, lambda n: self.resolver.const(callee.module, n))
+
+    def warm_call(
+        self,
+        frame: Frame,
+        node: ast.Call,
+        function: str,
+        given: tuple[list[Any], dict[str, Any]],
+        sig: warm_forms.Signature | None = None,
+    ) -> None:
+        """A call of a generated warm function: the warm it issues (warm_forms.py)."""
+        where = (self.resolver.show(frame.module.path), node.lineno)
+        found = warm_forms.call(function, node, *given, where=where, sig=sig)
+        site = ("call", id(node), frame.stack)
+        if self.scopes.copies.first(site, len(self.scopes.calls)) is not None:
+            found = replace(found, copy=True)  # a later copy of an unrolled call
+        self.scopes.calls.append(found)
+
+
+def _scalar_param(a: ast.arg) -> bool:
+    """A `pl.Scalar[...]` parameter other than a TaskId: its variable names a layer index."""
+    ann = a.annotation
+    return (
+        isinstance(ann, ast.Subscript)
+        and dotted(ann.value) == "pl.Scalar"
+        and dotted(ann.slice) != "pl.TASK_ID"
+    )
+
+
+def _cut(node: ast.expr, budget: Budget) -> bool:
+    """Whether ``node`` was cut where it nests too deep (modules.py): noted there already."""
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in walk(node, budget))
+
+
+def _last(stmt: ast.stmt) -> int:
+    """The last line of a statement (its block's, for a compound one)."""
+    return stmt.end_lineno or stmt.lineno
 
 
 def read_layer(

@@ -51,6 +51,17 @@ class Kernel:
     opaque: bool = False  # an unresolved helper or branch: may read and write all it is given
     names: frozenset[str] = frozenset()  # an opaque kernel: the names its code could give
     collectives: tuple[str, ...] = ()  # the inter-rank primitives it calls (collectives.py)
+    copy_of: int | None = None  # a later copy of an unrolled scope: the index of its first
+
+
+@dataclass(frozen=True)
+class WarmEntry:
+    """A tensor a warm in the code prefetches (warm_forms.py): its root, and what part of
+    it where a generated form says (one layer's slab of a stack, at the variable
+    ``index``); None: the whole tensor, or a part no plan warm can declare."""
+
+    tensor: str | None
+    index: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,22 +71,37 @@ class Warm:
     name_hint: str
     file: str
     line: int
-    tensors: tuple[str, ...]  # roots, in issue order
+    entries: tuple[WarmEntry, ...]  # in issue order
     deps: frozenset[int]  # kernels it waits for
     dep_names: tuple[str, ...]  # the task variables of its `deps=`
-    part: bool = False  # warms a slice of a tensor (one layer's of a stack): no plan warm can
+    part: bool = False  # warms a slice no plan warm can declare (one layer's of a stack that
+    # no layer-index variable of the layer function picks, say)
+    copy: bool = False  # a later copy of an unrolled scope: its first copy stands for it
+
+    @property
+    def tensors(self) -> tuple[str, ...]:
+        return tuple(e.tensor for e in self.entries if e.tensor is not None)
 
 
 @dataclass(frozen=True)
 class WarmCall:
-    """A call of a function of a generated warm module (`from x_warms import w`)."""
+    """A call of a generated warm function (warm_forms.py): imported from a generated
+    `<model>_warms` module, or a function of the generated form wherever defined."""
 
     function: str
     file: str
     line: int
-    tensors: tuple[str | None, ...]  # roots of its tensor arguments
-    task: str | None  # the variable of its last (TaskId) argument
+    entries: tuple[WarmEntry, ...]  # its tensor arguments, in issue order
+    tasks: tuple[str | None, ...]  # the variables of its TaskId arguments: the anchors
     deps: frozenset[int]
+    scalars: tuple[str, ...] = ()  # the variables of its other scalar arguments
+    name_hint: str | None = None  # its scope's, where its definition was read
+    read: bool = False  # its definition was read: ``entries`` know their slabs
+    copy: bool = False  # a later copy of an unrolled scope
+
+    @property
+    def tensors(self) -> tuple[str | None, ...]:
+        return tuple(e.tensor for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -89,17 +115,15 @@ class Unresolved:
 
 @dataclass(eq=False)
 class Loop:
-    """A `for` loop outside kernels (its scopes run once per iteration)."""
+    """A `for` loop outside kernels (its scopes run once per iteration; an unrolled one's
+    are copied, one per iteration)."""
 
     file: str
     line: int
     target: str  # the loop variable(s), as written
     first: int  # the index of the first kernel inside it
     end: int = -1  # one past the index of its last kernel, once walked
-
-    def holds(self, kernels: set[int]) -> bool:
-        """Whether every kernel inside the loop is one of ``kernels``."""
-        return all(i in kernels for i in range(self.first, self.end))
+    last: int = 0  # its last line
 
 
 @dataclass(frozen=True)
@@ -111,7 +135,26 @@ class Task:
     file: str
     line: int
     opaque: bool = False  # bound to the result of something unresolved
-    loop: Loop | None = None  # bound inside a loop: the innermost one
+    loops: tuple[Loop, ...] = ()  # bound inside loops outside kernels: those, outermost first
+    last: int = 0  # the last line of the statement that binds it (a `with` block's)
+
+    @property
+    def loop(self) -> Loop | None:
+        """The innermost loop it is bound in."""
+        return self.loops[-1] if self.loops else None
+
+    @property
+    def end(self) -> tuple[str, int]:
+        """The file and line after which its value holds for good: the end of the block
+        that binds it, or of the outermost loop it is bound in (inside either, a later
+        line may see no task yet, or another iteration's)."""
+        if self.loops:
+            return (self.loops[0].file, self.loops[0].last)
+        return (self.file, self.last or self.line)
+
+    @property
+    def after(self) -> str:
+        return "{}:{}".format(*self.end)
 
 
 @dataclass

@@ -220,15 +220,21 @@ class Resolver:
     def _global_value(self, mod: Module, name: str) -> Any:  # noqa: C901, PLR0912 (one branch per kind of statement that binds a name)
         stmt = mod.globals.get(name)
         if stmt is None:
-            return UNKNOWN
+            return self.starred(mod, name)
         if isinstance(stmt, ast.FunctionDef):
             return FuncV(mod, stmt)
         if isinstance(stmt, ast.ImportFrom):
             for alias in stmt.names:
                 if (alias.asname or alias.name) == name:
-                    if is_warm_module(stmt.module or ""):
+                    if is_warm_module(stmt.module or ""):  # read where it is there
+                        other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+                        if other is not None and alias.name in other.globals:
+                            return self.global_value(other, alias.name)
                         return WarmFnV(stmt.module or "", alias.name)
-                    other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+                    if not stmt.module:  # `from . import x`: a module of the package
+                        sub = self.sibling(mod, alias.name, stmt.level, stmt.lineno)
+                        return ModV(sub, alias.name) if sub is not None else UNKNOWN
+                    other = self.sibling(mod, stmt.module, stmt.level, stmt.lineno)
                     if other is None:
                         return UNKNOWN
                     if alias.name in other.globals:
@@ -242,7 +248,9 @@ class Resolver:
                 if bound == name:
                     if alias.name == "pypto.language":
                         return ModV(None, "pl")
-                    return ModV(self.sibling(mod, alias.name, 0, stmt.lineno), alias.name)
+                    # `import a.b` binds `a` (its `b` an attribute); `import a.b as c`, b.
+                    target = alias.name if alias.asname else alias.name.split(".")[0]
+                    return ModV(self.sibling(mod, target, 0, stmt.lineno), target)
             return UNKNOWN
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             value = stmt.value
@@ -270,9 +278,46 @@ class Resolver:
             return ClassV(mod, stmt)
         return UNKNOWN
 
+    def starred(self, mod: Module, name: str) -> Any:
+        """``name`` bound by a `from x import *` of ``mod`` (the last that binds it, as
+        Python runs them in order): a public name of ``x``, or of what ``x`` imports so."""
+        if name.startswith("_"):
+            return UNKNOWN
+        for stmt in reversed(mod.stars):
+            other = self.sibling(mod, stmt.module or "", stmt.level, stmt.lineno)
+            if other is not None and (name in other.globals or other.stars):
+                value = self.global_value(other, name)
+                if value is not UNKNOWN or name in other.globals:
+                    return value
+        return UNKNOWN
+
     def global_callee(self, mod: Module, node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
             return self.global_value(mod, node.id)
+        return UNKNOWN
+
+    def dotted_value(self, mod: Module, node: ast.expr) -> Any:
+        """What a module-level name or a dotted name (`x.f`, `pkg.mod.f`) is bound to in
+        ``mod``, as Python looks it up: its globals, then the modules they import."""
+        if isinstance(node, ast.Name):
+            return self.global_value(mod, node.id)
+        if isinstance(node, ast.Attribute):
+            return self.member(self.dotted_value(mod, node.value), node.attr)
+        return UNKNOWN
+
+    def member(self, base: Any, attr: str) -> Any:
+        """``base.attr`` for a module ``base``: its global, else its submodule (a
+        package's `pkg.mod`); a generated warm module's function; else unknown."""
+        if isinstance(base, ModV) and base.module is not None:
+            if attr in base.module.globals:
+                return self.global_value(base.module, attr)
+            if os.path.basename(base.module.path) == "__init__.py":
+                sub = self.sibling(base.module, attr, 1)
+                if sub is not None:
+                    return ModV(sub, f"{base.name}.{attr}")
+            return UNKNOWN
+        if isinstance(base, ModV) and is_warm_module(base.name):
+            return WarmFnV(base.name, attr)
         return UNKNOWN
 
     # -- constants

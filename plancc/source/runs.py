@@ -17,7 +17,9 @@ class Runs:
     or last writers, transitively); a kernel that waits on no head is in no run (a seed
     or a table the plan does not describe). So a run is never cut by the program order
     of kernels that interleave in the code: the q chain's kernels stay in `q_proj`'s run
-    though the kv chain's are written between them. Run Y runs before run X when a chain
+    though the kv chain's are written between them. A later copy of an unrolled scope
+    joins its first copy's run, unless it waits on a head after that run's own (a copy
+    is another iteration of the same scope). Run Y runs before run X when a chain
     of runs leads from Y to X, each waiting (some kernel of it on some kernel of the
     previous one) on the one before: a plan stage waits for whole stages.
     """
@@ -56,8 +58,14 @@ def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
             (max(d if d in stage_of else -1, latest[d]) for d in k.deps | k.after if d < k.index),
             default=-1,
         )
+        mine = stage_of.get(k.index, stage_of[last] if last >= 0 else None)
+        first = owner[k.copy_of] if k.copy_of is not None and k.index not in stage_of else None
+        if first is not None and last <= heads[first].index:
+            # A later copy of an unrolled scope is in its first copy's run, as a loop's
+            # iterations are one kernel's, unless it waits on a head after that run's.
+            mine, last = first, heads[first].index
         latest.append(last)
-        owner.append(stage_of.get(k.index, stage_of[last] if last >= 0 else None))
+        owner.append(mine)
     kernels: dict[int, list[Kernel]] = {s: [] for s in heads}
     waits: dict[int, set[int]] = {s: set() for s in heads}
     for k in reading.kernels:

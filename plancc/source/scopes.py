@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from plancc.source import warm_forms
 from plancc.source.collectives import called
-from plancc.source.limits import MAX_KERNELS, OutOfWork
+from plancc.source.copies import Copies
+from plancc.source.flow import (
+    BINDING,
+    COMPREHENSIONS,
+    Position,
+    binding,
+    bound,
+    comprehended,
+    reads_before,
+)
+from plancc.source.limits import MAX_DEPTH, MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
 from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
 from plancc.source.resolver import Resolver
@@ -15,9 +27,9 @@ from plancc.source.values import (
     UNKNOWN,
     ArrayV,
     FreeNames,
+    FuncV,
     TaskV,
     TensorV,
-    base_name,
     base_node,
     dotted,
     hints_in,
@@ -32,6 +44,17 @@ from plancc.source.values import (
 _SPMD_SUFFIX = "_spmd"
 ALIASING = {"pl.reshape", "pl.slice", "pl.assemble", "pl.tensor.view", "pl.view"}
 SLICING = {"pl.slice", "pl.tensor.view", "pl.view"}  # a part of the tensor they take
+
+
+@dataclass(frozen=True)
+class Facts:
+    """A kernel body, read for ``Scopes.touch``: the names it binds (flow.py), in source
+    order each assignment and the names written through at it, and the uses of names
+    it may read."""
+
+    binds: dict[str, Position]
+    steps: list[tuple[ast.Assign | None, list[ast.Name]]]
+    loads: list[ast.Name]
 
 
 @dataclass
@@ -56,6 +79,7 @@ class Scopes:
         self.resolver = resolver
         self.kernels: list[Kernel] = []
         self.names = FreeNames()  # the kernels' names, as PyPTO's outliner gives them
+        self.copies = Copies()  # the unrolled loops being read
         self.warms: list[Warm] = []
         self.calls: list[WarmCall] = []
         self.unresolved: list[Unresolved] = []
@@ -66,6 +90,17 @@ class Scopes:
         self.manual = 0  # inside `pl.manual_scope`: no last-writer order
         self.budget = resolver.budget
         self.listed: dict[int, tuple[list[ast.stmt], list[ast.AST]]] = {}
+        self.written_by: dict[int, frozenset[str]] = {}  # a helper -> the parameters it writes
+        self.bodies: dict[int, tuple[list[ast.stmt], Facts]] = {}
+
+    def copy_of(self, frame: Frame, site: ast.AST, index: int) -> int | None:
+        """The first copy of the kernel ``index`` made at ``site``, when it is a later copy
+        of an unrolled scope (copies.py)."""
+        found = self.copies.first(("kernel", id(site), frame.stack), index)
+        if found is None:
+            return None
+        first = self.kernels[found].copy_of
+        return found if first is None else first
 
     def add(self, k: Kernel) -> None:
         if len(self.kernels) >= MAX_KERNELS:
@@ -142,29 +177,40 @@ class Scopes:
         name = self.names.take(hint) if hint else ""
         if warmed is not None:
             values = [self.alias(frame, n, body) for n in warmed]
-            tensors = tuple(r for v in values for r in sorted(roots(v)))
-            part = any(isinstance(v, TensorV) and v.part for v in values)
+            entries = tuple(warm_forms.entry(v) for v in values if roots(v))
+            part = any(isinstance(v, TensorV) and v.part and v.slab is None for v in values)
+            copy = self.copies.first(("warm", id(stmt), frame.stack), len(self.warms)) is not None
             self.warms.append(
-                Warm(hint, file, stmt.lineno, tensors, frozenset(deps), tuple(dep_names), part)
+                Warm(
+                    hint, file, stmt.lineno, entries, frozenset(deps), tuple(dep_names), part, copy
+                )
             )
             return
         k = Kernel(len(self.kernels), name, hint, file, stmt.lineno, task=tid, deps=deps)
-        self.touch(frame, k, nodes)
+        k.copy_of = self.copy_of(frame, stmt, k.index)
+        body_facts = self.facts(frame.module, body, nodes)
+        # The names the scope binds: a `for` form's variable (the block index) is its own.
+        binds = body_facts.binds
+        if isinstance(stmt, ast.For):
+            binds = binds | dict.fromkeys(bound([stmt]), (0, 0))
+        env = self.touch(frame, k, body_facts, binds)
         k.collectives = called(frame.module, nodes, self.budget)
         if frame.layer:
             blocks = self.resolver.const(frame.module, call.args[0]) if call.args else None
             spmd = dotted(call.func) == "pl.spmd"
             k.columns = self.columns(frame, nodes, int_or_none(blocks) if spmd else None)
+        self.export(frame, k, env, binds.keys() - bound([stmt]).keys())
         self.add(k)
         if tid is not None:
             frame.env[tid] = TaskV(frozenset({k.index}))
             self.bound.setdefault(tid, (file, stmt.lineno))
-            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno))
+            last = stmt.end_lineno or stmt.lineno
+            self.task(frame, Task(tid, frozenset({k.index}), file, stmt.lineno, last=last))
 
     def task(self, frame: Frame, task: Task) -> None:
         """A TaskId variable bound in ``frame``: the layer's, or an inner one."""
         if frame.loops:
-            task = replace(task, loop=frame.loops[-1])
+            task = replace(task, loops=frame.loops)
         if frame.layer:
             self.tasks[task.name] = task
         else:
@@ -188,6 +234,18 @@ class Scopes:
         for r in k.writes:
             self.writers[r] = {k.index}
 
+    def carry(self, into: Any, source: Any) -> None:
+        """``source`` copied into tensor ``into`` outside any kernel (`attn_out =
+        pl.assemble(attn_out, attn_row, [b, 0])`): what reads ``into`` from here on waits
+        for the last writers of ``source`` too, as PyPTO orders the copy between them."""
+        came: set[int] = set()
+        for r in roots(source):
+            came |= self.writers.get(r, set())
+        if came:
+            self.budget.spend(len(came))
+            for r in roots(into):
+                self.writers[r] = self.writers.get(r, set()) | came
+
     def alias(self, frame: Frame, name: str, body: list[ast.stmt]) -> Any:
         return frame.env.get(name, UNKNOWN)
 
@@ -202,58 +260,107 @@ class Scopes:
             self.budget.spend(len(hit[1]))
         return hit[1]
 
-    def touch(self, frame: Frame, k: Kernel, nodes: list[ast.AST]) -> None:  # noqa: C901, PLR0912 (one branch per statement form a kernel body reads or writes through)
-        """The tensors a kernel body reads and writes (its local aliases followed)."""
-        self.budget.spend(len(frame.env))
-        env = dict(frame.env)
+    def export(self, frame: Frame, k: Kernel, env: dict[str, Any], names: Iterable[str]) -> None:
+        """The names a kernel body binds leave it (flow.py): a tensor it aliases as that
+        tensor, anything else as a value of its own that the kernel wrote."""
+        for n in sorted(names):
+            self.budget.spend()
+            v = env.get(n)
+            if not isinstance(v, TensorV):
+                v = TensorV(f"{n}@{k.index}")
+                k.writes.add(v.root)
+            frame.env[n] = v
+            frame.rebound.add(n)
+            frame.spans.pop(n, None)
+
+    def facts(self, mod: Module, body: list[ast.stmt], nodes: list[ast.AST]) -> Facts:
+        """What ``touch`` needs of a kernel body, worked out once per body (a helper's
+        scope inlined a hundred times has one) from its ``nodes``, already paid for, in
+        one pass."""
+        hit = self.bodies.get(id(body))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        binds: dict[str, Position] = {}
+        steps: list[tuple[ast.Assign | None, list[ast.Name]]] = []
+        skip: set[int] = set()  # written through, or a comprehension's own
+        names: list[ast.Name] = []
         for node in nodes:
-            if isinstance(node, ast.Assign):
-                v = self.local_value(env, node.value)
-                for t in node.targets:
+            if type(node) is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    names.append(node)
+                continue
+            if isinstance(node, BINDING):
+                for name, at in binding(node):
+                    binds.setdefault(name, at)
+            if isinstance(node, COMPREHENSIONS):
+                skip |= comprehended(node)
+            if isinstance(node, (ast.Assign, ast.Call)):
+                bases = _written(node)
+                skip |= {id(b) for b in bases}
+                bases += self.through(mod, node)  # a helper inlined into the kernel writes
+                assign = node if isinstance(node, ast.Assign) else None
+                if assign is not None or bases:
+                    steps.append((assign, bases))
+        found = Facts(binds, steps, [n for n in names if id(n) not in skip])
+        self.bodies[id(body)] = (body, found)
+        return found
+
+    def touch(
+        self, frame: Frame, k: Kernel, facts: Facts, binds: dict[str, Position]
+    ) -> dict[str, Any]:
+        """The tensors a kernel body reads and writes (its local aliases followed), and
+        the values the names it binds hold at its end."""
+        self.budget.spend(len(frame.env))
+        env: dict[str, Any] = {}  # the body's own bindings
+
+        def look(name: ast.Name) -> Any:
+            # A use before the body binds the name reads the value it had before the body
+            # (a tensor, or what an earlier kernel made); a use after reads the body's own,
+            # in the environment reached so far: a name rebound to a tile is no tensor.
+            return frame.env.get(name.id) if reads_before(name, binds) else env.get(name.id)
+
+        for assign, bases in facts.steps:
+            if assign is not None:
+                v = self.local_value(look, assign.value)
+                for t in assign.targets:
                     if isinstance(t, ast.Name):
                         env[t.id] = v
-                    elif isinstance(t, ast.Subscript):
-                        base = base_name(t.value)
-                        if base is not None:
-                            k.writes |= roots(env.get(base))
-            elif isinstance(node, ast.Call):
-                fn = dotted(node.func)
-                target: ast.expr | None = None
-                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
-                    target = node.args[0]
-                elif fn == "pl.store" and len(node.args) >= 3:
-                    target = node.args[2]
-                if target is not None:
-                    base = base_name(target)
-                    if base is not None:
-                        k.writes |= roots(env.get(base))
-        written_only: set[int] = set()
-        for node in nodes:
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Subscript):
-                        b = base_node(t.value)
-                        if b is not None:
-                            written_only.add(id(b))
-            elif isinstance(node, ast.Call):
-                fn = dotted(node.func)
-                arg = None
-                if fn in ("pl.assemble", "pl.write", "pl.tensor.write") and node.args:
-                    arg = node.args[0]
-                elif fn == "pl.store" and len(node.args) >= 3:
-                    arg = node.args[2]
-                b = base_node(arg) if arg is not None else None
-                if b is not None:
-                    written_only.add(id(b))
-        # Names are looked up in the kernel's final environment: a name a kernel
-        # rebinds to a tile is not a tensor, and its uses before that are counted
-        # by the tensor it aliased.
-        for node in nodes:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if id(node) in written_only:
-                    continue
-                v = frame.env.get(node.id) if node.id in frame.env else env.get(node.id)
-                k.reads |= roots(v)
+            for b in bases:
+                k.writes |= roots(look(b))
+        for node in facts.loads:
+            k.reads |= roots(look(node))
+        return env
+
+    def through(self, mod: Module, call: ast.AST, stack: tuple[int, ...] = ()) -> list[ast.Name]:
+        """The arguments a call inside a kernel body writes through: those a helper it
+        names (resolved in ``mod``) stores to, assembles into or takes as `pl.Out` or
+        `pl.InOut` (dspark's `rms_norm` fills `x_normed` in `_rms_norm_full_tile`)."""
+        if not isinstance(call, ast.Call) or dotted(call.func).startswith("pl."):
+            return []
+        callee = self.resolver.dotted_value(mod, call.func)
+        if not isinstance(callee, FuncV):
+            return []
+        params = [a.arg for a in [*callee.node.args.posonlyargs, *callee.node.args.args]]
+        out = self.writes_of(callee, stack)
+        given = list(zip(params, call.args, strict=False))
+        given += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        return [a for p, a in given if p in out and isinstance(a, ast.Name)]
+
+    def writes_of(self, fn: FuncV, stack: tuple[int, ...]) -> frozenset[str]:
+        """The parameters a helper writes, through the helpers it calls too (worked out
+        once; a helper that calls itself, or nests past MAX_DEPTH, adds nothing more)."""
+        key = id(fn.node)
+        if key in self.written_by:
+            return self.written_by[key]
+        args = [*fn.node.args.posonlyargs, *fn.node.args.args, *fn.node.args.kwonlyargs]
+        out = {a.arg for a in args if _out(a.annotation)}
+        if key not in stack and len(stack) < MAX_DEPTH:
+            for node in self.nodes(fn.node.body):
+                out |= {b.id for b in _written(node)}
+                out |= {b.id for b in self.through(fn.module, node, (*stack, key))}
+        found = frozenset(out & {a.arg for a in args})
+        self.written_by[key] = found
+        return found
 
     def columns(
         self, frame: Frame, nodes: list[ast.AST], blocks: int | None
@@ -330,11 +437,35 @@ class Scopes:
             return None
         return (lo * step, hi * step)
 
-    def local_value(self, env: dict[str, Any], node: ast.expr) -> Any:
+    def local_value(self, look: Callable[[ast.Name], Any], node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
-            return env.get(node.id, UNKNOWN)
+            found = look(node)
+            return UNKNOWN if found is None else found
         if isinstance(node, ast.Subscript):
-            return tensor_only(self.local_value(env, node.value))
+            return tensor_only(self.local_value(look, node.value))
         if isinstance(node, ast.Call) and dotted(node.func) in ALIASING and node.args:
-            return tensor_only(self.local_value(env, node.args[0]))
+            return tensor_only(self.local_value(look, node.args[0]))
         return UNKNOWN
+
+
+_WRITES = ("pl.assemble", "pl.write", "pl.tensor.write")
+
+
+def _out(ann: ast.expr | None) -> bool:
+    """A `pl.Out[...]` or `pl.InOut[...]` annotation: the parameter is written."""
+    return isinstance(ann, ast.Subscript) and dotted(ann.value) in ("pl.Out", "pl.InOut")
+
+
+def _written(node: ast.AST) -> list[ast.Name]:
+    """The names a statement or call of a kernel body writes through: a subscript
+    store's base, the target of `pl.assemble`, `pl.write` or `pl.store`."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = [t.value for t in node.targets if isinstance(t, ast.Subscript)]
+    elif isinstance(node, ast.Call):
+        fn = dotted(node.func)
+        if fn in _WRITES and node.args:
+            targets = [node.args[0]]
+        elif fn == "pl.store" and len(node.args) >= 3:
+            targets = [node.args[2]]
+    return [b for b in map(base_node, targets) if b is not None]

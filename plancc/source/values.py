@@ -15,11 +15,22 @@ from plancc.source.modules import Module
 class TensorV:
     root: str
     part: bool = False  # a slice or subscript of ``root``, not all of it
+    # A part the warm forms know (warm_forms.py): one layer's slab of a stacked weight,
+    # the name of the layer-index variable it is sliced at.
+    slab: str | None = None
 
 
 def part_of(v: Any) -> Any:
     """A slice of tensor ``v`` (`pl.slice`, a subscript), else unknown."""
     return TensorV(v.root, part=True) if isinstance(v, TensorV) else UNKNOWN
+
+
+@dataclass(frozen=True)
+class ScalarV:
+    """A scalar parameter of the layer function (`layer_idx: pl.Scalar[pl.INT32]`): its
+    value is known only at run time, its name is what a warm's layer index names."""
+
+    name: str
 
 
 @dataclass(frozen=True)

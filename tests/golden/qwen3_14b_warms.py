@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_14b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_14b.yaml
-Plan sha256: f846e9822ee777202530504849dd9b50b8b3dbf1bad98f4d4c5b4a3f33746561
+Plan sha256: 59c4130791b921468e16d6dee5d244f1c8bda5ab7ee4c8ccae132d6c6a16804b
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_14b.yaml --out .

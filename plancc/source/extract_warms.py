@@ -1,0 +1,141 @@
+"""The warms `plancc extract` writes: those already in the code (warm_forms.py), each as
+the plan warm that would describe it, or left out and named (PC208) where none can.
+
+A warm is written when its anchor is read (the stage whose task stands for exactly
+the kernels it waits for, or the join of the stages whose tasks together do), every
+tensor it warms is one the skeleton writes with a static shape, and each of them is
+warmed as the skeleton declares it: whole where the tensor is not stacked, its slab
+at the tensor's `stacked.index` where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from plancc.source.extract_names import scalar
+from plancc.source.reading import Reading, Warm, WarmCall, WarmEntry
+from plancc.source.values import FreeNames
+from plancc.tables.names import identifier_problem
+
+Key = tuple[str, str]  # (layer kind, parameter)
+
+
+@dataclass
+class Written:
+    """The parameters as the skeleton writes them."""
+
+    names: dict[Key, str] = field(default_factory=dict)  # -> the plan tensor's name
+    stacks: dict[Key, str] = field(default_factory=dict)  # -> a stacked tensor's index
+    dynamic: set[Key] = field(default_factory=set)  # a dim written `dynamic`: never warmed
+
+    def declares(self, kind: str, w: Warm) -> bool:
+        """Whether a warm scope's tensors are ones the skeleton can declare it over."""
+        return not w.part and not w.copy and isinstance(_tensors(kind, w.entries, self, None), list)
+
+
+def warms(
+    kind: str,
+    *,
+    reading: Reading,
+    written: Written,
+    notices: list[str],
+    suffix: str,
+    anchors: dict[str, str],
+) -> list[str]:
+    """The lines of a layer kind's `warms:` (``anchors``: a task -> the stage it is written
+    on); a warm scope is named after its `name_hint` and ``suffix`` (warm names are
+    plan-wide), a generated call after its function."""
+    lines: list[str] = []
+    used = FreeNames()
+    anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
+    for t, a in anchors.items():
+        found = reading.task(t)
+        anchor_of.setdefault(frozenset() if found is None else found.kernels, a)
+    for w in reading.warms:
+        if w.copy:  # a later copy of an unrolled scope: its first copy's warm stands for it
+            continue
+        where = f"{w.file}:{w.line}: warm '{w.name_hint}' left out"
+        anchor = _anchor(anchor_of, w.deps)
+        tensors = _tensors(kind, w.entries, written, None)
+        if w.part or isinstance(tensors, str):
+            notices.append(f"{where}: it warms {'a slice' if w.part else tensors}")
+        elif anchor is None or identifier_problem(w.name_hint, reserved=False) is not None:
+            notices.append(f"{where}: anchor not read")
+        else:
+            base = w.name_hint + suffix
+            if identifier_problem(base, reserved=True) is not None:
+                base = f"{base}_w"
+            lines += _warm(used.take(base), w.name_hint, anchor, tensors)
+    for c in reading.calls:
+        lines += _call(c, kind, anchor_of, written=written, notices=notices, used=used)
+    return lines
+
+
+def _call(
+    c: WarmCall,
+    kind: str,
+    anchor_of: dict[frozenset[int], str],
+    *,
+    written: Written,
+    notices: list[str],
+    used: FreeNames,
+) -> list[str]:
+    """A generated warm's call, named after its function."""
+    if c.copy:
+        return []
+    where = f"{c.file}:{c.line}: call of '{c.function}' left out"
+    anchor = _anchor(anchor_of, c.deps)
+    tensors = _tensors(kind, c.entries, written, c)
+    if isinstance(tensors, str):
+        notices.append(f"{where}: it warms {tensors}")
+        return []
+    if anchor is None or c.function in used.taken:
+        notices.append(f"{where}: not read")
+        return []
+    used.taken.add(c.function)
+    hint = c.name_hint if c.name_hint not in (None, c.function) else None
+    return _warm(c.function, hint, anchor, tensors)
+
+
+def _warm(name: str, hint: str | None, anchor: str, tensors: list[str]) -> list[str]:
+    return [
+        f"      - name: {scalar(name)}",
+        *([f"        name_hint: {scalar(hint)}"] if hint is not None else []),
+        f"        after: {anchor}",
+        f"        tensors: [{', '.join(scalar(t) for t in tensors)}]",
+    ]
+
+
+def _tensors(
+    kind: str, entries: tuple[WarmEntry, ...], written: Written, call: WarmCall | None
+) -> list[str] | str:
+    """The plan tensors a warm's ``entries`` are, or why no plan warm can say so."""
+    out: list[str] = []
+    for e in entries:
+        key = (kind, e.tensor or "")
+        name = written.names.get(key)
+        if name is None:
+            return f"'{e.tensor or '?'}', which the skeleton does not write"
+        if key in written.dynamic:
+            return f"'{name}', which has a dynamic dim"
+        index = written.stacks.get(key)
+        if call is not None and not call.read:  # its slabs are not known: its indices are
+            if index is not None and index not in call.scalars:
+                return f"'{name}' at another index than its stack's ({index})"
+        elif e.index != index:
+            return f"a slice of '{name}'" if index is None else f"'{name}' not at {index}"
+        out.append(name)
+    return out
+
+
+def _anchor(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:
+    """The stage a warm waiting for ``deps`` is anchored at; a join `[a, b, ...]` of the
+    stages whose tasks' kernels, together, are exactly ``deps``; None when none is."""
+    if not deps:
+        return None
+    if deps in anchor_of:
+        return scalar(anchor_of[deps])
+    parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
+    if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
+        return None
+    return "[" + ", ".join(scalar(a) for _, a in parts) + "]"

@@ -317,10 +317,14 @@ The source runs a warm the plan does not declare: an `async_prefetch` scope,
 or a call of a generated warm function, that matches no warm of the layer
 kind (by `name_hint`, tensors and anchor task, or by the function's name).
 Two warms would share L2 and SDMA, and the plan's budget would not count one.
+The message names the `if`s it is issued under.
 
 Fix: declare the warm in the plan, or remove it from the code. For a scope
 whose anchor and tensors the plan names, its fix (unsafe: plancc then
-generates and judges the warm) adds the declaration the hint prints.
+generates and judges the warm) adds the declaration the hint prints: a
+prefix's `rows`, `next_layer` for the next layer's slabs, a `guard` for each
+`if` on a param's `source` (a variable no param is: the hint says to declare
+one first, and there is no fix).
 """,
 )
 SOURCE_CALL: Final = Code(
@@ -331,11 +335,17 @@ SOURCE_CALL: Final = Code(
 A warm of the plan has no call site in the source: the layer function neither
 calls its generated function (`prefetch_w(wo_a, wo_b, q_rope_tid)`, imported
 from the generated `<model>_warms` module) nor has a scope with its
-`name_hint`, its tensors in issue order and its anchor's task in `deps=`. A warm
-that is not issued saves nothing.
+`name_hint`, its tensors in issue order (a prefix's rows, a stack's slab at
+its index: the next layer's, `layer_idx + 1`, for a cross-layer warm) and its
+anchor's task in `deps=`; or it does, under other `if`s than the warm's
+guards (`if ctx_len <= 2272:` on the param's `source`), or a cross-layer
+warm's call is not spared the last layer (`if layer_idx < NUM_LAYERS - 1:`).
+A cross-layer warm's call may stand outside the layer function, between one
+layer and the next in a function of its directory. A warm that is not issued
+saves nothing; one issued where the plan does not say is not what was judged.
 
-Fix: call the generated function after the anchor's task is bound, or remove
-the warm.
+Fix: call the generated function after the anchor's task is bound, as its
+hint says (with each guard's variable), or remove the warm.
 """,
 )
 SOURCE_SHAPE: Final = Code(

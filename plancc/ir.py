@@ -337,6 +337,14 @@ class Warm:
         return self.locate("tensors")
 
     @cached_property
+    def guard_pos(self) -> Pos:
+        """Where a finding about the `if`s it is issued under points: its first guard, its
+        `next_layer`, else its name."""
+        if self.guards:
+            return self.guards[0].pos
+        return self.locate("next_layer") if self.next_layer else self.name_pos
+
+    @cached_property
     def bytes(self) -> int:
         """Its static entries' bytes (a prefix's rows only)."""
         return sum(e.bytes for e in self.entries if e.tensor.static)

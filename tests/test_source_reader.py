@@ -29,8 +29,10 @@ from plancc import api
 from plancc.cli.app import app
 from plancc.diagnostics import Diagnostic
 from plancc.source import warm_forms
+from plancc.source.modules import load_module
 from plancc.source.reader import read_layer
-from plancc.source.reading import WarmEntry
+from plancc.source.reading import Condition, WarmEntry
+from plancc.source.resolver import Resolver
 
 DATA = Path(__file__).parent / "data" / "source"
 GOLDEN = Path(__file__).parent / "golden"
@@ -251,19 +253,16 @@ def test_a_generated_warm_reads_back_as_the_plans(
     assert _found(plan) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 43 point 4: the reader does not know the prefix and guarded forms yet",
-)
 def test_the_generated_module_called_as_its_docstring_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The Qwen plan's generated module itself beside the layer: its function is read
-    (the template's form), and the call gives the plan's warm, no PC206."""
+    (the template's form: the stack, its index, the guard's `ctx_len`, the join's tasks,
+    the scope inside `if ctx_len <= 2272:`), and the call gives the plan's guarded warm,
+    no PC206."""
     work = tmp_path / "generated"
     shutil.copytree(DATA / "generated", work)
-    shutil.copy(GOLDEN / "qwen3_14b_warms.py", work / "qwen3_14b_warms.py")
-    _edit(work / "layer.py", "from tiny_warms import", "from qwen3_14b_warms import")
+    _guarded_call(work)
     r = read_layer(str(work / "layer.py"), "attention", str(work))
     (call,) = r.calls
     assert (call.function, call.read, call.name_hint, call.tasks) == (
@@ -273,10 +272,54 @@ def test_the_generated_module_called_as_its_docstring_says(
         ("q_tid", "k_tid", "v_tid"),
     )
     assert call.entries == (WarmEntry("wo", "layer_idx"),)
+    assert call.conditions == (Condition("ctx_len", "<=", 2272, "ctx_len <= 2272"),)
     plan = _plan(tmp_path / "again", monkeypatch, "generated", "layer.py:attention")
-    shutil.copy(GOLDEN / "qwen3_14b_warms.py", plan.parent / "qwen3_14b_warms.py")
-    _edit(plan.parent / "layer.py", "from tiny_warms import", "from qwen3_14b_warms import")
+    _guarded_call(plan.parent)
+    _edit(plan, "plancc: 1\n", "plancc: 1\n" + CTX)
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_wo' is called at layer.py:63 under `if ctx_len <= 2272`, which "
+            "the plan's warm 'prefetch_wo' does not guard",
+            "call it as prefetch_wo(wo, layer_idx, q_tid, k_tid, v_tid), or change its guards",
+        )
+    ]
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
     assert _found(plan) == []
+    _edit(plan, "guard: CTX <= 2272", "guard: CTX <= 2048")
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_wo' is called at layer.py:63 without its guard 'CTX <= 2048' "
+            "(`if ctx_len <= 2048:`)",
+            "call it as prefetch_wo(wo, layer_idx, ctx_len, q_tid, k_tid, v_tid), or change "
+            "its guards",
+        )
+    ]
+
+
+def _said(plan: Path) -> list[tuple[str, str, str | None]]:
+    return [(d.code, d.message, d.hint) for d in _found(plan)]
+
+
+CTX = "params:\n  CTX: {default: 2048, range: [1, 4096], source: ctx_len}\n"
+
+
+def _guarded_call(work: Path) -> None:
+    """The layer calls the Qwen plan's guarded warm as its docstring says."""
+    shutil.copy(GOLDEN / "qwen3_14b_warms.py", work / "qwen3_14b_warms.py")
+    _edit(work / "layer.py", "from tiny_warms import", "from qwen3_14b_warms import")
+    _edit(
+        work / "layer.py",
+        "    layer_idx: pl.Scalar[pl.INT32],\n):\n    base = layer_idx * D\n    q = ",
+        "    layer_idx: pl.Scalar[pl.INT32],\n    ctx_len: pl.Scalar[pl.INT32],\n):\n"
+        "    base = layer_idx * D\n    q = ",
+    )
+    _edit(
+        work / "layer.py",
+        "prefetch_wo(wo, layer_idx, q_tid, k_tid, v_tid)",
+        "prefetch_wo(wo, layer_idx, ctx_len, q_tid, k_tid, v_tid)",
+    )
 
 
 def test_the_generated_module_imported_whole(tmp_path: Path) -> None:
@@ -328,29 +371,43 @@ def test_a_warm_in_an_unrolled_loop_is_one_warm(
     assert _found(work / "plan.yaml") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 43 point 4: the reader does not know the prefix and guarded forms yet",
-)
 def test_every_generated_function_has_the_form_the_reader_knows() -> None:
-    """The template and the reader agree: each function of each golden module is read as
-    a generated warm, its entries and anchors as the plan has them."""
+    """The template and the reader agree: each function of each golden module (the
+    shipped plans' and the forms') is read as a generated warm, its entries, prefixes,
+    guards and anchors as the plan has them."""
     import ast
 
     found = {}
-    for module in sorted(GOLDEN.glob("*_warms.py")):
-        for fn in ast.parse(module.read_text(encoding="utf-8")).body:
+    for module in sorted([*GOLDEN.glob("*_warms.py"), *GOLDEN.glob("forms/*_warms.py")]):
+        mod = load_module(str(module))
+        resolver = Resolver(str(module.parent))
+        for fn in mod.tree.body:
             if isinstance(fn, ast.FunctionDef):
-                sig = warm_forms.signature(fn, lambda n: None)
+                sig = warm_forms.signature(fn, lambda n, m=mod, r=resolver: r.const(m, n))
                 assert sig is not None, fn.name
-                found[fn.name] = (sig.name_hint, sig.issued, len(sig.anchors))
-    assert found["prefetch_wo"] == ("prefetch_wo", (("wo", "layer_idx"),), 3)
+                found[fn.name] = (sig.name_hint, sig.issued, sig.rows, sig.guards, len(sig.anchors))
+    assert found["prefetch_wo"] == (
+        "prefetch_wo",
+        (("wo", "layer_idx"),),
+        (),
+        (Condition("ctx_len", "<=", 2272, "ctx_len <= 2272"),),
+        3,
+    )
     assert found["prefetch_o_proj_w_csa"] == (
         "prefetch_o_proj_w",
         (("wo_a", None), ("wo_b", None)),
+        (),
+        (),
         1,
     )
-    assert len(found) == 6
+    assert found["prefetch_o_proj_wo_a_csa"][1:3] == ((("wo_a", None),), ((0, 8),))
+    assert found["prefetch_gate_groups"][1:3] == (
+        (("w_gate", "layer"), ("w_gate", "layer")),
+        ((0, 2), (8, 10)),
+    )
+    assert [g.text for g in found["prefetch_up"][3]] == ["ctx_len >= 64", "batch <= 8"]
+    assert found["prefetch_next_wq"][1] == (("wq", "layer_idx"),)  # layer_idx + 1 at its call
+    assert len(found) == 13
 
 
 @pytest.mark.parametrize(
@@ -391,8 +448,8 @@ def test_a_written_out_warm_of_another_slice(
     assert [(d.code, d.message) for d in _found(plan)] == [
         (
             "PC206",
-            "warm 'prefetch_wo': the scope 'prefetch_wo' at layer.py:102 warms [wo], not "
-            "[wo (slab at layer_idx)]",
+            "warm 'prefetch_wo': the scope 'prefetch_wo' at layer.py:102 warms [wo rows [0, "
+            "128)], not [wo (slab at layer_idx)]",
         )
     ]
 

@@ -20,12 +20,14 @@ from plancc.diagnostics import Diagnostic
 from plancc.fixes import Fix
 from plancc.source import cache
 from plancc.source.findings import Findings, LayerReading, closest
-from plancc.source.limits import OutOfTime
+from plancc.source.limits import Budget, OutOfTime, OutOfWork
 from plancc.source.modules import Blocked, SourceError
 from plancc.source.order import check_order, check_reads
 from plancc.source.reading import Kernel, Reading, Task
+from plancc.source.resolver import Resolver
 from plancc.source.root import source_root, split_source, unchecked
 from plancc.source.runs import Runs, run_names, stage_runs
+from plancc.source.warm_forms import OutsideCall, outside_calls
 from plancc.source.warms import check_warms
 from plancc.validate import Validated
 
@@ -97,7 +99,10 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
             f"{u.file}:{u.line}: {u.what}: not resolved statically; {u.effect}",
         )
     param_of, tensor_of = _mapping(findings, kind, reading)
-    it = LayerReading(kind, layer, reading, param_of, tensor_of)
+    plan = findings.plan
+    layers = len(plan.forward.kinds) if plan.forward is not None else None
+    outside = _outside(layer, reading, root)
+    it = LayerReading(kind, layer, reading, param_of, tensor_of, plan.params, layers, outside)
     _shapes(findings, it)
     if not layer.complete:
         return
@@ -106,6 +111,28 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     check_reads(findings, it, runs)
     check_order(findings, it, runs)
     check_warms(findings, it)
+
+
+def _outside(layer: ir.Layer, reading: Reading, root: str) -> dict[str, list[OutsideCall]]:
+    """The calls outside the layer function of its cross-layer warms that it issues no
+    call or scope of (warm_forms.outside_calls): between one layer and the next."""
+    out: dict[str, list[OutsideCall]] = {}
+    missing = [
+        w
+        for w in layer.warms
+        if w.next_layer
+        and not any(c.function == w.name for c in reading.calls)
+        and not any(sw.name_hint == w.name_hint for sw in reading.warms)
+    ]
+    if not missing:
+        return out
+    resolver = Resolver(root, Budget())
+    for w in missing:
+        try:
+            out[w.name] = outside_calls(resolver, reading.module, reading.function, w.name)
+        except OutOfWork:  # past the bound of one reading: none found, as none were read
+            out[w.name] = []
+    return out
 
 
 def _mapping(
@@ -232,6 +259,8 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
         if task is not None:
             _task_kernel(findings, it, runs, s, task)
             continue
+        if _passed_outside(it, s):
+            continue  # bound where the cross-layer warm anchored on it is called
         bound = ", ".join(reading.tasks) or "none"
         elsewhere = reading.bound.get(s.task)
         if elsewhere is not None:
@@ -256,6 +285,16 @@ def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:
             hint,
             fix=_task_fix(findings, it, runs, s),
         )
+
+
+def _passed_outside(it: LayerReading, s: ir.Stage) -> bool:
+    """Whether every warm anchored at ``s`` is a cross-layer one called outside the layer
+    function with its task ``s.task`` (bound there: between one layer and the next)."""
+    anchored = [w for w in it.layer.warms if s.index in w.anchors]
+    return bool(anchored) and all(
+        w.next_layer and any(s.task in c.arguments for c in it.outside.get(w.name, ()))
+        for w in anchored
+    )
 
 
 def _task_fix(findings: Findings, it: LayerReading, runs: Runs, s: ir.Stage) -> Fix | None:

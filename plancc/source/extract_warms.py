@@ -5,7 +5,10 @@ A warm is written when its anchor is read (the stage whose task stands for exact
 the kernels it waits for, or the join of the stages whose tasks together do), every
 tensor it warms is one the skeleton writes with a static shape, and each of them is
 warmed as the skeleton declares it: whole where the tensor is not stacked, its slab
-at the tensor's `stacked.index` where it is.
+at the tensor's `stacked.index` where it is. A prefix of whole leading-dim rows is
+written with its `rows`; a warm of the next layer's slabs (`layer_idx + 1`, under the
+`if` that spares the last layer) with `next_layer: true`. A guarded warm is left out
+and named: its guard compares a param, and the skeleton declares none.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plancc.source.extract_names import scalar
-from plancc.source.reading import Reading, Warm, WarmCall, WarmEntry
+from plancc.source.reading import Condition, Reading, Warm, WarmCall, WarmEntry
 from plancc.source.values import FreeNames
 from plancc.tables.names import identifier_problem
 
@@ -30,7 +33,12 @@ class Written:
 
     def declares(self, kind: str, w: Warm) -> bool:
         """Whether a warm scope's tensors are ones the skeleton can declare it over."""
-        return not w.part and not w.copy and isinstance(_tensors(kind, w.entries, self, None), list)
+        return (
+            not w.part
+            and not w.copy
+            and isinstance(_tensors(kind, w.entries, self, None), Items)
+            and _guards(w.conditions, _tensors(kind, w.entries, self, None)) is None
+        )
 
 
 def warms(
@@ -59,6 +67,8 @@ def warms(
         tensors = _tensors(kind, w.entries, written, None)
         if w.part or isinstance(tensors, str):
             notices.append(f"{where}: it warms {'a slice' if w.part else tensors}")
+        elif (guarded := _guards(w.conditions, tensors)) is not None:
+            notices.append(f"{where}: {guarded}")
         elif anchor is None or identifier_problem(w.name_hint, reserved=False) is not None:
             notices.append(f"{where}: anchor not read")
         else:
@@ -89,6 +99,10 @@ def _call(
     if isinstance(tensors, str):
         notices.append(f"{where}: it warms {tensors}")
         return []
+    guarded = _guards(c.conditions, tensors)
+    if guarded is not None:
+        notices.append(f"{where}: {guarded}")
+        return []
     if anchor is None or c.function in used.taken:
         notices.append(f"{where}: not read")
         return []
@@ -97,20 +111,45 @@ def _call(
     return _warm(c.function, hint, anchor, tensors)
 
 
-def _warm(name: str, hint: str | None, anchor: str, tensors: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class Items:
+    """A warm's `tensors` as the skeleton writes them, and whether it warms the next
+    layer's slabs (`layer_idx + 1`)."""
+
+    items: list[str]
+    next_layer: bool = False
+
+
+def _guards(conditions: tuple[Condition, ...], tensors: Items | str) -> str | None:
+    """Why a warm issued under ``conditions`` is left out (a guard: the skeleton declares
+    no param), or None: none, or only the test that spares the last layer a warm of the
+    next layer's slabs."""
+    spare = isinstance(tensors, Items) and tensors.next_layer
+    guards = [c for c in conditions if not (spare and c.op in ("<", "<="))]
+    if not guards:
+        return None if not spare or conditions else "it warms the next layer's slabs in every layer"
+    said = ", ".join(f"`if {c}`" for c in guards)
+    return f"it is guarded ({said}): declare the param its variable is and the warm's guard"
+
+
+def _warm(name: str, hint: str | None, anchor: str, tensors: Items) -> list[str]:
     return [
         f"      - name: {scalar(name)}",
         *([f"        name_hint: {scalar(hint)}"] if hint is not None else []),
         f"        after: {anchor}",
-        f"        tensors: [{', '.join(scalar(t) for t in tensors)}]",
+        *(["        next_layer: true"] if tensors.next_layer else []),
+        f"        tensors: [{', '.join(tensors.items)}]",
     ]
 
 
 def _tensors(
     kind: str, entries: tuple[WarmEntry, ...], written: Written, call: WarmCall | None
-) -> list[str] | str:
-    """The plan tensors a warm's ``entries`` are, or why no plan warm can say so."""
+) -> Items | str:
+    """The plan tensors a warm's ``entries`` are (a prefix with its rows), or why no plan
+    warm can say so. Every stacked one at the next layer's index makes it a cross-layer
+    warm."""
     out: list[str] = []
+    nexts: list[bool] = []
     for e in entries:
         key = (kind, e.tensor or "")
         name = written.names.get(key)
@@ -118,14 +157,32 @@ def _tensors(
             return f"'{e.tensor or '?'}', which the skeleton does not write"
         if key in written.dynamic:
             return f"'{name}', which has a dynamic dim"
-        index = written.stacks.get(key)
-        if call is not None and not call.read:  # its slabs are not known: its indices are
-            if index is not None and index not in call.scalars:
-                return f"'{name}' at another index than its stack's ({index})"
-        elif e.index != index:
-            return f"a slice of '{name}'" if index is None else f"'{name}' not at {index}"
-        out.append(name)
-    return out
+        found = _slab(name, written.stacks.get(key), e, call)
+        if isinstance(found, str):
+            return found
+        if found is not None:
+            nexts.append(found)
+        rows = f"{{tensor: {scalar(name)}, rows: [{e.rows[0]}, {e.rows[1]}]}}" if e.rows else None
+        out.append(rows or scalar(name))
+    if any(nexts) and not all(nexts):
+        return "this layer's and the next layer's slabs at once"
+    return Items(out, any(nexts))
+
+
+def _slab(name: str, index: str | None, e: WarmEntry, call: WarmCall | None) -> bool | str | None:
+    """Whether a stacked tensor's entry is at the next layer's index (None: not stacked),
+    or why it is at none the skeleton declares."""
+    if call is not None and not call.read:  # its slabs are not known: its indices are
+        if index is None:
+            return None
+        if index in call.scalars or f"{index} + 1" in call.scalars:
+            return f"{index} + 1" in call.scalars
+        return f"'{name}' at another index than its stack's ({index})"
+    if index is not None and e.index == f"{index} + 1":
+        return True
+    if e.index != index:
+        return f"a slice of '{name}'" if index is None else f"'{name}' not at {index}"
+    return None if index is None else False
 
 
 def _anchor(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from plancc import ir
 from plancc.codes import Code
@@ -13,6 +13,7 @@ from plancc.diagnostics import Diagnostic, Pos, diag
 from plancc.fixes import Fix
 from plancc.schema.plan import Plan as ModelPlan
 from plancc.source.reading import Reading
+from plancc.source.warm_forms import OutsideCall
 from plancc.validate import Validated
 
 
@@ -23,6 +24,11 @@ class LayerReading:
     reading: Reading
     param_of: dict[str, str]  # plan tensor -> source parameter
     tensor_of: dict[str, str]  # source parameter -> plan tensor
+    plan_params: tuple[ir.Param, ...] = ()  # the plan's params: its guards' variables
+    forward_layers: int | None = None  # the forward's layers: a cross-layer warm's test
+    # A cross-layer warm's calls outside the layer function (warm_forms.outside_calls),
+    # for each such warm the reading does not issue.
+    outside: dict[str, list[OutsideCall]] = field(default_factory=dict)
 
 
 class Findings:

@@ -51,7 +51,7 @@ def _args(fn: ast.FunctionDef) -> list[ast.arg]:
     return [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
 
 
-def _modules(resolver: Resolver, directory: str, name: str) -> list[Module]:
+def modules_naming(resolver: Resolver, directory: str, name: str) -> list[Module]:
     """The modules of ``directory`` whose text names ``name``: read as every module is
     (regular files, never waited on, capped; none outside the root)."""
     out: list[Module] = []
@@ -71,7 +71,7 @@ def _modules(resolver: Resolver, directory: str, name: str) -> list[Module]:
     return out
 
 
-def _calls(resolver: Resolver, mod: Module, name: str) -> list[tuple[ast.FunctionDef, ast.Call]]:
+def calls_of(resolver: Resolver, mod: Module, name: str) -> list[tuple[ast.FunctionDef, ast.Call]]:
     """Each call of ``name`` (`name(...)`, `x.name(...)`) in a function of ``mod``, with
     the innermost function it is in: one walk of the module, paid from the reading's
     budget."""
@@ -175,8 +175,8 @@ def _hop(
     ``found``), and their callers to follow next."""
     target, params, stands = hop
     later: list[Hop] = []
-    for caller_mod in _modules(resolver, directory, target[2]):
-        for caller, call in _calls(resolver, caller_mod, target[2]):
+    for caller_mod in modules_naming(resolver, directory, target[2]):
+        for caller, call in calls_of(resolver, caller_mod, target[2]):
             me = _identity(caller_mod, caller)
             if me in seen:
                 continue

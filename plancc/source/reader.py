@@ -46,7 +46,7 @@ from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfW
 from plancc.source.modules import SourceError, load_module
 from plancc.source.params import read_params
 from plancc.source.program import program_entry
-from plancc.source.reading import Kernel, Loop, Param, Reading, Task, Unresolved
+from plancc.source.reading import Condition, Kernel, Loop, Param, Reading, Task, Unresolved
 from plancc.source.resolver import Resolver
 from plancc.source.scopes import ALIASING, SLICING, Frame, Scopes
 from plancc.source.values import (
@@ -68,6 +68,7 @@ from plancc.source.values import (
     is_jit,
     is_opaque,
     part_of,
+    prefetched,
     roots,
     tensor_only,
     walk,
@@ -92,6 +93,7 @@ class Reader:
         self.budget = resolver.budget
         self.created = 0
         self.blocks = 0  # blocks under way, one inside another
+        self.params: dict[str, Param] = {}  # the layer function's
 
     def read(self, path: str, function: str) -> Reading:
         first_note = len(self.resolver.notes)
@@ -109,6 +111,7 @@ class Reader:
         shown = self.resolver.show(path)
         try:
             params = read_params(self.resolver, mod, node)
+            self.params = params
             frame = Frame(mod, {p: TensorV(p) for p in params if params[p].tensor}, function, 0, ())
             frame.layer = True
             scalars = {a.arg for a in node.args.args if _scalar_param(a)}
@@ -292,8 +295,53 @@ class Reader:
         test = self.const_in(frame, stmt.test)
         if isinstance(test, (bool, int, str, float)) and not isinstance(test, Dynamic):
             return self.block(frame, stmt.body if test else stmt.orelse)
+        found = self.warm_if(frame, stmt)
+        if found is not None:  # a guard, or a cross-layer warm spared the last layer
+            self.scopes.conditions.append(found)
+            try:
+                return self.block(frame, stmt.body)
+            finally:
+                self.scopes.conditions.pop()
         self.scopes.opaque(frame, stmt, "a branch on something not constant")
         return None
+
+    def warm_if(self, frame: Frame, stmt: ast.If) -> Condition | None:
+        """The condition of an `if` a warm is issued under (warm_forms.condition): one on a
+        scalar of the layer, with no `else`, holding nothing but warms: calls of generated
+        warm functions, prefetch scopes, the views they take, such `if`s."""
+        if stmt.orelse:
+            return None
+
+        def scalar(n: ast.expr) -> str | None:
+            v = frame.env.get(n.id) if isinstance(n, ast.Name) else None
+            return v.name if isinstance(v, ScalarV) else None
+
+        found = warm_forms.condition(stmt.test, scalar, lambda n: self.const_in(frame, n))
+        if found is None or not all(self.warm_only(frame, s) for s in stmt.body):
+            return None
+        return found
+
+    def warm_only(self, frame: Frame, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Pass):
+            return True
+        if isinstance(stmt, ast.If):
+            return self.warm_if(frame, stmt) is not None
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            value = stmt.value
+            return isinstance(value, ast.Call) and dotted(value.func) in ("pl.slice", "pl.reshape")
+        if isinstance(stmt, ast.With):
+            ctx = stmt.items[0].context_expr if len(stmt.items) == 1 else None
+            at = isinstance(ctx, ast.Call) and dotted(ctx.func) == "pl.at"
+            return at and prefetched(self.scopes.nodes(stmt.body)) is not None
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            callee = self.value(frame, stmt.value.func)
+            return isinstance(callee, WarmFnV) or self.generated(callee) is not None
+        return False
+
+    def dims(self, root: str) -> list[int | None] | None:
+        """The annotated dims of the layer's tensor parameter ``root``, when it has them."""
+        p = self.params.get(root)
+        return list(p.values) if p is not None and p.tensor and p.values else None
 
     def const_in(self, frame: Frame, node: ast.expr) -> Any:
         names = {n.id for n in walk(node, self.budget) if isinstance(n, ast.Name)}
@@ -343,9 +391,13 @@ class Reader:
             taken = self.value(frame, node.args[0])
             if fn == "pl.assemble" and len(node.args) > 1:  # outside kernels: a copy into it
                 self.scopes.carry(taken, self.value(frame, node.args[1]))
-            if fn == "pl.slice":  # one layer's slab of a stack, at the layer's index?
+            if fn == "pl.slice":  # a slab of a stack, a prefix (warm_forms.py)?
                 found = warm_forms.slab(
-                    node, taken, lambda n: self.value(frame, n), lambda n: self.const_in(frame, n)
+                    node,
+                    taken,
+                    lambda n: self.value(frame, n),
+                    lambda n: self.const_in(frame, n),
+                    self.dims,
                 )
                 if found is not None:
                     return found
@@ -475,7 +527,8 @@ class Reader:
     ) -> None:
         """A call of a generated warm function: the warm it issues (warm_forms.py)."""
         where = (self.resolver.show(frame.module.path), node.lineno)
-        found = warm_forms.call(function, node, *given, where=where, sig=sig)
+        under = tuple(self.scopes.conditions)
+        found = warm_forms.call(function, node, *given, where=where, sig=sig, under=under)
         site = ("call", id(node), frame.stack)
         if self.scopes.copies.first(site, len(self.scopes.calls)) is not None:
             found = replace(found, copy=True)  # a later copy of an unrolled call

@@ -58,10 +58,28 @@ class Kernel:
 class WarmEntry:
     """A tensor a warm in the code prefetches (warm_forms.py): its root, and what part of
     it where a generated form says (one layer's slab of a stack, at the variable
-    ``index``); None: the whole tensor, or a part no plan warm can declare."""
+    ``index``: `layer_idx`, or the next layer's `layer_idx + 1`; a prefix's ``rows``, whole
+    rows [lo, hi) of its first dim, of the slab where it is a stack's); None: the whole
+    tensor, or a part no plan warm can declare."""
 
     tensor: str | None
     index: str | None = None
+    rows: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An `if VARIABLE op BOUND:` a warm is issued under (warm_forms.py): a guard
+    (`ctx_len <= 2272`), or the test that spares the last layer a cross-layer warm
+    (`layer_idx < NUM_LAYERS - 1`). ``bound``: its value, None when not a constant."""
+
+    variable: str
+    op: str
+    bound: int | None
+    text: str  # as written: `ctx_len <= 2272`
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,7 @@ class Warm:
     part: bool = False  # warms a slice no plan warm can declare (one layer's of a stack that
     # no layer-index variable of the layer function picks, say)
     copy: bool = False  # a later copy of an unrolled scope: its first copy stands for it
+    conditions: tuple[Condition, ...] = ()  # the `if`s around the scope, outermost first
 
     @property
     def tensors(self) -> tuple[str, ...]:
@@ -98,6 +117,9 @@ class WarmCall:
     name_hint: str | None = None  # its scope's, where its definition was read
     read: bool = False  # its definition was read: ``entries`` know their slabs
     copy: bool = False  # a later copy of an unrolled scope
+    # The `if`s it is issued under: around the call, then those of its definition (its
+    # guards, their variables the arguments passed), outermost first.
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def tensors(self) -> tuple[str | None, ...]:

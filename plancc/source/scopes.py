@@ -21,7 +21,7 @@ from plancc.source.flow import (
 )
 from plancc.source.limits import MAX_DEPTH, MAX_KERNELS, OutOfWork
 from plancc.source.modules import Module
-from plancc.source.reading import Kernel, Loop, Task, Unresolved, Warm, WarmCall
+from plancc.source.reading import Condition, Kernel, Loop, Task, Unresolved, Warm, WarmCall
 from plancc.source.resolver import Resolver
 from plancc.source.values import (
     UNKNOWN,
@@ -82,6 +82,7 @@ class Scopes:
         self.copies = Copies()  # the unrolled loops being read
         self.warms: list[Warm] = []
         self.calls: list[WarmCall] = []
+        self.conditions: list[Condition] = []  # the `if`s on warms being read, outermost first
         self.unresolved: list[Unresolved] = []
         self.tasks: dict[str, Task] = {}
         self.inner: list[Task] = []  # helpers' task variables, in the order they are bound
@@ -178,11 +179,19 @@ class Scopes:
         if warmed is not None:
             values = [self.alias(frame, n, body) for n in warmed]
             entries = tuple(warm_forms.entry(v) for v in values if roots(v))
-            part = any(isinstance(v, TensorV) and v.part and v.slab is None for v in values)
+            part = not all(warm_forms.known(v) for v in values)
             copy = self.copies.first(("warm", id(stmt), frame.stack), len(self.warms)) is not None
             self.warms.append(
                 Warm(
-                    hint, file, stmt.lineno, entries, frozenset(deps), tuple(dep_names), part, copy
+                    hint,
+                    file,
+                    stmt.lineno,
+                    entries,
+                    frozenset(deps),
+                    tuple(dep_names),
+                    part,
+                    copy,
+                    tuple(self.conditions),
                 )
             )
             return

@@ -16,8 +16,10 @@ class TensorV:
     root: str
     part: bool = False  # a slice or subscript of ``root``, not all of it
     # A part the warm forms know (warm_forms.py): one layer's slab of a stacked weight,
-    # the name of the layer-index variable it is sliced at.
+    # the layer-index variable it is sliced at (`layer_idx`, the next layer's `layer_idx +
+    # 1`); and a prefix's whole leading-dim rows [lo, hi) (of the slab, of a stack's).
     slab: str | None = None
+    rows: tuple[int, int] | None = None
 
 
 def part_of(v: Any) -> Any:

@@ -2,11 +2,15 @@
 
 `plancc build` writes one `@pl.jit.inline` function per warm (templates/module.py.j2,
 pypto-facts.md): its tensors (a stacked weight's whole stack), then the stacks' layer
-indices, then the anchor TaskIds (a join's: several); a slab of each stacked tensor
-sliced at `index * ROWS` and reshaped flat, then one `pl.at(CORE_GROUP, name_hint=,
-deps=[anchors])` scope that prefetches the flat views. Model code holds it in three
-forms, each read here into the same `WarmEntry`s (a tensor, and the layer-index
-variable of its slab):
+indices, then each guard's run-time scalar, then the anchor TaskIds (a join's:
+several); a slab of each stacked tensor sliced at `index * ROWS`, a prefix's whole
+leading-dim rows as an annotated `pl.slice` at `[LO, 0, …]` (of a slab: `index * ROWS
++ LO`), each reshaped flat, then one `pl.at(CORE_GROUP, name_hint=, deps=[anchors])`
+scope that prefetches the flat views, inside one `if VAR op BOUND:` per guard (nested,
+never `and`). A cross-layer warm's call is spared the last layer (`if layer_idx <
+NUM_LAYERS - 1:`) and passes the next layer's index (`layer_idx + 1`) or its slices.
+Model code holds it in three forms, each read here into the same `WarmEntry`s (a
+tensor, the layer-index variable of its slab, a prefix's rows) and ``Condition``s:
 
 - a call of a function imported from the generated module (`from qwen3_14b_warms
   import prefetch_wo`), which need not exist where the model is read: its arguments
@@ -14,8 +18,13 @@ variable of its slab):
 - a call of a function of the generated form wherever it is defined (copied into the
   model, or imported from a module of another name): ``signature`` reads which
   parameter is what, its `name_hint`, and which tensor is a slab at which index;
-- its body written out in the layer: the slab is a `pl.slice` the reader sees
-  (``slab``), the scope an `async_prefetch` scope like any other.
+- its body written out in the layer: the slab or prefix is a `pl.slice` the reader
+  sees (``slab``), the scope an `async_prefetch` scope like any other, the `if`s around
+  it (``condition``) its guards.
+
+An `if` around a call or a scope is read (``condition``) when it compares a scalar of
+the layer (a guard's `ctx_len`, the layer index) with a constant and holds nothing but
+warms: a guard, or the test that spares the last layer a cross-layer warm.
 
 A form is added here, in one place: what it carries goes on `WarmEntry` (or the
 call), it is recognised by ``slab``/``signature``/``call``, and compared with the
@@ -25,41 +34,116 @@ plan's warm by ``warms.entry_problem`` and written by ``extract``.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plancc.source.params import tensor_annotation
-from plancc.source.reading import WarmCall, WarmEntry
+from plancc.source.modules import Module
+from plancc.source.params import calls_of, modules_naming, tensor_annotation
+from plancc.source.reading import Condition, WarmCall, WarmEntry
+from plancc.source.resolver import Resolver
 from plancc.source.values import ArrayV, ScalarV, TaskV, TensorV, dotted, roots
 from plancc.text import clip
 
 _PREFETCH = "pl.prefetch.async_prefetch"
 
 
+Rows = tuple[int, int]
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _index(node: ast.expr, index: Callable[[ast.expr], str | None]) -> str | None:
+    """The layer index ``node`` names: `I` (``index`` names it), or the next layer's `I +
+    1` (either way round)."""
+    name = index(node)
+    if name is not None:
+        return name
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        for i, one in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(one, ast.Constant) and one.value == 1 and index(i) is not None:
+                return f"{index(i)} + 1"
+    return None
+
+
 def _rows(node: ast.expr, index: Callable[[ast.expr], str | None]) -> tuple[str, ast.expr] | None:
-    """`I * ROWS` (or `ROWS * I`) where ``index`` names I: its name and ROWS."""
+    """`I * ROWS` (or `ROWS * I`) where I is a layer index (``_index``): its name and ROWS."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
         return None
     for i, rows in ((node.left, node.right), (node.right, node.left)):
-        name = index(i)
+        name = _index(i, index)
         if name is not None:
             return name, rows
     return None
 
 
-def _same(a: ast.expr, b: ast.expr, const: Callable[[ast.expr], Any]) -> bool:
+Dim = ast.expr | int | None  # an annotated dim: its expression, or its value (None: unknown)
+
+
+def _same(a: ast.expr, b: Dim, const: Callable[[ast.expr], Any]) -> bool:
+    """Whether ``a`` is the dim ``b``: the same expression or value (an unknown one is
+    taken to be: the reader's dims of a dynamic or unread annotation)."""
+    if b is None:
+        return True
+    if isinstance(b, int):
+        return _int(a, const) == b
     if ast.unparse(a) == ast.unparse(b):
         return True
     va, vb = const(a), const(b)
     return isinstance(va, int) and va == vb
 
 
-def slab_index(
-    call: ast.Call, index: Callable[[ast.expr], str | None], const: Callable[[ast.expr], Any]
-) -> str | None:
-    """The layer-index variable a `pl.slice(stack, [ROWS, …], [I * ROWS, 0, …])` takes one
-    layer's slab at (``index`` names I, or None), else None."""
+def _int(node: ast.expr, const: Callable[[ast.expr], Any]) -> int | None:
+    v = const(node)
+    return v if type(v) is int else None
+
+
+def leading_slice(
+    call: ast.Call,
+    index: Callable[[ast.expr], str | None],
+    const: Callable[[ast.expr], Any],
+    dims: Sequence[Dim] | None,
+) -> tuple[str | None, Rows | None] | None:
+    """A `pl.slice(t, SHAPE, OFFSETS)` of whole leading-dim rows of ``t`` (its annotated
+    ``dims``, when known): one layer's slab of a stack (`[I * ROWS, 0, …]`, SHAPE[0] ROWS),
+    a prefix of the slab (`[I * ROWS + LO, 0, …]`, SHAPE[0] K: its rows [LO, LO + K)), or a
+    prefix of ``t`` (`[LO, 0, …]`); its layer index (None: no stack's) and rows (None: all
+    of the slab, or of ``t``). None for any other slice: one of an inner dim is not
+    contiguous (PyPTO would prefetch other bytes), and is no form of a warm."""
+    found = _leading(call, const, dims)
+    if found is None:
+        return None
+    first, count = found
+    lo_node: ast.expr | None = None
+    if isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add):
+        for a, b in ((first.left, first.right), (first.right, first.left)):
+            if _rows(a, index) is not None:
+                first, lo_node = a, b
+                break
+    stacked = _rows(first, index)
+    if stacked is not None:  # a stack's slab, or a prefix of it
+        name, rows = stacked
+        if lo_node is None and _same(rows, count, const):
+            return name, None
+        lo = 0 if lo_node is None else _int(lo_node, const)
+        span = _span(lo, _int(count, const), _int(rows, const))
+        return None if span is None else (name, span)
+    top = _dim(dims[0], const) if dims else None
+    span = _span(_int(first, const), _int(count, const), top)
+    if span is None:
+        return None
+    return None, None if span == (0, top) else span
+
+
+def _dim(d: Dim, const: Callable[[ast.expr], Any]) -> int | None:
+    return d if isinstance(d, int) or d is None else _int(d, const)
+
+
+def _leading(
+    call: ast.Call, const: Callable[[ast.expr], Any], dims: Sequence[Dim] | None
+) -> tuple[ast.expr, ast.expr] | None:
+    """A `pl.slice` whose offsets are 0 but the first, and whose shape holds every other
+    dim of ``dims`` (when known) whole: its first offset and first count."""
     if dotted(call.func) != "pl.slice" or len(call.args) < 3 or call.keywords:
         return None
     shape, offsets = call.args[1], call.args[2]
@@ -69,12 +153,30 @@ def slab_index(
         return None
     if not shape.elts or len(shape.elts) != len(offsets.elts):
         return None
-    found = _rows(offsets.elts[0], index)
-    rest = offsets.elts[1:]
-    if found is None or not all(isinstance(o, ast.Constant) and o.value == 0 for o in rest):
+    if not all(isinstance(o, ast.Constant) and o.value == 0 for o in offsets.elts[1:]):
         return None
-    name, rows = found
-    return name if _same(rows, shape.elts[0], const) else None
+    if dims is not None and (
+        len(dims) != len(shape.elts)
+        or not all(_same(a, b, const) for a, b in zip(shape.elts[1:], dims[1:], strict=True))
+    ):
+        return None  # an inner dim sliced
+    return offsets.elts[0], shape.elts[0]
+
+
+def _span(lo: int | None, count: int | None, whole: int | None) -> Rows | None:
+    """Rows [lo, lo + count) of ``whole`` rows, when all three are known and they fit."""
+    if lo is None or count is None or whole is None or not 0 <= lo < lo + count <= whole:
+        return None
+    return (lo, lo + count)
+
+
+def slab_index(
+    call: ast.Call, index: Callable[[ast.expr], str | None], const: Callable[[ast.expr], Any]
+) -> str | None:
+    """The layer-index variable a `pl.slice(stack, [ROWS, …], [I * ROWS, 0, …])` takes one
+    layer's slab at (``index`` names I, or None), else None."""
+    found = leading_slice(call, index, const, None)
+    return found[0] if found is not None and found[1] is None else None
 
 
 def slab(
@@ -82,9 +184,12 @@ def slab(
     taken: Any,
     value: Callable[[ast.expr], Any],
     const: Callable[[ast.expr], Any],
+    dims: Callable[[str], Sequence[Dim] | None],
 ) -> Any:
     """What a `pl.slice` of ``taken`` outside kernels gives: one layer's slab of a whole
-    tensor, at a scalar parameter of the layer function; else None."""
+    tensor, at a scalar parameter of the layer function (or the next layer's, `I + 1`), a
+    prefix of whole leading-dim rows of it or of its slab; else None. ``dims``: a layer
+    parameter's annotated dims."""
     if not isinstance(taken, TensorV) or taken.part:
         return None
 
@@ -92,16 +197,43 @@ def slab(
         v = value(node) if isinstance(node, ast.Name) else None
         return v.name if isinstance(v, ScalarV) else None
 
-    name = slab_index(call, index, const)
-    return None if name is None else TensorV(taken.root, part=True, slab=name)
+    found = leading_slice(call, index, const, dims(taken.root))
+    if found is None or found == (None, None):
+        return None
+    name, rows = found
+    return TensorV(taken.root, part=True, slab=name, rows=rows)
 
 
 def entry(v: Any) -> WarmEntry:
-    """The entry of a value a warm prefetches: a whole tensor, or a slab of one."""
+    """The entry of a value a warm prefetches: a whole tensor, a slab of one, a prefix."""
     found = sorted(roots(v))
     if not found:
         return WarmEntry(None)
-    return WarmEntry(found[0], v.slab if isinstance(v, TensorV) else None)
+    if not isinstance(v, TensorV):
+        return WarmEntry(found[0])
+    return WarmEntry(found[0], v.slab, v.rows)
+
+
+def known(v: Any) -> bool:
+    """Whether a value a warm prefetches is what a plan warm can declare: a whole tensor,
+    one layer's slab of a stack, a prefix of whole leading-dim rows."""
+    return not (isinstance(v, TensorV) and v.part and v.slab is None and v.rows is None)
+
+
+def condition(
+    test: ast.expr, scalar: Callable[[ast.expr], str | None], const: Callable[[ast.expr], Any]
+) -> Condition | None:
+    """An `if` test a warm is issued under: `VAR op BOUND` (op `<`, `<=`, `>`, `>=`), VAR a
+    scalar of the layer (``scalar`` names it), BOUND a constant expression; else None
+    (`and` is no form: PyPTO's code generation rejects it)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
+        return None
+    op = _OPS.get(type(test.ops[0]))
+    name = scalar(test.left)
+    if op is None or name is None:
+        return None
+    bound = _int(test.comparators[0], const)
+    return Condition(name, op, bound, clip(ast.unparse(test)))
 
 
 # -- the generated function's definition
@@ -118,6 +250,8 @@ class Signature:
     scalars: tuple[str, ...]
     anchors: tuple[str, ...]
     issued: tuple[tuple[str, str | None], ...]
+    rows: tuple[Rows | None, ...] = ()  # a prefix's, per issued view (empty: none has)
+    guards: tuple[Condition, ...] = ()  # its `if`s around the scope, on scalar parameters
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -162,7 +296,7 @@ def _scope(stmt: ast.stmt) -> tuple[str, list[str], list[ast.stmt]] | None:
     return hint.value, [d.id for d in deps.elts if isinstance(d, ast.Name)], stmt.body
 
 
-def _issued(body: list[ast.stmt], views: Mapping[str, tuple[str, str | None]]) -> list[str] | None:
+def _issued(body: list[ast.stmt], views: Mapping[str, View]) -> list[str] | None:
     """The views a scope body prefetches in order: one context, then `async_prefetch` of
     each; None for any other body."""
     out: list[str] = []
@@ -189,25 +323,66 @@ def signature(fn: ast.FunctionDef, const: Callable[[ast.expr], Any]) -> Signatur
     body = list(fn.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
-    views = _views(body[:-1], tensors, scalars, const)
-    scope = _scope(body[-1]) if body and views is not None else None
+    dims = {a.arg: _dims(a.annotation) for a in fn.args.args}
+    views = _views(body[:-1], tensors, scalars, const, dims)
+    last, guards = _guarded(body[-1], scalars, const) if body else (None, [])
+    scope = _scope(last) if last is not None and views is not None else None
     if views is None or scope is None or sorted(scope[1]) != sorted(anchors):
         return None
     issued = _issued(scope[2], views)
     if issued is None:
         return None
+    rows = tuple(views[v][2] for v in issued)
     return Signature(
-        scope[0], tuple(tensors), tuple(scalars), tuple(anchors), tuple(views[v] for v in issued)
+        scope[0],
+        tuple(tensors),
+        tuple(scalars),
+        tuple(anchors),
+        tuple(views[v][:2] for v in issued),
+        rows if any(rows) else (),
+        tuple(guards),
     )
 
 
+def _dims(ann: ast.expr | None) -> Sequence[Dim] | None:
+    """The dims of a `pl.Tensor[[dims], dtype]` annotation, else None."""
+    t = tensor_annotation(ann)
+    if not isinstance(t, ast.Subscript) or not isinstance(t.slice, ast.Tuple):
+        return None
+    shape = t.slice.elts[0] if t.slice.elts else None
+    return list(shape.elts) if isinstance(shape, (ast.List, ast.Tuple)) else None
+
+
+def _guarded(
+    stmt: ast.stmt, scalars: list[str], const: Callable[[ast.expr], Any]
+) -> tuple[ast.stmt | None, list[Condition]]:
+    """The statement inside the nested `if`s on scalar parameters around it (a guarded
+    warm's scope), and those `if`s' conditions, outermost first."""
+    guards: list[Condition] = []
+    while isinstance(stmt, ast.If):
+        found = condition(stmt.test, lambda n: _param(n, scalars), const)
+        if found is None or stmt.orelse or len(stmt.body) != 1:
+            return None, []
+        guards.append(found)
+        stmt = stmt.body[0]
+    return stmt, guards
+
+
+View = tuple[str, str | None, Rows | None]  # a tensor parameter, its slab's index, a prefix
+
+
 def _views(
-    body: list[ast.stmt], tensors: list[str], scalars: list[str], const: Callable[[ast.expr], Any]
-) -> dict[str, tuple[str, str | None]] | None:
-    """The views the statements before the scope bind, each to its tensor parameter and
-    the index parameter of its slab (None: whole): a slab `pl.slice` (annotated or
-    not), a `pl.reshape`; None for anything else."""
-    views: dict[str, tuple[str, str | None]] = {t: (t, None) for t in tensors}
+    body: list[ast.stmt],
+    tensors: list[str],
+    scalars: list[str],
+    const: Callable[[ast.expr], Any],
+    dims: Mapping[str, Sequence[Dim] | None],
+) -> dict[str, View] | None:
+    """The views the statements before the scope bind, each to its tensor parameter, the
+    index parameter of its slab (None: whole) and a prefix's rows: a slab or prefix
+    `pl.slice` of whole leading-dim rows (annotated or not), a `pl.reshape`; None for
+    anything else."""
+    views: dict[str, View] = {t: (t, None, None) for t in tensors}
     for stmt in body:
         target: ast.expr | None = stmt.target if isinstance(stmt, ast.AnnAssign) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -218,14 +393,15 @@ def _views(
         source = value.args[0]
         if not (isinstance(source, ast.Name) and source.id in views):
             return None
-        tensor, index = views[source.id]
+        tensor, index, rows = views[source.id]
         if dotted(value.func) == "pl.slice" and index is None and source.id == tensor:
-            index = slab_index(value, lambda n: _param(n, scalars), const)
-            if index is None:
+            found = leading_slice(value, lambda n: _param(n, scalars), const, dims.get(tensor))
+            if found is None or found == (None, None):
                 return None
+            index, rows = found
         elif dotted(value.func) != "pl.reshape":
             return None
-        views[target.id] = (tensor, index)
+        views[target.id] = (tensor, index, rows)
     return views
 
 
@@ -244,21 +420,32 @@ def call(
     *,
     where: tuple[str, int],
     sig: Signature | None = None,
+    under: tuple[Condition, ...] = (),
 ) -> WarmCall:
     """The warm a call of a generated function issues, from its arguments' ``values`` (in
     order; ``keywords`` by name): by its ``sig`` where its definition was read, else by
-    what each argument is (a tensor, a TaskId, another scalar)."""
+    what each argument is (a tensor, a TaskId, another scalar). ``under``: the `if`s
+    around the call; its definition's guards follow, on the variables passed."""
     args = [(v, _var(a)) for v, a in zip(values, node.args, strict=False)]
     kws = {
         k.arg: (keywords[k.arg], _var(k.value))
         for k in node.keywords
         if k.arg is not None and k.arg in keywords
     }
+    conditions = under
     if sig is not None:
         at = dict(zip(sig.params, args, strict=False)) | kws
-        entries = tuple(_slab_entry(at.get(t), at.get(i) if i else None) for t, i in sig.issued)
+        rows = sig.rows or (None,) * len(sig.issued)
+        entries = tuple(
+            _slab_entry(at.get(t), at.get(i) if i else None, r)
+            for (t, i), r in zip(sig.issued, rows, strict=True)
+        )
         scalars = tuple(_name(at.get(s)) or "?" for s in sig.scalars)
         tasks = [at.get(a) for a in sig.anchors]
+        for g in sig.guards:  # on the variable the caller passes
+            passed = _name(at.get(g.variable)) or "?"
+            text = f"{passed} {g.op} {g.bound if g.bound is not None else '?'}"
+            conditions = (*conditions, Condition(passed, g.op, g.bound, text))
     else:
         pairs = [*args, *kws.values()]
         entries = tuple(entry(v) for v, _ in pairs if isinstance(v, TensorV))
@@ -278,6 +465,7 @@ def call(
         scalars,
         sig.name_hint if sig is not None else None,
         read=sig is not None,
+        conditions=conditions,
     )
 
 
@@ -300,9 +488,74 @@ def _name(pair: tuple[Any, str | None] | None) -> str | None:
 
 
 def _slab_entry(
-    tensor: tuple[Any, str | None] | None, index: tuple[Any, str | None] | None
+    tensor: tuple[Any, str | None] | None,
+    index: tuple[Any, str | None] | None,
+    rows: Rows | None = None,
 ) -> WarmEntry:
     if tensor is None:
         return WarmEntry(None)
     e = entry(tensor[0])
-    return WarmEntry(e.tensor, _name(index) if index is not None else e.index)
+    return WarmEntry(e.tensor, _name(index) if index is not None else e.index, rows or e.rows)
+
+
+# -- a cross-layer warm's call outside the layer function
+
+
+@dataclass(frozen=True)
+class OutsideCall:
+    """A call of a generated warm function found in a function other than the layer's
+    (a cross-layer warm's, between one layer and the next: `decode_fwd`'s loop), read
+    as written: its arguments and the `if`s around it."""
+
+    file: str
+    line: int
+    caller: str  # the function it is in
+    arguments: tuple[str, ...]  # each as written: `wq`, `layer_idx + 1`, `moe_tid`
+    conditions: tuple[Condition, ...]  # the `if`s around it in its function, outermost first
+
+
+def outside_calls(resolver: Resolver, layer: Module, function: str, name: str) -> list[OutsideCall]:
+    """The calls of ``name`` in the functions of the layer's directory (its own module's
+    too) but the layer function ``function`` itself: where a cross-layer warm's call
+    stands, between one layer and the next (pypto-facts.md)."""
+    out: list[OutsideCall] = []
+    directory = os.path.dirname(layer.path)
+    for mod in modules_naming(resolver, directory, name):
+        for fn, node in calls_of(resolver, mod, name):
+            if fn.name == function and os.path.realpath(mod.path) == os.path.realpath(layer.path):
+                continue  # the layer function's own: the reading has it
+
+            def const(n: ast.expr, mod: Module = mod) -> Any:
+                return resolver.const(mod, n)
+
+            def variable(n: ast.expr) -> str | None:
+                return n.id if isinstance(n, ast.Name) else None
+
+            ifs = _ifs_around(fn, node, resolver)
+            conditions = tuple(
+                c for c in (condition(t, variable, const) for t in ifs) if c is not None
+            )
+            args = tuple(_var(a) for a in node.args)
+            out.append(OutsideCall(resolver.show(mod.path), node.lineno, fn.name, args, conditions))
+    return out
+
+
+def _ifs_around(fn: ast.FunctionDef, target: ast.Call, resolver: Resolver) -> list[ast.expr]:
+    """The tests of the `if`s (their bodies, not `else`) around ``target`` in ``fn``."""
+    found: list[ast.expr] = []
+
+    def visit(node: ast.AST, tests: list[ast.expr]) -> bool:
+        resolver.budget.spend()
+        if node is target:
+            found.extend(tests)
+            return True
+        if isinstance(node, ast.If):
+            if visit(node.test, tests):
+                return True
+            if any(visit(s, [*tests, node.test]) for s in node.body):
+                return True
+            return any(visit(s, tests) for s in node.orelse)
+        return any(visit(child, tests) for child in ast.iter_child_nodes(node))
+
+    visit(fn, [])
+    return found

@@ -1,0 +1,328 @@
+"""The source checks on the newer forms of a warm (issue 43 point 4, docs/sources.md):
+`extract`, PC205 and PC206 read a prefix's annotated leading-dim slice, a guard's `if`
+on a `pl.Scalar[pl.INT32]`, and a cross-layer warm's call under the `if` that spares
+the last layer, with the next layer's index or slices, inside the layer function or
+between one layer and the next (tests/data/source/forms, in pypto-lib's idioms)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plancc import api
+from plancc.cli.app import app
+from plancc.source.reader import read_layer
+from plancc.source.reading import Condition, WarmEntry
+
+DATA = Path(__file__).parent / "data" / "source" / "forms"
+
+
+def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "forms"
+    shutil.copytree(DATA, work)
+    monkeypatch.chdir(work)
+    return work
+
+
+def _extract(function: str, file: str = "layer.py") -> tuple[str, str]:
+    result = CliRunner().invoke(app, ["extract", f"{file}:{function}"])
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.stderr
+
+
+def _warms(text: str) -> str:
+    return text[text.index("    warms:\n") :] if "    warms:\n" in text else ""
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _said(plan: Path) -> list[tuple[str, str, str | None]]:
+    found = api.validate_paths([str(plan)]).diagnostics
+    return [(d.code, d.message, d.hint) for d in found if d.code.startswith("PC2")]
+
+
+CTX = "params:\n  CTX: {default: 2048, range: [1, 4096], source: ctx_len}\n"
+
+
+def _plan(work: Path, function: str) -> Path:
+    text, _ = _extract(function)
+    plan = work / f"{function}.yaml"
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+# -- what the reader gives ----------------------------------------------------------------
+
+
+def test_each_form_is_read_into_entries_and_conditions() -> None:
+    root = str(DATA)
+    r = read_layer(str(DATA / "layer.py"), "attention_prefix", root)
+    (w,) = r.warms
+    assert (w.entries, w.part, w.conditions) == ((WarmEntry("wo_a", None, (0, 8)),), False, ())
+    r = read_layer(str(DATA / "layer.py"), "attention_guarded", root)
+    (w,) = r.warms
+    assert w.conditions == (Condition("ctx_len", "<=", 2272, "ctx_len <= 2272"),)
+    assert [u.what for u in r.unresolved] == []  # the `if` is a guard, not an opaque branch
+    r = read_layer(str(DATA / "layer.py"), "decoder", root)
+    (c,) = r.calls
+    assert (c.scalars, c.conditions) == (
+        ("layer_idx + 1",),
+        (Condition("layer_idx", "<", 3, "layer_idx < LAYERS - 1"),),
+    )
+    r = read_layer(str(DATA / "layer.py"), "decoder_inlined", root)
+    (w,) = r.warms
+    assert w.entries == (WarmEntry("wq", "layer_idx + 1"),)
+    assert w.conditions == (Condition("layer_idx", "<", 3, "layer_idx < LAYERS - 1"),)
+
+
+def test_a_slice_of_an_inner_dim_is_no_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It compiles, but prefetches other bytes than the rows (pypto-facts.md): a part no
+    # plan warm can declare, never taken for a prefix.
+    work = _work(tmp_path, monkeypatch)
+    _edit(
+        work / "layer.py",
+        "wo_a, [HALF, O_LORA, GROUP_IN], [0, 0, 0]",
+        "wo_a, [GROUPS, O_LORA // 2, GROUP_IN], [0, 0, 0]",
+    )
+    r = read_layer(str(work / "layer.py"), "attention_prefix", str(work))
+    (w,) = r.warms
+    assert w.part
+    _, notices = _extract("attention_prefix")
+    assert "warm 'prefetch_wo_a_head' left out: it warms a slice" in notices
+
+
+def test_an_if_holding_more_than_warms_stays_a_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    _edit(
+        work / "layer.py",
+        "    if ctx_len <= 2272:\n",
+        "    if ctx_len <= 2272:\n        y[:, :] = pl.mul(y, 1.0)\n",
+    )
+    r = read_layer(str(work / "layer.py"), "attention_guarded", str(work))
+    assert r.warms == []
+    assert [u.what for u in r.unresolved] == ["a branch on something not constant"]
+
+
+# -- extract ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("function", "warms"),
+    [
+        (
+            "attention_prefix",
+            "    warms:\n      - name: prefetch_wo_a_head\n        name_hint: prefetch_wo_a_head\n"
+            "        after: q_proj\n        tensors:\n          - {tensor: wo_a, rows: [0, 8]}\n",
+        ),
+        (
+            "decoder",
+            "    warms:\n      - name: prefetch_next_wq\n        after: down_proj\n"
+            "        next_layer: true\n        tensors: [wq]\n",
+        ),
+        (
+            "decoder_inlined",
+            "    warms:\n      - name: prefetch_next_wq\n        name_hint: prefetch_next_wq\n"
+            "        after: down_proj\n        next_layer: true\n        tensors: [wq]\n",
+        ),
+    ],
+)
+def test_extract_writes_the_forms_and_they_check_clean(
+    function: str, warms: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    text, notices = _extract(function)
+    assert _warms(text).endswith(warms)
+    assert notices == ""
+    plan = work / "plan_x.yaml"
+    plan.write_text(text, encoding="utf-8")
+    assert _said(plan) == []
+
+
+def test_a_guarded_warm_is_left_out_by_extract_and_declared_by_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded")
+    _, notices = _extract("attention_guarded")
+    assert notices == (
+        "notice PC208: layer.py:69: warm 'prefetch_wo' left out: it is guarded (`if ctx_len "
+        "<= 2272`): declare the param its variable is and the warm's guard\n"
+    )
+    message = (
+        "layer.py:69 runs warm 'prefetch_wo' (wo) after q_tid under `if ctx_len <= 2272`, "
+        "which layer kind 'attention_guarded' does not declare"
+    )
+    assert _said(plan) == [
+        (
+            "PC205",
+            message,
+            "declare a param whose `source` is ctx_len and it under "
+            "layers.attention_guarded.warms ({name: prefetch_wo, after: q_proj, guard: PARAM "
+            "<= 2272, tensors: [wo]}), or remove the scope at layer.py:69",
+        )
+    ]
+    _edit(plan, "plancc: 1\n", "plancc: 1\n" + CTX)
+    found = api.validate_paths([str(plan)]).diagnostics
+    (pc205,) = [d for d in found if d.code == "PC205"]
+    assert pc205.hint == (
+        "declare it under layers.attention_guarded.warms ({name: prefetch_wo, after: q_proj, "
+        "guard: CTX <= 2272, tensors: [wo]}), or remove the scope at layer.py:69"
+    )
+    assert pc205.fix is not None  # declared as the hint says, by validate --fix
+    result = CliRunner().invoke(app, ["validate", "--fix", "--unsafe-fixes", str(plan)])
+    assert '        guard: "CTX <= 2272"\n' in plan.read_text(encoding="utf-8"), result.output
+    assert _said(plan) == []
+    _edit(plan, 'guard: "CTX <= 2272"', "guard: CTX <= 2048")
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_wo': the scope 'prefetch_wo' at layer.py:69 is issued without its "
+            "guard 'CTX <= 2048' (`if ctx_len <= 2048:`)",
+            "change the `if`s around the scope, or the warm's guards",
+        )
+    ]
+
+
+# -- PC206 ------------------------------------------------------------------------------
+
+
+def test_a_prefix_of_other_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_prefix")
+    _edit(plan, "rows: [0, 8]", "rows: [0, 4]")
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_wo_a_head': the scope 'prefetch_wo_a_head' at layer.py:34 warms "
+            "[wo_a rows [0, 8)], not [wo_a rows [0, 4)]",
+            "tensors: [wo_a], or change the scope",
+        )
+    ]
+
+
+def test_a_guarded_call_of_a_module_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its definition is not read: the guard's variable among its arguments stands for
+    # the guard; without the variable, the hint gives it.
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded_called")
+    _edit(
+        plan,
+        "plancc: 1\n",
+        "plancc: 1\nparams:\n  CTX: {default: 2048, range: [1, 4096], source: ctx_len}\n",
+    )
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
+    assert _said(plan) == []
+    _edit(work / "layer.py", "prefetch_wo(wo, ctx_len, q_tid)", "prefetch_wo(wo, q_tid)")
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_wo' is called at layer.py:87 without its guard 'CTX <= 2272' "
+            "(`if ctx_len <= 2272:`)",
+            "call it as prefetch_wo(wo, ctx_len, q_tid), or change its guards",
+        )
+    ]
+    _edit(work / "layer.py", "    prefetch_wo(wo, q_tid)\n", "")
+    ((code, _, hint),) = _said(plan)
+    assert (code, hint) == (
+        "PC206",
+        "call prefetch_wo(wo, ctx_len, q_tid) after layer.py:86, the end of the block that "
+        "binds q_tid, or remove the warm",
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (
+            "    if layer_idx < LAYERS - 1:\n"
+            "        prefetch_next_wq(wq, layer_idx + 1, down_tid)\n",
+            "    prefetch_next_wq(wq, layer_idx + 1, down_tid)\n",
+            (
+                "warm 'prefetch_next_wq' is called at layer.py:106 without `if layer_idx < "
+                "LAYERS - 1:` around it: the last layer would warm one slab past the stack",
+                "call it as `if layer_idx < LAYERS - 1: prefetch_next_wq(wq, layer_idx + 1, "
+                "down_tid)`, or change its guards",
+            ),
+        ),
+        (
+            "prefetch_next_wq(wq, layer_idx + 1, down_tid)",
+            "prefetch_next_wq(wq, layer_idx, down_tid)",
+            (
+                "warm 'prefetch_next_wq' is called at layer.py:107 with the index 'layer_idx', "
+                "not the stack's index 'layer_idx + 1'",
+                "call it as `if layer_idx < LAYERS - 1: prefetch_next_wq(wq, layer_idx + 1, "
+                "down_tid)`, or change its tensors",
+            ),
+        ),
+        (
+            "    if layer_idx < LAYERS - 1:\n",
+            "    if layer_idx < LAYERS:\n",
+            (
+                "warm 'prefetch_next_wq' is called at layer.py:107 without `if layer_idx < "
+                "LAYERS - 1:` around it: the last layer would warm one slab past the stack",
+                "call it as `if layer_idx < LAYERS - 1: prefetch_next_wq(wq, layer_idx + 1, "
+                "down_tid)`, or change its guards",
+            ),
+        ),
+    ],
+)
+def test_a_cross_layer_call_that_differs_from_the_plan(
+    old: str, new: str, said: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "decoder")
+    assert _said(plan) == []
+    _edit(work / "layer.py", old, new)
+    assert _said(plan) == [("PC206", *said)]
+
+
+def test_a_cross_layer_call_between_one_layer_and_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Flash's form: the layer function takes its slices, and the warm of the next layer's
+    # is called in the forward, after the MoE whose TaskId it waits for (bound there).
+    work = _work(tmp_path, monkeypatch)
+    plan = work / "plan.yaml"
+    assert _said(plan) == []
+    _edit(work / "fwd.py", "        if layer < LAYERS - 1:\n", "        if True:\n")
+    assert _said(plan) == [
+        (
+            "PC206",
+            "warm 'prefetch_next_qkv' is called at fwd.py:58 (decode_fwd) without `if "
+            "layer_idx < NUM_LAYERS - 1:` around it: the last layer has no next one to warm",
+            "call it as `if layer_idx < NUM_LAYERS - 1: prefetch_next_qkv(wq_a_next, wkv_next, "
+            "moe_tid)`",
+        )
+    ]
+    _edit(
+        work / "fwd.py",
+        "            prefetch_next_qkv(wq_a_next, wkv_next, moe_tid)\n",
+        "            pass\n",
+    )
+    said = _said(plan)
+    assert [(code, message) for code, message, _ in said] == [
+        (
+            "PC201",
+            "stage 'moe_combine': task 'moe_tid' is bound by no scope or helper return of "
+            "attention() (fwd.py)",
+        ),
+        (
+            "PC206",
+            "warm 'prefetch_next_qkv' has no call site in attention() (fwd.py) nor in a "
+            "function of its directory: neither a call of prefetch_next_qkv() nor a scope "
+            "named 'prefetch_next_qkv'",
+        ),
+    ]

@@ -275,6 +275,8 @@ class ManifestWarm:
     tensors: dict[str, int]  # name -> bytes (int8, flat)
     name_hint: str | None = None
     consumers: list[tuple[str, str | None]] = field(default_factory=list)
+    next_layer: bool = False  # its consumers are the next layer's (of its own kind here)
+    guards: list[tuple[str, str, int]] = field(default_factory=list)  # (param, op, bound)
 
 
 def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) -> dict[str, Any]:
@@ -301,9 +303,11 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
                 "after": "q_proj",
                 "task": "q_rope_tid",
                 "bytes": sum(w.tensors.values()),
-                "next_layer": False,
+                "next_layer": w.next_layer,
                 "consumed_in": [w.layer],
-                "guards": [],
+                "guards": [
+                    {"param": p, "op": op, "bound": b, "source": p.lower()} for p, op, b in w.guards
+                ],
                 "consumers": [{"stage": s, "layer": w.layer, "kernel": k} for s, k in w.consumers],
                 "tensors": [
                     {"name": t, "dtype": "int8", "shape": [n], "flat": [n], "bytes": n}
@@ -320,6 +324,10 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
                         }
                         for t, n in w.tensors.items()
                     ),
+                    *(
+                        {"name": p.lower(), "kind": "guard", "type": "int32", "param": p}
+                        for p, _, _ in w.guards
+                    ),
                     {"name": "after", "kind": "task", "stage": "q_proj", "task": "q_rope_tid"},
                 ],
             }
@@ -330,14 +338,22 @@ def manifest(warms: Sequence[ManifestWarm], kinds: Sequence[str] | None = None) 
         per_kind = {w.layer: 0 for w in warms}
         for w in warms:
             per_kind[w.layer] += len(w.tensors)
+        spared = sum(len(w.tensors) for w in warms if w.next_layer and w.layer == kinds[-1])
         doc["forward"] = {
             "layers": len(kinds),
-            "warm_issues": sum(per_kind.get(k, 0) for k in kinds),
+            "warm_issues": sum(per_kind.get(k, 0) for k in kinds) - spared,
             "warm_bytes": sum(
                 sum(w.tensors.values()) for k in kinds for w in warms if w.layer == k
             ),
             "kinds": list(kinds),
         }
+        guarded = sum(len(w.tensors) for k in kinds for w in warms if w.layer == k and w.guards)
+        if guarded:
+            doc["forward"]["guarded_warm_issues"] = guarded
+        for w, entry in zip(warms, doc["warms"], strict=True):
+            entry["issues"] = sum(k == w.layer for k in kinds) - (
+                w.next_layer and kinds[-1] == w.layer
+            )
     return doc
 
 
@@ -413,4 +429,51 @@ def forward_tasks(
         add(f"proj_b_mm_{layer}", (1,), t0 + 560.0, 20.0, (a,))
         for i in range(fillers):
             add(f"moe_expert_ffn_{layer}_spmd", (2 + i % 20,), t0 + 600.0 + (i % 9) * 20.0, 15.0)
+    return tasks
+
+
+def next_layer_tasks(
+    layers: int,
+    *,
+    hint: str = "prefetch_next_qkv",
+    warm_us: float = 44.0,
+    late: Sequence[int] = (),
+    skipped: Sequence[int] = (),
+) -> list[Task]:
+    """A forward of one layer kind with a cross-layer warm: per layer, its consumer
+    qr_proj_mm at 50 µs, the MoE's combine (the anchor) at 700 µs, then the warm of the
+    next layer's weights, in every layer but the last (named ``<hint>_<N>``, N its call
+    site's: the layer), landing before the next layer's qr_proj_mm; a ``late`` layer's warm
+    ends after it; a ``skipped`` layer issues none (a guard skipped it at run time)."""
+    tasks: list[Task] = []
+    n = 0
+
+    def add(
+        kernel: str, cores: tuple[int, ...], start: float, us: float, fanin: tuple[int, ...] = ()
+    ) -> int:
+        nonlocal n
+        n += 1
+        tasks.append(
+            Task(
+                kernel,
+                n,
+                10 + n % 50,
+                cores,
+                start - 0.5,
+                start,
+                start + us,
+                start - 0.9,
+                start + us + 0.4,
+                fanin,
+            )
+        )
+        return n
+
+    for layer in range(layers):
+        t0 = layer * LAYER_US
+        add(f"qr_proj_mm_{layer}", (0,), t0 + 50.0, 20.0)
+        anchor = add(f"moe_combine_{layer}_spmd", (24, 25), t0 + 700.0, 9.0)
+        if layer < layers - 1 and layer not in skipped:
+            us = LAYER_US + 50.0 - 710.0 + 12.0 if layer in late else warm_us
+            add(f"{hint}_{layer}", (26,), t0 + 710.0, us, (anchor,))
     return tasks

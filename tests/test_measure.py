@@ -584,3 +584,104 @@ def test_a_lone_scope_whose_warms_share_their_bytes_gets_its_figures(tmp_path: P
     _, out, _ = run("--manifest", str(FLASH), "--trace", str(trace))
     assert "kernel p50 35.0 µs -> 2.9 TB/s, credited to none of" in out
     assert "    flag: implausible bandwidth: 1 of 1 scopes faster than twice" in out
+
+
+# -- cross-layer and guarded warms (issue 43) ------------------------------------------
+
+
+def _forms_manifest(tmp: Path, **warm: Any) -> Path:
+    w = fx.ManifestWarm(
+        "prefetch_next_qkv",
+        "k",
+        {"wq_a": 8 * MB, "wkv": 4 * MB},
+        consumers=[("qr_proj", "qr_proj_mm")],
+        **warm,
+    )
+    return fx.write_json(tmp / "build" / "seed_warms.manifest.json", fx.manifest([w], ["k"] * 8))
+
+
+def _forms_trace(tmp: Path, **kw: Any) -> list[str]:
+    fx.write_trace(
+        tmp / "dfx" / "merged_swimlane_20261203_101500.json", fx.next_layer_tasks(8, **kw)
+    )
+    return ["--trace", str(tmp / "dfx")]
+
+
+def test_a_cross_layer_warm_lands_for_the_next_layers_consumer(tmp_path: Path) -> None:
+    # Issued in 7 of 8 layers (none in the last), each landing before the next layer's
+    # qr_proj_mm: not 8 expected with the last one missing, not paired with its own
+    # layer's qr_proj_mm (which ran 650 µs before it was issued).
+    manifest = _forms_manifest(tmp_path, next_layer=True)
+    _, data = measure_json("--manifest", str(manifest), *_forms_trace(tmp_path, late=[3]))
+    (scope,) = data["scopes"]
+    assert (scope["instances"], scope["expected"], scope["next_layer"]) == (7, 7, True)
+    assert scope["landed"] == {
+        "consumer": "qr_proj_mm",
+        "before": 6,
+        "of": 7,
+        "late": [{"layer": "3 (k)", "by_us": pytest.approx(12.0)}],
+    }
+    assert [f["flag"] for f in scope["flags"]] == ["late"]
+    assert data["manifest"]["warms"] == [
+        {
+            "name": "prefetch_next_qkv",
+            "layer": "k",
+            "after": ["q_proj"],
+            "tensors": ["wq_a", "wkv"],
+            "rows": [None, None],
+            "next_layer": True,
+            "guards": [],
+        }
+    ]
+
+
+def test_without_next_layer_the_same_trace_misjudges_it(tmp_path: Path) -> None:
+    # The control: read as a warm of one layer, the last layer's scope is missing and every
+    # scope is paired with its own layer's consumer, which started before it: late in all.
+    manifest = _forms_manifest(tmp_path)
+    _, data = measure_json("--manifest", str(manifest), *_forms_trace(tmp_path))
+    (scope,) = data["scopes"]
+    assert (scope["instances"], scope["expected"]) == (7, 8)
+    assert [f["flag"] for f in scope["flags"]] == ["missing", "late"]
+    assert scope["landed"]["before"] == 0
+
+
+def test_a_guarded_warms_absent_scopes_are_not_called_lost(tmp_path: Path) -> None:
+    manifest = _forms_manifest(tmp_path, next_layer=True, guards=[("CTX", "<=", 2272)])
+    args = ["--manifest", str(manifest), *_forms_trace(tmp_path, skipped=[2, 5])]
+    _, data = measure_json(*args)
+    (scope,) = data["scopes"]
+    trace = tmp_path / "dfx" / "merged_swimlane_20261203_101500.json"
+    assert (scope["instances"], scope["expected"], scope["guards"]) == (5, 7, ["CTX <= 2272"])
+    assert scope["flags"] == []
+    assert scope["notes"] == [
+        "not issued: no prefetch_next_qkv event for layers 2 (k), 5 (k) in "
+        f"{trace}: its guard CTX <= 2272 skipped it there, or it was lost"
+    ]
+    _, out, _ = run(*args)
+    assert (
+        "prefetch_next_qkv (k, name_hint prefetch_next_qkv), 12,000,000 B: 5 of up to 7 scopes"
+        in out
+    )
+    # A second card's trace where the guard skipped it in every layer: noted, not flagged.
+    other = fx.write_trace(
+        tmp_path / "dfx" / "rank1" / "d0" / "merged_swimlane_20261203_101501.json",
+        fx.next_layer_tasks(8, skipped=range(8)),
+    )
+    _, data = measure_json(*args)
+    (scope,) = data["scopes"]
+    assert scope["flags"] == []
+    assert scope["notes"] == [
+        f"not issued: no prefetch_next_qkv event in {other}: its guard CTX <= 2272 skipped it "
+        "there, or it was lost",
+        "not issued: no prefetch_next_qkv event for layers 2 (k), 5 (k) in "
+        f"{trace}: its guard CTX <= 2272 skipped it there, or it was lost",
+    ]
+    # Only that trace: no scope of any warm, which a run whose guards skipped them all gives.
+    code, _, err = run("--manifest", str(manifest), "--trace", str(other))
+    assert code == 2
+    assert err == (
+        f"plancc: {other}: no scope named by the manifest's name_hints (prefetch_next_qkv) in "
+        "the Worker View: a trace of another build, or of a run without the warm, or of a run "
+        f"whose guards (CTX <= 2272) skipped every warm (manifest {manifest})\n"
+    )

@@ -366,3 +366,30 @@ def test_fix_writes_a_cross_layer_warm(tmp_path: Path) -> None:
     assert result_.plan is not None
     (warm,) = result_.plan.warms
     assert (warm.next_layer, [e.tensor.name for e in warm.entries]) == (True, ["wk", "wq", "wv"])
+
+
+def test_a_measured_prefix_and_guard_stand_for_their_rows(tmp_path: Path) -> None:
+    # `plancc measure` of the build keeps each warm's forms (rows, guards): the verdict
+    # lands on the row of the prefix (Pro) and of the guarded join (Qwen3-14B), not on a
+    # warm of the whole tensor or an unguarded one.
+    example = ROOT / "examples" / "measure"
+    for name, kind, row in (
+        ("deepseek_v4_pro.yaml", "csa", "q_proj: wo_a[0:8]"),
+        ("qwen3_14b.yaml", "decode_layer", "q_proj+k_proj+v_proj: wo if CTX <= 2272"),
+    ):
+        plan = _plan(tmp_path, name, file=name)
+        out = tmp_path / "build"
+        assert _run("build", plan, "--out", str(out), "--no-source").exit_code == 0
+        manifest = next(out.glob(f"{Path(name).stem}_warms.manifest.json"))
+        result = tmp_path / f"{kind}.json"
+        done = _run(
+            "measure", "--manifest", str(manifest),
+            "--baseline", str(example / "bench-nowarm.log"),
+            "--warm", str(example / "bench-warm.log"), "-f", "json", "-o", str(result),
+        )  # fmt: skip
+        assert done.exit_code in (0, 1), done.output
+        found = suggest(plan, [kind], source_root="", measured=str(result))
+        (layer,) = found.layers
+        (measured,) = [r for r in layer.ranked if r.measured is not None]
+        assert label(measured.evaluation) == row
+        assert (measured.rank, measured.klass) == (1, "gain")

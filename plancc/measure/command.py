@@ -74,6 +74,9 @@ def measure(o: Options) -> dict[str, Any]:
                     "layer": w.layer,
                     "after": list(w.after),
                     "tensors": list(w.tensor_names),
+                    "rows": [None if r is None else list(r) for r in w.rows],
+                    "next_layer": w.next_layer,
+                    "guards": [{"param": p, "op": op, "bound": b} for p, op, b in w.guards],
                 }
                 for w in m.warms
             ],
@@ -129,12 +132,18 @@ def _scopes(m: Manifest, paths: list[str]) -> scopes.Analysis:
     traces = [trace.read(f, pattern) for f in files]
     hints = {w.name_hint for w in m.warms}
     if not any(e.kernel in hints for t in traces for e in t.worker_events()):
+        guards = sorted({g for w in m.warms for g in w.guard_texts})
+        skipped = (
+            f", or of a run whose guards ({', '.join(guards)}) skipped every warm"
+            if all(w.guarded for w in m.warms)
+            else ""
+        )
         raise InputError(
             files[0] if len(files) == 1 else f"{len(files)} traces",
             "no scope named by the manifest's name_hints ("
             + ", ".join(sorted(hints))
-            + f") in the Worker View: a trace of another build, or of a run without the warm "
-            f"(manifest {m.file})",
+            + f") in the Worker View: a trace of another build, or of a run without the warm"
+            f"{skipped} (manifest {m.file})",
         )
     return scopes.analyse(m, traces)
 

@@ -21,6 +21,22 @@ class Warm:
     first_consumer: str | None  # the first consumer stage's name
     after: tuple[str, ...] = ()  # its anchor stages: one, or a join's
     tensor_names: tuple[str, ...] = ()  # its tensors, in issue order
+    # The layer kind of each consumer stage (``consumer_kernels``'s order): a cross-layer
+    # warm's are the next layer's.
+    consumer_layers: tuple[str, ...] = ()
+    next_layer: bool = False  # issued in one layer for the next: none in the forward's last
+    guards: tuple[tuple[str, str, int], ...] = ()  # its run-time guards: (param, op, bound)
+    rows: tuple[tuple[int, int] | None, ...] = ()  # per tensor, a prefix's [lo, hi)
+
+    @property
+    def guarded(self) -> bool:
+        """Whether a run may skip it: its guards decide at run time."""
+        return bool(self.guards)
+
+    @property
+    def guard_texts(self) -> list[str]:
+        """Its guards as the plan writes them: ``CTX <= 2272``."""
+        return [f"{p} {op} {b}" for p, op, b in self.guards]
 
 
 @dataclass(frozen=True)
@@ -37,6 +53,10 @@ class Manifest:
 
     def warms_of(self, kind: str) -> list[Warm]:
         return [w for w in self.warms if w.layer == kind]
+
+
+def _rows(x: object) -> tuple[int, int] | None:
+    return (x[0], x[1]) if isinstance(x, list) and len(x) == 2 else None
 
 
 def load(path: str) -> Manifest:
@@ -56,6 +76,10 @@ def load(path: str) -> Manifest:
             first_consumer=w["consumers"][0]["stage"] if w["consumers"] else None,
             after=(w["after"],) if isinstance(w["after"], str) else tuple(w["after"]),
             tensor_names=tuple(t["name"] for t in w["tensors"]),
+            consumer_layers=tuple(c["layer"] for c in w["consumers"]),
+            next_layer=w["next_layer"],
+            guards=tuple((g["param"], g["op"], g["bound"]) for g in w["guards"]),
+            rows=tuple(_rows(t.get("rows")) for t in w["tensors"]),
         )
         for w in data["warms"]
     )

@@ -133,7 +133,12 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
         (sum(s.durations) / len(s.durations) if s.durations else None),
     )
     flags: list[dict[str, str]] = []
+    notes: list[str] = []
+    guard = f"its guard {' and '.join(w.guard_texts)} skipped it there, or it was lost"
     for file in s.missing_in:
+        if w.guarded:  # a run may skip it: not called lost
+            notes.append(f"not issued: no {w.name_hint} event in {file}: {guard}")
+            continue
         flags.append(
             {
                 "flag": "missing",
@@ -143,12 +148,15 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
             }
         )
     for file, layers in s.missing_layers:
+        where = f"layer{'' if len(layers) == 1 else 's'} {', '.join(layers)} in {file}"
+        if w.guarded:
+            notes.append(f"not issued: no {w.name_hint} event for {where}: {guard}")
+            continue
         flags.append(
             {
                 "flag": "missing",
                 "message": (
-                    f"missing scope: no {w.name_hint} event for layer"
-                    f"{'' if len(layers) == 1 else 's'} {', '.join(layers)} in {file}: "
+                    f"missing scope: no {w.name_hint} event for {where}: "
                     "the transfer never happened there"
                 ),
             }
@@ -180,7 +188,6 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
                     ),
                 }
             )
-    notes = []
     if s.consumer is None and w.first_consumer is not None:
         notes.append(
             f"its first consumer stage {w.first_consumer} names no kernel in the plan: "
@@ -195,6 +202,8 @@ def scope(s: sc.Scope, m: Manifest) -> dict[str, Any]:
         "bytes": w.bytes,
         "instances": s.found,
         "expected": s.expected,
+        "next_layer": w.next_layer,
+        "guards": w.guard_texts,
         "kernel_us": None if p50 is None else {"p50": p50, "mean": mean},
         "gbps": None if p50 is None else w.bytes / p50 / 1000,
         "landed": landed,

@@ -13,6 +13,13 @@ several warms share the hint) is reported as unattributed, never credited to
 every warm that shares its hint. A layer whose scope is absent while its
 neighbours' are placed is flagged: its transfer never happened.
 
+A cross-layer warm (the manifest's `next_layer`) is issued in every layer of its
+kind but the forward's last, and lands for its consumer in the next layer (the
+consumers' `layer`): its scope in layer i is paired with its consumer's kernel in
+layer i + 1, and the last layer's absent scope is expected. A guarded warm (its
+`guards`) may be skipped at run time: the layers without its scope are noted as not
+issued, never called lost.
+
 An instance whose figures are impossible (``trace``: a zero or negative duration,
 an absurd stamp) keeps its layer but gives no figure: no duration, no bandwidth,
 no lateness, no share of a split's aggregate; it is flagged with its line.
@@ -131,11 +138,20 @@ def instances(trace: Trace) -> dict[str, list[Instance]]:
 Slot = tuple[LayerKey, str]  # a layer and the warm (or kernel) it stands for there
 
 
-def _slots(m: Manifest, owners: dict[str, list[str]], count: int) -> list[Slot] | None:
+def _slots(
+    m: Manifest, owners: dict[str, list[str]], count: int, nexts: frozenset[str] = frozenset()
+) -> list[Slot] | None:
     """The (layer, owner) each instance of one name belongs to, in issue order; None
-    when the instances cannot be told apart by layer."""
+    when the instances cannot be told apart by layer. ``nexts``: the owners (cross-layer
+    warms) that the forward's last layer does not issue."""
     if m.kinds is not None:
-        return [(i, o) for i, kind in enumerate(m.kinds) for o in owners.get(kind, [])]
+        last = len(m.kinds) - 1
+        return [
+            (i, o)
+            for i, kind in enumerate(m.kinds)
+            for o in owners.get(kind, [])
+            if not (i == last and o in nexts)
+        ]
     every = [(kind, o) for kind, os in owners.items() for o in os]
     if len(every) != 1:
         return None
@@ -226,9 +242,10 @@ def analyse(m: Manifest, traces: Sequence[Trace]) -> Analysis:
     kernels: Owners = defaultdict(lambda: defaultdict(list))  # consumer kernel -> kind -> [it]
     for w in m.warms:
         hints[w.name_hint][w.layer].append(w.name)
-        for k in w.consumer_kernels:
+        layers = w.consumer_layers or (w.layer,) * len(w.consumer_kernels)
+        for k, kind in zip(w.consumer_kernels, layers, strict=False):
             if k is not None:
-                kernels[k][w.layer] = [k]
+                kernels[k][kind] = [k]  # runs in the layers of its stage's kind
     splits: dict[tuple[str, ...], Split] = {}
     unplaced: list[Unattributed] = []
     for trace in traces:
@@ -252,9 +269,10 @@ def _place_warms(  # noqa: C901 (places each scope by its edges, name or order, 
     """Each warm's scopes in one trace, by layer; durations, counts and flags into ``scopes``."""
     file, edges = trace.file, ranks(trace)
     placed: Placed = defaultdict(dict)
+    nexts = frozenset(w.name for w in m.warms if w.next_layer)
     for hint, owners in hints.items():
         got = found.get(hint, [])
-        slots = _slots(m, owners, len(got))  # never sized by a name's N: that is input
+        slots = _slots(m, owners, len(got), nexts)  # never sized by a name's N: that is input
         names = [n for names in owners.values() for n in names]
         for name in names:
             scope = scopes[name]
@@ -339,12 +357,22 @@ def _late(
             scope.late_note = notes.get(kernel)
             continue
         for layer, inst in placed[name].items():
-            consumer = consumers[kernel].get(layer)
+            # A cross-layer warm's consumer runs in the next layer.
+            consumer = consumers[kernel].get(_next(layer) if scope.warm.next_layer else layer)
             if consumer is not None and inst.problem is None and consumer.problem is None:
                 scope.judged += 1
                 scope.landed += inst.end <= consumer.start
                 if inst.end > consumer.start:
                     scope.late.append((_label(m, layer), inst.end - consumer.start))
+
+
+def _next(layer: LayerKey) -> LayerKey:
+    """The layer after ``layer``: the forward's next index, or without a forward the next
+    instance of the kind (the next layer is another of the same kind)."""
+    if isinstance(layer, int):
+        return layer + 1
+    kind, i = layer if isinstance(layer, tuple) else (layer, 0)
+    return (kind, i + 1)
 
 
 def _splits(m: Manifest, placed: Placed, splits: dict[tuple[str, ...], Split]) -> None:

@@ -119,7 +119,8 @@ def scope_lines(r: dict[str, Any]) -> list[str]:
     out = [f"warm scopes ({n} trace{'' if n == 1 else 's'})"]
     for s in r["scopes"]:
         head = f"  {s['warm']} ({s['layer']}, name_hint {s['name_hint']}), {s['bytes']:,} B: "
-        expected = "" if s["expected"] is None else f" of {s['expected']}"
+        upto = "up to " if s["guards"] else ""  # a guarded warm: a run may skip it
+        expected = "" if s["expected"] is None else f" of {upto}{s['expected']}"
         if s["kernel_us"] is None:
             head += f"0{expected} scopes"
         else:

@@ -6,10 +6,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from plancc.api import validate_paths
+from plancc.cli.app import app
 from plancc.formats.json import json_
 
 PLANS = Path(__file__).parent.parent / "plans"
+MODELS = Path(__file__).parent.parent / "docs" / "models.md"
 L2 = 201_326_592
 
 
@@ -108,6 +112,48 @@ def test_flash_s_next_layer_warm_is_clean_but_not_shipped(tmp_path: Path) -> Non
     out = json.loads(json_(report))["plans"][0]
     assert out["forward"]["warm_issues"] == 86 + 2 * 42  # none in the last layer
     assert out["l2"]["peak_bytes"] == 100_663_296  # never alive with the o-projection warm
+
+
+def suggests_table(*args: str) -> str:
+    """The table lines of `plancc suggest --format markdown` (docs/models.md shows them)."""
+    done = CliRunner().invoke(
+        app, ["suggest", *args, "--format", "markdown"], env={"NO_COLOR": "1"}
+    )
+    assert done.exit_code == 0, done.output
+    return "".join(line + "\n" for line in done.output.splitlines() if line.startswith("|"))
+
+
+def test_docs_models_shows_flash_s_suggests_table_exactly() -> None:
+    table = suggests_table(str(PLANS / "deepseek_v4_flash.yaml"), "--layer", "csa", "--top", "5")
+    assert table.count("\n") == 7  # the header, its rule, five rows
+    assert "| 2 | gain | q_proj | wo_a[0:6] |" in table  # a prefix among the candidates
+    assert table in MODELS.read_text("utf-8")
+
+
+def test_docs_models_shows_pros_suggests_table_exactly() -> None:
+    table = suggests_table(str(PLANS / "deepseek_v4_pro.yaml"), "--layer", "csa", "--top", "5")
+    assert table.count("\n") == 7
+    assert "| 1 | gain | q_proj | wo_a[0:8] |" in table  # the plan's prefix, first
+    assert table in MODELS.read_text("utf-8")
+
+
+def test_docs_models_shows_flash_s_next_layer_rank_exactly(tmp_path: Path) -> None:
+    """docs/models.md: on the Flash plan with a TaskId after the MoE, suggest ranks the
+    next layer's wq_a and wkv after moe_combine contended, below no warm."""
+    text = (PLANS / "deepseek_v4_flash.yaml").read_text("utf-8")
+    text = text.replace(
+        "{name: moe_combine, sdma: true}", "{name: moe_combine, task: moe_tid, sdma: true}"
+    )
+    text = text.replace("config: configs/", f"config: {PLANS}/configs/")
+    plan = tmp_path / "flash_moe.yaml"
+    plan.write_text(text, encoding="utf-8")
+    table = suggests_table(
+        str(plan), "--no-source", "--layer", "csa", "--top", "2",
+        "--candidate", "csa:moe_combine:wq_a,wkv:next",
+    )  # fmt: skip
+    assert table.count("\n") == 5  # the header, its rule, two rows, the asked one
+    assert "| contended | moe_combine | next: wq_a, wkv | 12.6 MB |" in table
+    assert table in MODELS.read_text("utf-8")
 
 
 def test_pro_o_projection_pair_would_not_fit() -> None:

@@ -299,9 +299,12 @@ def test_extract_writes_a_stacked_weight_from_its_annotation_and_offset(
 
 def test_docs_models_shows_suggests_table_exactly() -> None:
     done = CliRunner().invoke(
-        app, ["suggest", str(PLAN), "--format", "markdown", "--top", "4"], env={"NO_COLOR": "1"}
+        app, ["suggest", str(PLAN), "--format", "markdown", "--top", "5"], env={"NO_COLOR": "1"}
     )
     assert done.exit_code == 0, done.output
     table = "".join(line + "\n" for line in done.output.splitlines() if line.startswith("|"))
-    assert table.count("\n") == 6  # the header, its rule, four rows
+    assert table.count("\n") == 7  # the header, its rule, five rows
+    # The new forms among them: the next layer's q/k/v, the plan's guarded join.
+    assert "| 1 | gain | dcr_xgamma | next: wk, wq, wv |" in table
+    assert "| q_proj+k_proj+v_proj | wo if CTX <= 2272 |" in table
     assert table in (ROOT / "docs" / "models.md").read_text("utf-8")

@@ -152,24 +152,30 @@ def _judged(d: Diagnostic, reason: str | None = None, at: str = "") -> Judged:
 
 def _facts(found: Sequence[Placed]) -> dict[str, Any]:
     """The rules' numbers of the candidate's warms: of a split's scopes their sums, the
-    most streamed beside one."""
+    most streamed beside one; of a cross-layer warm, placed once per next layer kind, its
+    worst crossing (the least landed, the shortest window)."""
     out: dict[str, Any] = {"streamed": 0, "pushed": 0, "landed": 0, "window_steps": 0}
     window: Fraction | None = None
     first: tuple[int, str] | None = None
+    landed: dict[str, int] = {}  # per warm: the least it lands over its crossings
+    steps: dict[str, int] = {}
+    windows: dict[str, Fraction] = {}
     for p in found:
         if p.first is None or p.last is None:
             continue
         line, landing = p.line, p.landing
         assert landing is not None  # it has a first consumer
         assert p.streamed is not None
+        name = p.warm.name
         lo, hi = line.window(p.at, p.first.index)
-        out["window_steps"] = max(out["window_steps"], hi - lo)
+        steps[name] = min(steps.get(name, hi - lo), hi - lo)
         if landing.window_us is not None:
-            window = max(window or Fraction(0), landing.window_us)
+            windows[name] = min(windows.get(name, landing.window_us), landing.window_us)
         if landing.landed is not None:
-            out["landed"] += min(int(landing.landed), p.bytes)
-        elif not landing.fires:
-            out["landed"] += p.bytes  # no estimate: a warm that can land counts as landed
+            lands = min(int(landing.landed), p.bytes)
+        else:  # no estimate: a warm that can land counts as landed
+            lands = 0 if landing.fires else p.bytes
+        landed[name] = min(landed.get(name, lands), lands)
         out["streamed"] = max(out["streamed"], p.streamed[0])
         pushed = pushed_bytes(p, p.at, p.last.index)
         if pushed > out["pushed"] or "pushers" not in out:
@@ -177,6 +183,9 @@ def _facts(found: Sequence[Placed]) -> dict[str, Any]:
             out |= {"pushed": pushed, "pushing": count, "pushers": _streams(p, shown)}
         if first is None or line.rank[p.first.index] < first[0]:
             first = (line.rank[p.first.index], p.first.name)
+    out["landed"] = sum(landed.values())
+    out["window_steps"] = max(steps.values(), default=0)
+    window = max(windows.values(), default=None)
     out["window_us"] = window
     out["first"] = None if first is None else first[1]
     return out

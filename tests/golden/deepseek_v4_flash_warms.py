@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 8177f65bbc19d4c4a5fde7a7762208485b87840025f878dac6f8b445de9bcdd8
+Plan sha256: b0dcae0e722e76b328d89a82dfe3953ac639ff18bb2da026b037aae1eecede88
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

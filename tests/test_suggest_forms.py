@@ -393,3 +393,11 @@ def test_a_measured_prefix_and_guard_stand_for_their_rows(tmp_path: Path) -> Non
         (measured,) = [r for r in layer.ranked if r.measured is not None]
         assert label(measured.evaluation) == row
         assert (measured.rank, measured.klass) == (1, "gain")
+
+
+def test_a_warm_crossing_into_two_kinds_lands_its_bytes_once(tmp_path: Path) -> None:
+    # SWA is followed by SWA and by CSA: the candidate is placed on both crossings, and
+    # what it lands is its worst crossing's, never the sum (25.2 MB of a 12.6 MB warm).
+    plan = _plan(tmp_path, "deepseek_v4_flash.yaml", MOE_TID)
+    _, e = _row(_layer(plan, "swa"), NEXT_QKV)
+    assert (e.bytes, e.landed) == (12_582_912, 12_582_912)

@@ -106,7 +106,7 @@ def test_l2_table() -> None:
     # The MoE warm anchored before the dispatch: its window holds an sdma stage.
     (moe,) = [r for r in layer.ranked if label(r.evaluation) == "moe_gate: routed_w1, routed_w3"]
     assert moe.klass == "loss"
-    assert moe.reason.endswith("while SDMA stage(s) moe_dispatch run (PC105)")
+    assert moe.reason.endswith("spans the SDMA stage 'moe_dispatch' (PC105)")
 
 
 SPLIT = """\

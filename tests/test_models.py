@@ -92,7 +92,7 @@ def test_flash_s_next_layer_warm_is_clean_but_not_shipped(tmp_path: Path) -> Non
         assert last in text
         text = text.replace(last, last.replace("\n", f"\n{warm}", 1))
     text = text.replace(
-        "{name: moe_combine, sdma: true}", "{name: moe_combine, task: moe_tid, sdma: true}"
+        "{name: moe_combine, sdma: true, ", "{name: moe_combine, task: moe_tid, sdma: true, "
     )
     text = text.replace("config: configs/", f"config: {PLANS}/configs/")
     (tmp_path / "flash.yaml").write_text(text, encoding="utf-8")

@@ -86,11 +86,9 @@ def collective_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
 
 
 def collective_words(stage: ir.Stage) -> str:
-    """A collective as the messages name it: "collective 'o_group_a2a' (vector-core MTE)";
-    a collective the plan also marks `sdma: true` says so."""
-    engine = ENGINES[stage.collective].label if stage.collective in ENGINES else "?"
-    marked = ", sdma: true" if stage.sdma and engine != ENGINES["sdma"].label else ""
-    return f"collective '{stage.name}' ({engine}{marked})"
+    """A collective as the messages name it: "collective 'o_group_a2a' (vector-core MTE)"."""
+    assert stage.collective is not None  # the schema keeps only the table's engines
+    return f"collective '{stage.name}' ({ENGINES[stage.collective].label})"
 
 
 def contending_words(met: list[ir.Stage]) -> str:

@@ -423,17 +423,13 @@ def spans_words(found: Sequence[Judged]) -> str:
     parts = [f"the SDMA stage{'s' if len(sdma) > 1 else ''} {_quoted(sdma)}"] if sdma else []
     collectives = [(n, c) for n, c in stages.items() if c is not None]
     if collectives:
-        named = ", ".join(f"'{n}' ({_engine(c)})" for n, c in collectives)
+        named = ", ".join(f"'{n}' ({ENGINES[c].label})" for n, c in collectives)
         parts.append(f"the collective{'s' if len(collectives) > 1 else ''} {named}")
     return f"spans {' and '.join(parts)}"
 
 
 def _quoted(names: Sequence[str]) -> str:
     return ", ".join(f"'{n}'" for n in names)
-
-
-def _engine(name: str) -> str:
-    return ENGINES[name].label if name in ENGINES else name
 
 
 def first_words(e: Evaluation) -> str:

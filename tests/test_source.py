@@ -739,9 +739,8 @@ SHIPPED = {
     "deepseek_v3_2.yaml": [],
     "deepseek_v4_flash.yaml": _each(["swa", "csa", "hca"], ["PC201", "PC205", "PC206", "PC208"]),
     "deepseek_v4_flash_dspark.yaml": sorted(
-        _each(["swa", "csa", "hca"], ["PC208", "PC208"])
-        + [("PC208", "hca")]  # decode_hca.py reads --tp itself too
-    ),
+        [*_each(["swa", "csa", "hca"], ["PC208", "PC208"]), ("PC208", "hca")]
+    ),  # decode_hca.py reads --tp itself too
     "deepseek_v4_pro.yaml": _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"]),
     "qwen3_14b.yaml": [("PC206", "decode_layer")],
     "qwen3_32b.yaml": [],

@@ -37,7 +37,7 @@ def _plan(tmp_path: Path, name: str, *edits: tuple[str, str], file: str = "plan.
     return str(path)
 
 
-MOE_TID = ("{name: moe_combine, sdma: true}", "{name: moe_combine, task: moe_tid, sdma: true}")
+MOE_TID = ("{name: moe_combine, sdma: true, ", "{name: moe_combine, task: moe_tid, sdma: true, ")
 
 
 def _layer(plan: str, kind: str, *given: str) -> LayerSuggestions:

@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: b0dcae0e722e76b328d89a82dfe3953ac639ff18bb2da026b037aae1eecede88
+Plan sha256: 481897ef160c7449dba958fc7933a45d72bd0f00fc9d8762658c5978ec6cfc8c
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

@@ -401,3 +401,10 @@ def test_a_warm_crossing_into_two_kinds_lands_its_bytes_once(tmp_path: Path) -> 
     plan = _plan(tmp_path, "deepseek_v4_flash.yaml", MOE_TID)
     _, e = _row(_layer(plan, "swa"), NEXT_QKV)
     assert (e.bytes, e.landed) == (12_582_912, 12_582_912)
+
+
+def test_the_recipe_names_a_cross_layer_warms_consumer_in_the_next_layer() -> None:
+    done = _run("suggest", str(PLANS / "qwen3_14b.yaml"), "--top", "1")
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "timing slots around 'k_proj' of the next layer (its first consumer)" in said

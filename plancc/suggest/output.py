@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+from plancc.facts.crossing import NEXT
 from plancc.suggest import LayerSuggestions, Suggestions, suggest
 from plancc.suggest.candidates import MAX_GENERATED, Part, guard_text
 from plancc.suggest.measured import INCONCLUSIVE
@@ -200,7 +201,10 @@ def _recipe(s: Suggestions, layer: LayerSuggestions) -> str:
         return "nothing beats no warm here: no warm to measure"
     assert s.plan is not None
     e = top.evaluation
-    slots = f" around '{e.first}' (its first consumer) and the stage before it" if e.first else ""
+    first = e.first and f"'{e.first}'"
+    if e.first is not None and e.first.startswith(NEXT):  # a cross-layer warm's consumer
+        first = f"'{e.first.removeprefix(NEXT)}' of the next layer"
+    slots = f" around {first} (its first consumer) and the stage before it" if first else ""
     return (
         f"to measure the top gain ({label(e)}): write it as the {layer.kind} warm (--fix), "
         "`plancc build`, run the benchmark with and without it at PYPTO_BENCH_WARMUP=500 "

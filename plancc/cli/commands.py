@@ -211,12 +211,14 @@ def validate(
             return 1 if run.changed or run.report.failed(strict) else 0
         said = run.said()  # what was fixed, before what remains
         console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
-        report = run.report
-    else:
-        if unsafe_fixes:
-            raise UsageError("--unsafe-fixes: only with --fix or --diff")
-        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
-        _say_skipped(report.skipped)
+        for why in run.unwritten:  # an I/O error: the others are written, the run exits 2
+            console.err(f"plancc: {why}")
+        _emit(run.report, fmt, quiet=quiet, show_allowed=show_allowed)
+        return 2 if run.unwritten else 1 if run.report.failed(strict) else 0
+    if unsafe_fixes:
+        raise UsageError("--unsafe-fixes: only with --fix or --diff")
+    report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
+    _say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FilePath
@@ -51,10 +50,17 @@ class Fixed:
     applied: tuple[tuple[Diagnostic, Fix], ...]
     result: PlanResult
     refused: tuple[str, ...] = ()  # a fix that does not apply to the text, and why
+    first: PlanResult | None = None  # the check of ``before`` (None: ``result`` is it)
 
     @property
     def changed(self) -> bool:
         return self.after != self.before
+
+    def unwritten(self) -> Fixed:
+        """This plan as it stays when its file cannot be rewritten: its bytes and findings
+        as they were, no fix applied."""
+        first = self.result if self.first is None else self.first
+        return Fixed(self.label, self.before, self.before, (), first, self.refused)
 
 
 def fix_loop(
@@ -63,7 +69,7 @@ def fix_loop(
     """``raw`` with its fixes applied (safe ones; with ``unsafe`` every one), one a pass,
     checked by ``diagnose`` after each, until none applies: the one loop of `validate
     --fix`, `--diff` and the editor's "fix all"."""
-    result = diagnose(raw)
+    result = first = diagnose(raw)
     applied: list[tuple[Diagnostic, Fix]] = []
     refused: dict[str, None] = {}
     seen = {_digest(raw)}  # the texts so far, by digest (a 4 MiB plan, a pass each)
@@ -76,7 +82,7 @@ def fix_loop(
         applied.append((d, fix))
         seen.add(_digest(text))
         result = diagnose(text)
-    return Fixed(label, raw, text, tuple(applied), result, tuple(refused))
+    return Fixed(label, raw, text, tuple(applied), result, tuple(refused), first)
 
 
 def _next(
@@ -124,6 +130,7 @@ class FixRun:
     plans: tuple[Fixed, ...]
     report: Validation
     unsafe: bool = False
+    unwritten: tuple[str, ...] = ()  # a plan whose file could not be rewritten, and why
 
     @property
     def changed(self) -> list[Fixed]:
@@ -180,7 +187,9 @@ def fix_paths(
 ) -> FixRun:
     """Fix every plan the paths name, in place (atomically, only when it changed), or with
     ``dry`` (`--diff`) write nothing; ``stdin``: `--stdin-filename`, ``root``:
-    `--source-root`, ``overrides``: `--set`. Raises ``UsageError`` for usage and I/O problems."""
+    `--source-root`, ``overrides``: `--set`. Raises ``UsageError`` for usage problems and
+    a plan that cannot be read; a plan that cannot be written (read-only, hard-linked) is
+    left as it is, named in ``unwritten``, and the others are written all the same."""
     try:
         found = inputs.collect(paths, stdin)
         if not dry and any(p.piped for p in found.plans):
@@ -189,13 +198,27 @@ def fix_paths(
             fix_plan(source, raw, unsafe=unsafe, source_root=root, overrides=overrides)
             for source, raw in found.read()
         ]
-        if not dry:
-            for f in plans:
-                if f.changed:
-                    write.replace(FilePath(os.path.realpath(f.label)), f.after)
     except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
-    except write.WriteError as exc:
-        raise UsageError(str(exc)) from None
+    unwritten: list[str] = []
+    if not dry:
+        plans, unwritten = _write(plans)
     results = tuple(unique_models([f.result for f in plans]))
-    return FixRun(tuple(plans), Validation(results, tuple(found.skipped)), unsafe)
+    return FixRun(tuple(plans), Validation(results, tuple(found.skipped)), unsafe, tuple(unwritten))
+
+
+def _write(plans: list[Fixed]) -> tuple[list[Fixed], list[str]]:
+    """Each changed plan written in place, on its own, as ruff's ``--fix`` does: one that
+    cannot be written stays as it was (its findings those of its bytes) and is said, and
+    the others are written all the same."""
+    out: list[Fixed] = []
+    unwritten: list[str] = []
+    for f in plans:
+        if f.changed:
+            try:
+                write.replace(FilePath(f.label), f.after)  # through a symlink, to its target
+            except write.WriteError as exc:
+                unwritten.append(str(exc))
+                f = f.unwritten()  # noqa: PLW2901 (what stands on disk)
+        out.append(f)
+    return out, unwritten

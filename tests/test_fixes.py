@@ -4,9 +4,10 @@ Every case with a fix has its fixed plan beside it (``NAME.fixed``, written by
 ``make golden``): what `plancc validate --fix --unsafe-fixes` makes of it. A sweep
 (``tests/fix_sweep.py``) makes each fix of every case and shipped plan alone, three
 ways (the CLI's, SARIF's replacements, the editor's quick fix), in the plan as written
-and in its block-style and flow-style twins, with comments on every item; each text
-must load, lose the finding and raise no other (no fix leads back to a finding), be
-the same three ways, and change only the lines the edited nodes span.
+and in its block-style, flow-style and flow-a-line-an-item twins, with comments on
+every item; each text must load, lose the finding and raise no other (no fix leads
+back to a finding), be the same three ways, change only the lines the edited nodes
+span, and keep every comment not on a node it removes or replaces.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _fixes(plan: Path, raw: bytes) -> list[str]:
 WITH_FIXES = [p for p in CASES if _fixes(p, p.read_bytes())]
 
 
-@pytest.mark.parametrize("style", ["block", "flow"])
+@pytest.mark.parametrize("style", ["block", "flow", "lines"])
 @pytest.mark.parametrize("plan", WITH_FIXES, ids=_ids(WITH_FIXES))
 def test_every_fix_in_the_twins(plan: Path, style: str) -> None:
     raw = plan.read_bytes()

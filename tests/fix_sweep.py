@@ -408,13 +408,13 @@ def _offset(text: str, where: int) -> int:
     return starts[(where >> 32) - 1] + (where & 0xFFFFFFFF) - 1
 
 
-def removed(raw: bytes, applied: Sequence[tuple[Diagnostic, Fix]]) -> Iterator[tuple[str, ...]]:
-    """What the fixes ``applied`` (one a pass, from ``raw``) removed, each when it did:
-    a warm by its name, a warm's tensor as (warm, tensor)."""
-    for _, fix in applied:
+def removed(raw: bytes, passes: Sequence[Sequence[Fix]]) -> Iterator[tuple[str, ...]]:
+    """What the fixes of ``passes`` (made a pass at a time, from ``raw``) removed, each when
+    it did: a warm by its name, a warm's tensor as (warm, tensor)."""
+    for made in passes:
         doc = load("plan", raw)
         assert isinstance(doc, Document)
-        for edit in fix.edits:
+        for edit in (e for fix in made for e in fix.edits):
             for path in touched(edit) if isinstance(edit, Remove) else ():
                 node = _node(doc.data, path)
                 if path[-2:-1] == ("warms",) and isinstance(node, dict):
@@ -423,7 +423,7 @@ def removed(raw: bytes, applied: Sequence[tuple[Diagnostic, Fix]]) -> Iterator[t
                     warm = _node(doc.data, path[:-2])
                     t = node.get("tensor") if isinstance(node, dict) else node
                     yield (str(warm.get("name")), str(t))
-        raw = apply_fixes(doc, [fix])
+        raw = apply_fixes(doc, made)
 
 
 def _node(data: Any, path: tuple[str | int, ...]) -> Any:
@@ -452,7 +452,7 @@ def check_mutant(
             return False
     fixed = fix_plan(source, raw, unsafe=True)
     left = _listed(fixed.after, typo, name)
-    for gone in {tuple(name if x == typo else x for x in r) for r in removed(raw, fixed.applied)}:
+    for gone in {tuple(name if x == typo else x for x in r) for r in removed(raw, fixed.passes)}:
         assert left[gone] >= kept[gone], (
             f"{gone}: removed by {[f.title for _, f in fixed.applied]}, kept once fixed"
         )

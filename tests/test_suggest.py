@@ -536,6 +536,31 @@ def test_an_asked_candidate_is_shown_whatever_top() -> None:
     assert [(c["rank"] > 1, c["asked"], c["tensors"]) for c in rows[1:]] == [(True, True, ["wo_b"])]
 
 
+def test_an_asked_infeasible_candidate_is_shown_and_marked() -> None:
+    """An infeasible --candidate past the first --top infeasible ones was left out ("… 1
+    more") and unmarked, in text and markdown."""
+    args = ["suggest", "--no-source", FLASH, "--layer", "swa", "--top", "1", "--candidate"]
+    args.append("swa:rms_norm:freqs_cos,wo_a")
+    out = _run(*args).output.splitlines()
+    start = out.index("infeasible (never ranked, never written):")
+    assert out[start + 1 : start + 6] == [
+        "  q_proj: freqs_cos, wo_a — tensor 'freqs_cos' is read by 'rope', at or before anchor "
+        "'q_proj': the warm would start",
+        "  after its consumer (PC040)",
+        "* rms_norm: freqs_cos, wo_a — tensor 'freqs_cos' is read by 'rope', which runs beside "
+        "anchor 'rms_norm': the warm may",
+        "  start after its consumer (PC040)",
+        "* a --candidate you asked about",
+    ]
+    md = _run(*args, "--format", "markdown").output.splitlines()
+    assert (
+        "| -* | infeasible | rms_norm | freqs_cos, wo_a | 69.2 MB | 0.34 | PC040,PC103,PC104 | "
+        "tensor 'freqs_cos' is read by 'rope', which runs beside anchor 'rms_norm': the warm "
+        "may start after its consumer (PC040) |"
+    ) in md
+    assert "* a --candidate you asked about" in md
+
+
 def test_the_rules_declare_what_suggest_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from plancc.cli.app import app
 from plancc.facts.timeline import Timeline
-from plancc.suggest import LayerSuggestions, candidates, suggest
+from plancc.suggest import LayerSuggestions, candidates, output, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.output import CAPPED
 from plancc.suggest.rank import label
@@ -309,12 +310,19 @@ def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weigh
     assert not alone.reason.startswith("ties")
 
 
-def test_the_infeasible_list_is_capped_at_top() -> None:
+def test_the_infeasible_list_is_capped_at_top_but_for_the_candidates_asked() -> None:
     over = ["routed_w1,routed_w3", "routed_w3,routed_w1", "wq_b,routed_w1,routed_w3"]
     given = [a for w in over for a in ("--candidate", f"csa:q_proj:{OPROJ},{w}")]  # over L2
     result = _run("suggest", GRAPH, "--top", "2", *given)
     assert result.exit_code == 0, result.output
     _head, _, rest = result.output.partition("infeasible (never ranked, never written):\n")
+    listed, _, _ = rest.partition("\nto measure")
+    assert sum(line.startswith("* q_proj: ") for line in listed.splitlines()) == 3
+    assert listed.endswith("\n* a --candidate you asked about")
+    found = suggest(GRAPH, ["csa"], [g for g in given if g != "--candidate"])
+    unasked = dataclasses.replace(found.layers[0], given=frozenset())
+    shown = output.text(dataclasses.replace(found, layers=(unasked,)), 2)
+    _head, _, rest = shown.partition("infeasible (never ranked, never written):\n")
     listed, _, _ = rest.partition("\nto measure")
     assert sum(line.startswith("  q_proj: ") for line in listed.splitlines()) == 2
     assert listed.endswith("\n  … 1 more")

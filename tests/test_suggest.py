@@ -628,6 +628,49 @@ def test_fix_writes_exactly_the_top_candidates_tensors(tmp_path: Path) -> None:
     assert "forward 43 layers, 86 warm issues" in checked.output
 
 
+SWA_WARM = """\
+    warms:
+      - name: prefetch_o_proj_w_swa
+        name_hint: prefetch_o_proj_w
+        after: q_proj
+        tensors: [wo_a, wo_b]
+"""
+TWO_WARMS = """\
+    warms:
+      # the early one
+      - name: early_swa  # e
+        after: rms_norm  # early
+        tensors: [wq_b]  # q
+      # the o-proj warm
+      - name: prefetch_o_proj_w_swa  # o
+        name_hint: prefetch_o_proj_w
+        after: rms_norm  # moved
+        tensors: [wo_a, wo_b]  # pair
+        allow: [PC104]
+        reason: measured at rms_norm
+"""
+
+
+def test_fix_writes_the_top_gain_into_the_warm_it_is_a_version_of(tmp_path: Path) -> None:
+    """Two warms in SWA: the top gain (the o-proj pair at q_proj) goes into the o-proj warm,
+    which keeps its name, `name_hint` and comments (its `allow` goes: the pair was judged
+    without it); the early warm goes with its own comments. It was written into the
+    early warm's slot, under a new name, with the early warm's comments."""
+    text = (
+        Path(FLASH).read_text("utf-8").replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    )
+    assert text.count(SWA_WARM) == 1
+    plan = tmp_path / "two.yaml"
+    plan.write_text(text.replace(SWA_WARM, TWO_WARMS), "utf-8")
+    done = _run("suggest", str(plan), "--no-source", "--layer", "swa", "--top", "1", "--fix")
+    assert done.exit_code == 0, done.output
+    assert done.output.endswith("swa: wrote warm q_proj: wo_a, wo_b\n")
+    kept = "\n".join(TWO_WARMS.splitlines()[:1] + TWO_WARMS.splitlines()[5:10]) + "\n"
+    assert plan.read_text("utf-8") == text.replace(
+        SWA_WARM, kept.replace("after: rms_norm  # moved", "after: q_proj  # moved")
+    )
+
+
 COVER = """\
 plancc: 1
 model: cover

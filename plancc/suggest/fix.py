@@ -11,75 +11,131 @@ plan written must validate without an error, or nothing is written.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path as FilePath
+from typing import Any
 
 from plancc import ir
 from plancc.api import diagnose_plan
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic
 from plancc.edits.interpret import FixError, apply_fixes
-from plancc.fixes import Fix, Replace, Safety, Value
+from plancc.fixes import Append, Edit, Fix, Path, Remove, Replace, Safety, Value
 from plancc.load import MAX_BYTES, load
 from plancc.load.inputs import PlanInput
 from plancc.reading import read_regular
 from plancc.suggest import LayerSuggestions, Suggestions
-from plancc.suggest.candidates import Part
+from plancc.suggest.candidates import Part, part_of
 from plancc.suggest.evaluate import warm_name
 from plancc.suggest.rank import label
 from plancc.usage import UsageError
 from plancc.write import WriteError, replace
 
 
-def _warms(layer: ir.Layer, top: LayerSuggestions) -> list[Value]:
-    """The top gain as the kind's `warms`: a declared warm it repeats keeps its name, and so
-    does the kind's one warm when one warm replaces it."""
+def _edits(data: Any, layer: ir.Layer, top: LayerSuggestions) -> tuple[Edit, ...]:
+    """The top gain written as the kind's warms. Each of its warms goes into the declared
+    warm it is a version of (``_versions``), which keeps its name, `name_hint` and
+    comments (`after` and `tensors` rewritten; its `allow` and `reason` only when the
+    candidate was judged with them; any other key goes: the warm written is the one
+    judged); a declared warm it is no version of is removed, with its own comments only;
+    a warm of it that is a version of none is added. ``data``: the plan's tree."""
     gain = top.top_gain
     assert gain is not None
-    declared = {_part(layer, w): w for w in layer.warms}
-    out: list[Value] = []
-    for anchor, tensors in gain.evaluation.candidate.parts:
-        w = declared.get((anchor, tensors))
-        if w is None and len(layer.warms) == 1 and len(gain.evaluation.candidate.parts) == 1:
-            w = layer.warms[0]
-        name = w.name if w is not None else warm_name(layer.name, tensors)
-        warm: dict[str, Value] = {"name": name}
-        if w is not None and w.name_hint != w.name:
-            warm["name_hint"] = w.name_hint
-        warm["after"] = anchor[0] if len(anchor) == 1 else list(anchor)
-        warm["tensors"] = list(tensors)
-        out.append(warm)
+    c = gain.evaluation.candidate
+    path: Path = ("layers", layer.name, "warms")
+    declared = [w for w in layer.warms if len(w.path) == 4 and w.path[:3] == path]
+    if not declared:  # none to keep: the list written whole
+        return (Replace(path, [_new(layer.name, part, i) for i, part in enumerate(c.parts)]),)
+    edits: list[Edit] = []
+    kept = _versions(layer, declared, c.parts)
+    for i, part in enumerate(c.parts):
+        w = kept.get(i)
+        if w is None:
+            continue
+        anchor, tensors = part
+        edits += [
+            Replace((*w.path, "after"), anchor[0] if len(anchor) == 1 else list(anchor)),
+            Replace((*w.path, "tensors"), list(tensors)),
+        ]
+        judged = {"name", "name_hint", "after", "tensors"}
+        judged |= {"allow", "reason"} if w in c.warms else set()
+        entry = _at(data, w.path)
+        dropped = tuple(k for k in entry if k not in judged) if isinstance(entry, dict) else ()
+        if dropped:
+            edits.append(Remove(w.path, dropped))
+    gone = tuple(sorted(int(w.path[3]) for w in declared if w not in kept.values()))
+    if gone:
+        edits.append(Remove(path, gone))
+    added = [_new(layer.name, part, i) for i, part in enumerate(c.parts) if i not in kept]
+    if added:
+        edits.append(Append(path, tuple(added)))
+    return tuple(edits)
+
+
+def _versions(
+    layer: ir.Layer, declared: list[ir.Warm], parts: tuple[Part, ...]
+) -> dict[int, ir.Warm]:
+    """The declared warm each warm of the candidate (by its index) is a version of: the one
+    with its anchor and tensors, else with its tensors, else the one whose tensors it
+    shares most (by bytes); the kind's one warm, when one warm replaces it. Each declared
+    warm is the version of one warm at most."""
+    out: dict[int, ir.Warm] = {}
+
+    def kinship(part: Part, w: ir.Warm) -> tuple[bool, bool, int]:
+        ours = part_of(layer, w)
+        common = [e.tensor for e in w.entries if e.tensor.name in part[1]]
+        shared = sum(t.bytes or 0 for t in common) or len(common)
+        return ours == part, set(ours[1]) == set(part[1]), shared
+
+    pairs = [
+        (kinship(p, w), -i, -k, i, w) for i, p in enumerate(parts) for k, w in enumerate(declared)
+    ]
+    for score, _, _, i, w in sorted(pairs, key=lambda p: p[:3], reverse=True):
+        if score[2] and i not in out and w not in out.values():
+            out[i] = w
+    if not out and len(parts) == 1 and len(declared) == 1:
+        out[0] = declared[0]
     return out
 
 
-def _part(layer: ir.Layer, w: ir.Warm) -> Part:
-    return tuple(layer.stages[a].name for a in w.anchors), tuple(e.tensor.name for e in w.entries)
+def _at(data: Any, path: Path) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _new(kind: str, part: Part, i: int) -> dict[str, Value]:
+    anchor, tensors = part
+    return {
+        "name": warm_name(kind, tensors, i),
+        "after": anchor[0] if len(anchor) == 1 else list(anchor),
+        "tensors": list(tensors),
+    }
 
 
 def fix(found: Suggestions) -> list[str]:
     """Write each kind's top gain; what was done, a line per layer kind."""
     assert found.plan is not None
     said: list[str] = []
-    fixes: list[Fix] = []
+    tops: list[tuple[ir.Layer, LayerSuggestions]] = []
     for top in found.layers:
         gain = top.top_gain
         layer = found.plan.layers[top.kind]
         if gain is None:
             said.append(f"{top.kind}: nothing beats no warm: nothing written")
-            continue
-        if gain.evaluation.candidate.parts == tuple(_part(layer, w) for w in layer.warms):
+        elif gain.evaluation.candidate.parts == tuple(part_of(layer, w) for w in layer.warms):
             said.append(f"{top.kind}: the top gain ({label(gain.evaluation)}) is its warm already")
-            continue
-        title = f"warm {label(gain.evaluation)}"
-        edit = Replace(("layers", top.kind, "warms"), _warms(layer, top))
-        fixes.append(Fix(title, (edit,), Safety.UNSAFE))
-        said.append(f"{top.kind}: wrote {title}")
-    if fixes:
-        _write(found.file, fixes, found.source_root)
+        else:
+            tops.append((layer, top))
+            said.append(f"{top.kind}: wrote warm {label(gain.evaluation)}")
+    if tops:
+        _write(found.file, tops, found.source_root)
     return said
 
 
-def _write(file: str, fixes: list[Fix], source_root: str | None) -> None:
-    path = Path(file)
+def _write(
+    file: str, tops: list[tuple[ir.Layer, LayerSuggestions]], source_root: str | None
+) -> None:
+    path = FilePath(file)
     try:
         raw = read_regular(path, MAX_BYTES)  # as a plan is read: never waited on, capped
     except OSError as exc:  # its words, not "[Errno 22] ..."
@@ -87,6 +143,11 @@ def _write(file: str, fixes: list[Fix], source_root: str | None) -> None:
     doc = load(file, raw)
     if isinstance(doc, Diagnostic):  # changed since it was read: say so, write nothing
         raise UsageError(f"{file}: cannot write the suggestion: {doc.message}")
+    fixes = []
+    for layer, top in tops:
+        assert top.top_gain is not None
+        title = f"warm {label(top.top_gain.evaluation)}"
+        fixes.append(Fix(title, _edits(doc.data, layer, top), Safety.UNSAFE))
     try:
         data = apply_fixes(doc, fixes)
     except FixError as exc:

@@ -35,9 +35,6 @@ class Manifest:
     kinds: tuple[str, ...] | None  # the forward's layer kinds, in order; None without forward
     warm_issues_per_round: int
 
-    def warms_of(self, kind: str) -> list[Warm]:
-        return [w for w in self.warms if w.layer == kind]
-
 
 def load(path: str) -> Manifest:
     try:

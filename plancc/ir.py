@@ -140,6 +140,7 @@ class Stage:
     group: str | None  # the declared consumer group
     duration_us: float | None
     kernel: str | None = None  # its kernel name in a swimlane trace (`plancc measure`)
+    collective: str | None = None  # the engine of the collective it is (`tables.engines`)
     locate: Locate | None = field(default=None, compare=False, repr=False)
     # The indices of the stages it waits for, None without `deps` (it waits for the one before).
     deps: tuple[int, ...] | None = None

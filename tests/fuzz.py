@@ -58,7 +58,8 @@ KEYS = ["plancc", "model", "platform", "dims", "tensors", "layers", "forward", "
 KEYS += ["stages", "warms", "name", "after", "tensors", "reads", "task", "shape", "dtype"]
 KEYS += ["flat", "allow", "reason", "budget", "l2_fraction", "lint", "ignore", "group", "sdma"]
 KEYS += ["streams", "duration_us", "name_hint", "kinds", "layers", "repeat", "from_config"]
-WORDS = ["a2a3", "a5", "bf16", "int8", "fp32", "D", "D * 2", "q_proj", "w", "s0", "PC104"]
+KEYS += ["collective"]
+WORDS = ["a2a3", "a5", "bf16", "int8", "fp32", "D", "D * 2", "q_proj", "w", "s0", "PC104", "mte"]
 
 
 @st.composite

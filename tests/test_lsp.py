@@ -476,6 +476,10 @@ async def test_the_new_keys_hover_complete_and_navigate(client: LanguageClient) 
     assert {"O_G", "O_IN"} <= set(await _complete(client, rows, "rows: [0, O"))
     cross_key = text.replace("next_layer: true", "next_layer: ")
     assert await _complete(client, cross_key, "next_layer: ") == ["true", "false"]
+    engine = text.replace(
+        "{name: k_proj, task: k_tid,", "{name: k_proj, collective: , task: k_tid,"
+    )
+    assert await _complete(client, engine, "collective: ") == ["mte", "sdma"]
 
 
 async def test_references_and_rename(client: LanguageClient) -> None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
 from plancc.api import validate_paths
+from plancc.cli.app import app
 from plancc.formats.json import json_
+from plancc.source.root import NO_SOURCE
+from plancc.suggest import suggest
+from plancc.suggest.rank import label
 
 PLANS = Path(__file__).parent.parent / "plans"
 L2 = 201_326_592
@@ -92,7 +100,7 @@ def test_flash_s_next_layer_warm_is_clean_but_not_shipped(tmp_path: Path) -> Non
         assert last in text
         text = text.replace(last, last.replace("\n", f"\n{warm}", 1))
     text = text.replace(
-        "{name: moe_combine, sdma: true}", "{name: moe_combine, task: moe_tid, sdma: true}"
+        "{name: moe_combine, sdma: true, ", "{name: moe_combine, task: moe_tid, sdma: true, "
     )
     text = text.replace("config: configs/", f"config: {PLANS}/configs/")
     (tmp_path / "flash.yaml").write_text(text, encoding="utf-8")
@@ -131,3 +139,144 @@ def test_accepted_warnings_are_exactly_the_measured_trade_offs() -> None:
     # Pro: PC103 on both kinds, wo_a warmed without wo_b (117.4 MB) on purpose.
     assert _allowed("deepseek_v4_flash.yaml") == []
     assert _allowed("deepseek_v4_pro.yaml") == ["PC103", "PC103"]
+
+
+# -- the three newer families (issue 44) -----------------------------------------------------
+
+DOCS = Path(__file__).parent.parent / "docs" / "models.md"
+DSPARK = "deepseek_v4_flash_dspark.yaml"
+
+
+def _suggest_table(plan: Path, *args: str) -> str:
+    """`suggest … --format markdown --top 4`'s table rows, as docs/models.md shows them."""
+    done = CliRunner().invoke(
+        app,
+        ["suggest", str(plan), "--format", "markdown", "--top", "4", *args],
+        env={"NO_COLOR": "1"},
+    )
+    assert done.exit_code == 0, done.output
+    return "".join(line + "\n" for line in done.output.splitlines() if line.startswith("|"))
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "rows"),
+    [
+        ("qwen3_32b.yaml", (), 1),
+        ("deepseek_v3_2.yaml", (), 1),
+        (DSPARK, ("--layer", "swa"), 4),
+        (DSPARK, ("--layer", "csa"), 4),
+        (DSPARK, ("--layer", "hca"), 4),
+    ],
+)
+def test_docs_models_shows_suggests_table_exactly(
+    name: str, args: tuple[str, ...], rows: int
+) -> None:
+    table = _suggest_table(PLANS / name, *args)
+    assert table.count("\n") == 2 + rows  # the header, its rule, the rows
+    assert table in DOCS.read_text("utf-8")
+
+
+def test_the_newer_plans_validate_and_ship_no_warm() -> None:
+    """Their sources are not checked here (PC200 only); none has a warm: Qwen3-32B and
+    V3.2 bind no task, dspark's o-projection warms span the heads' all-to-all."""
+    for name in ("qwen3_32b.yaml", "deepseek_v3_2.yaml", DSPARK):
+        numbers, plan = _result(name)
+        assert plan.warms == (), name  # type: ignore[attr-defined]
+        assert numbers["l2"]["peak_bytes"] == 0  # type: ignore[index]
+
+
+def test_dspark_s_exchanges_are_mte_collectives() -> None:
+    """o_group_a2a and tp_o_reduce_scatter in every kind, as extract marks them (each
+    calls pld.tensor.put and notify/wait: MTE); no stage uses SDMA."""
+    _, plan = _result(DSPARK)
+    for kind in ("swa", "csa", "hca"):
+        stages = plan.layers[kind].stages  # type: ignore[attr-defined]
+        assert {s.name: s.collective for s in stages if s.collective} == {
+            "o_group_a2a": "mte",
+            "tp_o_reduce_scatter": "mte",
+        }
+        assert not any(s.sdma for s in stages)
+
+
+def test_dspark_s_heads_warm_spans_the_all_to_all(tmp_path: Path) -> None:
+    """The first pass's CSA warm (wo_a, wo_b, wo_b_scale after sparse_attn): PC105 at its
+    name, naming o_group_a2a and its engine; `suggest` ranks it a loss below no warm."""
+    text = (PLANS / DSPARK).read_text("utf-8")
+    declared = (
+        "    # None: from heads_tid (suggest's best o-projection warm) it spans o_group_a2a.\n"
+        "    warms: []\n"
+    )
+    assert declared in text
+    text = text.replace(
+        declared,
+        "    warms:\n      - {name: prefetch_o_proj_w_csa, after: sparse_attn, "
+        "tensors: [wo_a, wo_b, wo_b_scale]}\n",
+    )
+    text = text.replace("config: configs/", f"config: {PLANS}/configs/")
+    plan = tmp_path / "dspark.yaml"
+    plan.write_text(text, encoding="utf-8")
+    report = validate_paths([str(plan)])
+    (d,) = [d for d in report.diagnostics if d.code != "PC200"]
+    assert (d.code, d.line, d.col) == ("PC105", 251, 16)  # the warm's name
+    assert d.message == (
+        "warm 'prefetch_o_proj_w_csa' is alive (stages 'o_group_a2a' to 'proj_b') while "
+        "collective 'o_group_a2a' (vector-core MTE) runs"
+    )
+    found = suggest(str(plan), ["csa"], [])
+    (layer,) = found.layers
+    first = layer.ranked[0]
+    assert (first.klass, first.evaluation.candidate.none) == ("none", True)
+    (row,) = [
+        r for r in layer.ranked if label(r.evaluation) == "sparse_attn: wo_a, wo_b, wo_b_scale"
+    ]
+    assert row.klass == "loss"
+    assert "spans the collective 'o_group_a2a' (vector-core MTE) (PC105)" in row.reason
+
+
+def _tasked(name: str, tmp_path: Path) -> Path:
+    """A copy of the plan with a task on every stage: what the code would bind."""
+    lines = []
+    for line in (PLANS / name).read_text("utf-8").splitlines():
+        flow = re.match(r"^(\s*)- \{name: (\w+), (.*)$", line)
+        block = re.match(r"^(\s*)- name: (\w+)$", line)
+        out = line.replace("config: configs/", f"config: {PLANS}/configs/")
+        if flow:
+            out = f"{flow[1]}- {{name: {flow[2]}, task: {flow[2]}_tid, {flow[3]}"
+        elif block:
+            out += f"\n{block[1]}  task: {block[2]}_tid"
+        lines.append(out)
+    copy = tmp_path / name
+    copy.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return copy
+
+
+def _top(plan: Path, n: int) -> list[str]:
+    (layer,) = suggest(str(plan), source_root=NO_SOURCE).layers
+    return [label(r.evaluation) for r in layer.ranked[:n]]
+
+
+def test_what_the_newer_plans_should_measure_first(tmp_path: Path) -> None:
+    """docs/models.md: with a task on every stage, Qwen3-32B's gains are `wo` after
+    sv_matmul, then after qk_matmul; V3.2's wq_b and wq_b_idx after q_lora_proj, then
+    the absorbed projections tied, then w_latent_to_v from s3_score_tile."""
+    assert _top(_tasked("qwen3_32b.yaml", tmp_path), 4) == [
+        "sv_matmul: wo",
+        "qk_matmul: wo",
+        "softmax: wo",
+        "no warm",
+    ]
+    assert _top(_tasked("deepseek_v3_2.yaml", tmp_path), 5) == [
+        "q_lora_proj: wq_b",
+        "q_lora_proj: wq_b_idx",
+        "q_rope: w_q_nope_to_latent",
+        "s4_softmax: w_latent_to_v",
+        "s3_score_tile: w_latent_to_v",
+    ]
+
+
+def test_flash_and_pro_moe_keep_the_seed_s_sdma_beside_the_code_s_collective() -> None:
+    for name in ("deepseek_v4_flash.yaml", "deepseek_v4_pro.yaml"):
+        _, plan = _result(name)
+        for layer in plan.layers.values():  # type: ignore[attr-defined]
+            moe = [(s.name, s.sdma, s.collective) for s in layer.stages if s.collective]
+            assert moe == [("moe_dispatch", True, "mte"), ("moe_combine", True, "mte")]

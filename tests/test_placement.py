@@ -190,6 +190,8 @@ def layers(draw: st.DrawFn) -> str:
         if draw(st.booleans()):
             parts.append("sdma: true")
         if draw(st.booleans()):
+            parts.append(f"collective: {draw(st.sampled_from(['mte', 'sdma']))}")
+        if draw(st.booleans()):
             parts.append(f"streams: {draw(st.sampled_from(['0', '1 MB', '427.8 MB']))}")
         if draw(st.booleans()):
             parts.append(f"duration_us: {draw(st.sampled_from(['0', '0.5', '10', '100']))}")

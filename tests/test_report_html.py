@@ -216,6 +216,10 @@ def test_sdma_and_streams_stages_are_marked() -> None:
     assert html.count('class="stage sdma"') == 6  # moe_dispatch and moe_combine, 3 kinds
     assert html.count('class="stage streams"') == 3
     assert "stage 15 moe_ffn: reads no tensor; streams 427.8 MB" in html
+    # The shipped plan's MoE: the seed's `sdma: true`, and the code's collective.
+    flash = GOLDEN.read_text(encoding="utf-8")
+    said = "stage 13 moe_dispatch: reads no tensor; uses SDMA; a collective (vector-core MTE)"
+    assert said in flash
 
 
 def test_stage_reads_are_named_under_each_stage() -> None:

@@ -77,6 +77,7 @@ def _graph_plans(draw: st.DrawFn) -> tuple[str, str]:
                 "duration_us": draw(st.sampled_from([None, 5, 50, 300])),
                 "streams": draw(st.sampled_from([None, None, None, "150 MB"])),
                 "sdma": draw(st.booleans()) and draw(st.booleans()),
+                "collective": draw(st.sampled_from([None, None, None, "mte", "sdma"])),
             }
         )
     warms = [
@@ -113,7 +114,11 @@ def _plan_text(
         keys = [f"name: {s['name']}", f"deps: [{', '.join(f's{d}' for d in s['deps'])}]"]
         keys += [f"task: {s['name']}_tid"] if s["task"] else []
         keys += [f"reads: [{', '.join(s['reads'])}]"]
-        keys += [f"{k}: {s[k]}" for k in ("group", "duration_us", "streams") if s[k] is not None]
+        keys += [
+            f"{k}: {s[k]}"
+            for k in ("group", "duration_us", "streams", "collective")
+            if s[k] is not None
+        ]
         keys += ["sdma: true"] if s["sdma"] else []
         lines.append(f"      - {{{', '.join(keys)}}}")
     lines.append("    warms:")

@@ -491,7 +491,8 @@ needs_next = pytest.mark.skipif(not PYPTO_NEXT, reason="PLANCC_PYPTO_LIB_NEXT is
 
 
 def _by_kind(plan: Path, root: str | None) -> list[tuple[str, str]]:
-    """Every source finding as (code, layer kind), the kind from the plan line it is at."""
+    """Every finding as (code, layer kind), the kind from the plan line it is at (a
+    finding outside `layers` is the kind before it, or none)."""
     assert root is not None
     assert Path(root).is_dir(), root
     starts: list[tuple[int, str]] = []
@@ -505,9 +506,8 @@ def _by_kind(plan: Path, root: str | None) -> list[tuple[str, str]]:
             starts.append((n, line.split(":")[0].strip()))
     found = []
     for d in _validate(plan, Path(root)):
-        if d.code in SOURCE_CODES:
-            kind = [k for n, k in starts if n <= d.line][-1]
-            found.append((d.code, kind))
+        kind = [k for n, k in starts if n <= d.line][-1:] or ["-"]
+        found.append((d.code, kind[0]))
     return sorted(found)
 
 
@@ -727,9 +727,11 @@ def test_every_decorated_function_of_pypto_lib_keeps_the_promise() -> None:
 
 
 # Every shipped plan against pypto-lib main (634e77bd): its exact findings, (code, layer
-# kind), all of them drift. Flash and Pro: the drift above. Qwen3-14B, dspark: their warms
-# have no call site yet (PC206). dspark: TP_SIZE taken from `source_defines` and hc_pre
-# chosen at import time (PC208). V3.2 and Qwen3-32B: none. The reader follows the orders
+# kind), the rules' with the source checks', all of them drift. Flash and Pro: the drift
+# above. Qwen3-14B: its warm has no call site yet (PC206). dspark: no warm (each
+# o-projection warm would span the heads' all-to-all, PC105: docs/models.md); TP_SIZE
+# taken from `source_defines` and hc_pre chosen at import time (PC208). V3.2 and
+# Qwen3-32B: none. The reader follows the orders
 # it once missed (issue 41): V3.2's tiles handed from one scope to the next, Qwen3-32B's
 # attn_out assembled at orchestration level, dspark's rms_norm writing its output through
 # a helper called inside its kernel.
@@ -737,10 +739,8 @@ SHIPPED = {
     "deepseek_v3_2.yaml": [],
     "deepseek_v4_flash.yaml": _each(["swa", "csa", "hca"], ["PC201", "PC205", "PC206", "PC208"]),
     "deepseek_v4_flash_dspark.yaml": sorted(
-        _each(["swa", "csa", "hca"], ["PC208", "PC208"])
-        + _each(["csa", "hca"], ["PC206"])
-        + [("PC208", "hca")]  # decode_hca.py reads --tp itself too
-    ),
+        [*_each(["swa", "csa", "hca"], ["PC208", "PC208"]), ("PC208", "hca")]
+    ),  # decode_hca.py reads --tp itself too
     "deepseek_v4_pro.yaml": _each(["csa", "hca"], ["PC201", "PC206", "PC208", "PC208"]),
     "qwen3_14b.yaml": [("PC206", "decode_layer")],
     "qwen3_32b.yaml": [],
@@ -1193,8 +1193,8 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
     stages = plan.read_text(encoding="utf-8").split("stages:\n")[1]
     assert stages == (
         "      - {name: proj_a, task: a_tid, deps: [], reads: [x, w_a], kernel: proj_a}\n"
-        "      # collective, not SDMA: pld.tensor.put (TPUT through a UB tile, vector-core MTE)\n"
-        "      - {name: exchange, deps: [proj_a], kernel: exchange}\n"
+        "      # collective: pld.tensor.put (TPUT through a UB tile, vector-core MTE)\n"
+        "      - {name: exchange, deps: [proj_a], collective: mte, kernel: exchange}\n"
         "      - {name: proj_b, deps: [exchange], reads: [w_b, y], kernel: proj_b}\n"
         "      - {name: proj_c, deps: [], reads: [x, w_c], kernel: proj_c}\n"
     )
@@ -1210,32 +1210,60 @@ def test_an_incore_call_is_a_kernel_ordered_by_what_it_takes(
 
 def test_a_collective_says_its_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each kernel that calls an inter-rank primitive (also through a helper: the barrier's
-    notify and wait) is marked with what runs it; none of PyPTO's is SDMA, so no stage gets
-    `sdma: true` (docs/sources.md, "Collectives")."""
+    notify and wait) is a stage with `collective: mte`, under a comment naming what runs
+    each primitive; none of PyPTO's is SDMA, so no stage gets `sdma: true` (docs/sources.md,
+    "Collectives")."""
     r = read_layer(str(DATA / "collective" / "layer.py"), "tp_layer")
     assert [(k.name, k.collectives) for k in r.kernels] == [
         ("heads_a2a", ("pld.tensor.put", "pld.system.notify", "pld.system.wait")),
         ("o_proj", ()),
         ("reduce_scatter", ("pld.tensor.put",)),
     ]
-    assert "sdma" not in _extract("collective", monkeypatch)
+    text = _extract("collective", monkeypatch)
+    assert "sdma" not in text
+    assert text.count("collective: mte") == 2
 
 
-def test_an_sdma_collective_is_an_sdma_stage(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Were a primitive to move its data by SDMA, its stage would be `sdma: true`, which
-    PC105 judges a warm alive across."""
+def test_an_sdma_collective_is_an_sdma_collective_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were a primitive to move its data by SDMA, its stage would be `collective: sdma`;
+    PC105 judges a warm alive across it as across any collective."""
     from plancc.source import collectives
 
-    sdma_put = collectives.Primitive("by SDMA", sdma=True)
+    sdma_put = collectives.Primitive("by SDMA", engine="sdma")
     monkeypatch.setitem(collectives.PRIMITIVES, "pld.tensor.put", sdma_put)
     stages = _extract("collective", monkeypatch).split("stages:\n")[1]
     assert stages == (
-        "      # collective, by SDMA: pld.tensor.put (by SDMA), pld.system.notify (TNOTIFY, a "
-        "scalar store), pld.system.wait (TWAIT, a poll)\n"
-        "      - {name: heads_a2a, deps: [], reads: [x], sdma: true, kernel: heads_a2a}\n"
+        "      # collective: pld.tensor.put (by SDMA), pld.system.notify (TNOTIFY, a scalar "
+        "store), pld.system.wait (TWAIT, a poll)\n"
+        "      - {name: heads_a2a, deps: [], reads: [x], collective: sdma, kernel: heads_a2a}\n"
         "      - {name: o_proj, task: o_tid, deps: [heads_a2a], reads: [w_o], kernel: o_proj}\n"
-        "      # collective, by SDMA: pld.tensor.put (by SDMA)\n"
-        "      - {name: reduce_scatter, deps: [o_proj], sdma: true, kernel: reduce_scatter}\n"
+        "      # collective: pld.tensor.put (by SDMA)\n"
+        "      - {name: reduce_scatter, deps: [o_proj], collective: sdma, kernel: reduce_scatter}\n"
+    )
+
+
+def test_a_warm_across_an_extracted_collective_is_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skeleton with a warm of w_o from layer entry: alive across heads_a2a, the MTE
+    collective extract marked, PC105 names it with its engine."""
+    work = tmp_path / "collective"
+    shutil.copytree(DATA / "collective", work)
+    plan = work / "plan.yaml"
+    text = _extract("collective", monkeypatch, work)
+    text = text.replace(
+        "      - {name: heads_a2a, deps: [], ",
+        "      - {name: entry, task: entry_tid, deps: []}\n"
+        "      - {name: heads_a2a, deps: [entry], ",
+    )
+    plan.write_text(
+        text + "    warms:\n      - {name: prefetch_w_o, after: entry, tensors: [w_o]}\n",
+        encoding="utf-8",
+    )
+    (d,) = [d for d in _validate(plan, work) if d.code == "PC105"]
+    assert d.message == (
+        "warm 'prefetch_w_o' is alive (stages 'heads_a2a' to 'o_proj') while collective "
+        "'heads_a2a' (vector-core MTE) runs"
     )
 
 

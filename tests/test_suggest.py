@@ -107,7 +107,7 @@ def test_l2_table() -> None:
     # The MoE warm anchored before the dispatch: its window holds an sdma stage.
     (moe,) = [r for r in layer.ranked if label(r.evaluation) == "moe_gate: routed_w1, routed_w3"]
     assert moe.klass == "loss"
-    assert moe.reason.endswith("while SDMA stage(s) moe_dispatch run (PC105)")
+    assert moe.reason.endswith("spans the SDMA stage 'moe_dispatch' (PC105)")
 
 
 SPLIT = """\
@@ -700,3 +700,48 @@ def test_a_first_row_says_the_warnings_it_still_has(tmp_path: Path) -> None:
         "first: lands 100.0 MB with nothing streaming beside it; still: warm "
         "'prefetch_w1_k' covers w1 but not w2 of consumer group 'g' (stages b, c) (PC103)"
     )
+
+
+TP = str(ROOT / "tests/data/suggest/tp_collectives.yaml")
+SPANS = "spans the collective 'o_group_a2a' (vector-core MTE) (PC105)"
+
+
+def test_a_candidate_across_a_collective_is_a_loss_that_names_it() -> None:
+    """Every o-projection warm from before the MTE all-to-all is alive across it: a loss
+    by PC105's declaration, whose reason names the collective and its engine, whether
+    PC105 decided its place ("below no warm: spans …") or another place did ("a shorter
+    window …; a loss: spans …")."""
+    layer = _layer("csa:rms_norm:wo_a,wo_b", plan=TP)
+    rows = {label(r.evaluation): r for r in layer.ranked}
+    assert [label(r.evaluation) for r in layer.ranked][:2] == ["rms_norm: wq_b", "no warm"]
+    assert rows["rms_norm: wq_b, wo_a, wo_b"].reason == f"below no warm: {SPANS}"
+    for warm in ("q_proj: wo_a, wo_b", "sparse_attn: wo_a, wo_b"):
+        assert rows[warm].klass == "loss"
+        assert rows[warm].reason.endswith(f"; a loss: {SPANS}")
+    # PC104's bytes decide its place (the costs come first); the collective is named too.
+    assert rows["rms_norm: wo_a, wo_b"].reason.endswith(
+        "of the layer's own weights stream while it is in flight (PC104); " + SPANS
+    )
+
+
+def test_an_allowed_collective_is_named_with_its_reason() -> None:
+    (_, layer) = suggest(TP, ["csa", "hca"], []).layers
+    first = layer.ranked[0]
+    assert label(first.evaluation) == "sparse_attn: wo_a, wo_b"
+    assert first.reason == (
+        "first: lands 50.3 MB with nothing streaming beside it; spans the collective "
+        "'o_group_a2a' (vector-core MTE): PC105 allowed: the all-to-all is measured with it "
+        "in flight"
+    )
+
+
+@pytest.mark.parametrize("form", ["text", "json", "markdown"])
+def test_every_output_names_the_collective(form: str) -> None:
+    result = _run("suggest", TP, "--layer", "csa", "--format", form, "--top", "3")
+    assert result.exit_code == 0, result.output
+    if form == "json":
+        (layer,) = json.loads(result.output)["layers"]
+        reasons = [c["reason"] for c in layer["candidates"]]
+        assert reasons[2] == f"below no warm: {SPANS}"
+    else:
+        assert f"below no warm: {SPANS}" in " ".join(result.output.split())

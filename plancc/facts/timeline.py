@@ -80,14 +80,15 @@ class Timeline:
                     self.weights[i].append(t)
                     weighed[k] += s.read_bytes(t)  # its share of a tensor it reads part of
             streamed[k] += s.streams
-            busy[k] += bool(s.streams or s.sdma)
+            busy[k] += bool(s.streams or s.sdma or s.collective)
             if s.duration_us is None:
                 unmeasured[k] += 1
             else:
                 step_us[k] = max(step_us[k], decimal(s.duration_us))
         # Sums over the steps before step k: weight bytes (each stage's static reads),
-        # `streams` bytes, stages pushing other bytes or using SDMA, stages without a
-        # duration, and durations. The duration sums stay int 0 until a duration is met.
+        # `streams` bytes, stages pushing other bytes, using SDMA or a collective, stages
+        # without a duration, and durations. The duration sums stay int 0 until a duration
+        # is met.
         self.weighed_before = _prefix(weighed)
         self.streamed_before = _prefix(streamed)
         self.busy_before = _prefix(busy)
@@ -104,7 +105,8 @@ class Timeline:
             last = k if unmeasured[k] else last
             self.last_unmeasured.append(last)
         self.step_of = [start[i] for i in self.order]  # the order's steps, to bisect
-        self.sdma = [i for i in self.order if stages[i].sdma]  # the `sdma: true` stages (PC105)
+        # The stages a warm must not be alive across (PC105): `sdma: true`, or a collective.
+        self.contending = [i for i in self.order if stages[i].sdma or stages[i].collective]
         # The stages that read weights, in step order, and per consumer group the steps
         # of its own and the sums of their weight bytes: PC104's bytes in a window are
         # a few bisections, not a scan of it.

@@ -28,6 +28,7 @@ from plancc.load.lines import starts as line_starts
 from plancc.source.cache import deadline as reading_deadline
 from plancc.source.root import NO_SOURCE
 from plancc.tables.dtypes import DTYPES
+from plancc.tables.engines import ENGINES
 from plancc.tables.names import PLATFORMS, identifier_problem
 from plancc.tables.platforms import PLATFORMS as PLATFORM_TABLE
 from plancc.text import fmt_bytes, fmt_percent, fmt_size
@@ -127,6 +128,11 @@ def dtype_names() -> list[str]:
 
 def platform_names() -> list[str]:
     return list(PLATFORMS)
+
+
+def engines() -> list[tuple[str, str]]:
+    """A `collective`'s values, each with what it means."""
+    return [(e.name, e.means) for e in ENGINES.values()]
 
 
 def l2_bytes(plan: ir.Plan) -> int | None:

@@ -6,8 +6,8 @@ version of the plan that parsed: tensors in `reads` and a warm's `tensors`,
 stages of the enclosing layer kind in `after`, layer kinds in `forward`, dims
 (and params) and config keys inside expressions (`shape`, `streams`, a read's
 `share`, a stack's `layers`, a param's `default` and `range`, a prefix's `rows`, a
-warm's `guard`), `true`/`false` for `next_layer`, dtypes, platforms,
-the stages of a join (`after: [q_proj, …]`), and warning ids in
+warm's `guard`), `true`/`false` for `next_layer`, a `collective`'s engines, dtypes,
+platforms, the stages of a join (`after: [q_proj, …]`), and warning ids in
 `allow` and `lint.ignore` (an error id there would be PC004).
 """
 
@@ -91,6 +91,8 @@ def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp
         return [_item(c.id, kind.Value, f"{c.name} ({c.severity.value})") for c in pc.silenceable()]
     if key == "next_layer":
         return [_item(v, kind.Value, "cross-layer warm") for v in ("true", "false")]
+    if key == "collective":
+        return [_item(n, kind.EnumMember, means) for n, means in pc.engines()]
     index = state.index if state is not None else None
     if index is None or state is None:
         return []
@@ -114,7 +116,7 @@ def _items(state: PlanState | None, text: Text, key: str, at: Point) -> list[lsp
 
 
 _KEYS = {"dtype", "platform", "after", "tensor", "layer", "from_config", "reads", "tensors"}
-_KEYS |= {"allow", "ignore", "forward", "deps", "next_layer"}
+_KEYS |= {"allow", "ignore", "forward", "deps", "next_layer", "collective"}
 
 
 def _item(label: str, kind: lsp.CompletionItemKind, detail: str | None) -> lsp.CompletionItem:

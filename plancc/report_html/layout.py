@@ -25,6 +25,7 @@ from plancc import ir
 from plancc.facts.timeline import decimal
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts
+from plancc.tables.engines import ENGINES
 
 WIDTH = 1160  # the SVG viewBox width: fits a 1280 px window with the page's margins
 X0 = 112  # the plot's left edge; the gutter left of it names the rows
@@ -256,6 +257,8 @@ def grid(lf: LayerFacts, plan: ir.Plan) -> Grid:
         reads = ", ".join(parts) if parts else "no tensor"
         title = f"stage {stage.number} {stage.name}: reads {reads}"
         title += "; uses SDMA" if stage.sdma else ""
+        if stage.collective is not None:
+            title += f"; a collective ({ENGINES[stage.collective].label})"
         title += f"; streams {fmt.mb(stage.streams)}" if stage.streams else ""
         if stage.duration_us is not None:
             title += f"; {fmt.num(stage.duration_us)} µs"

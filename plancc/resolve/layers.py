@@ -233,6 +233,7 @@ def resolve_layer(
                 reads=reads,
                 streams=_streams(ctx, s.streams, (*path, "streams"), s.name),
                 sdma=s.sdma,
+                collective=s.collective,
                 group=s.group,
                 duration_us=s.duration_us,
                 kernel=s.kernel,

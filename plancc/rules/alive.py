@@ -1,8 +1,8 @@
 """Rules PC105-PC107: what happens while a warm is alive, and whether it lands in time.
 
-SDMA stages that run while it waits (PC105), streams that evict it before its last
-consumer (PC106), and a window too short to land it before its first (PC107). The
-shared vocabulary is placement's (``plancc.rules.placement``).
+Collectives and SDMA stages that run while it waits (PC105), streams that evict it
+before its last consumer (PC106), and a window too short to land it before its first
+(PC107). The shared vocabulary is placement's (``plancc.rules.placement``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from plancc.facts.liveness import step_stage
 from plancc.facts.placed import Placed, anchor_fix, pushed_bytes, pushers
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
+from plancc.tables.engines import ENGINES
 from plancc.text import fmt_percent, fmt_share, fmt_size
 
 
@@ -25,26 +26,39 @@ def _names(items: list[str]) -> str:
     return ", ".join(items)
 
 
-@rule("PC105", "sdma-contention", Severity.WARNING, loss=True)
-def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
-    """An `sdma: true` stage runs while the warm is alive.
+@rule("PC105", "collective-contention", Severity.WARNING, loss=True)
+def collective_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
+    """A collective or an `sdma: true` stage runs while the warm is alive.
 
-    Fires when a stage marked `sdma: true` (an all-to-all dispatch or
-    combine) starts in the warm's live interval: from its anchor's finish
+    Fires when a stage with `collective` (an inter-rank collective: a TP
+    all-to-all, a reduce-scatter, the MoE dispatch or combine) or marked
+    `sdma: true` starts in the warm's live interval: from its anchor's finish
     through the start of the last stage running after the anchor that reads
     one of its (static) tensors, both ends inclusive; a warm none of whose
     tensors is read after the anchor stays alive to the end of the layer
-    kind. Reported at the warm's `name`, naming the SDMA stages.
+    kind. Reported at the warm's `name`, naming each such stage, a
+    collective with the engine its `collective` says moves its data
+    (`vector-core MTE` for `mte`, `SDMA` for `sdma`).
 
-    Why: a warm is an SDMA transfer; so is the MoE all-to-all. In the seed,
-    warming `routed_w1` sped the expert FFN up (365.9 → 327.7 µs) but blew
-    `combine` from 40.5 to 115.4 µs at ep8.
+    Why: in the seed, warming `routed_w1` sped the expert FFN up (365.9 →
+    327.7 µs) but blew `combine` from 40.5 to 115.4 µs at ep8. The seed
+    explains it as two SDMA transfers contending ("its SDMA contends with
+    the all-to-all, which is also SDMA"); that is the seed's explanation,
+    not what the code does: pypto-lib's `combine` is put-based
+    (`pld.tensor.put` and `pld.system.notify`), and PyPTO runs those on the
+    vector core's MTE pipes, through a staging tile, never by SDMA; only
+    the prefetch context gets the SDMA workspace (docs/sources.md,
+    "Collectives", with the evidence in PyPTO's sources). So the measured
+    slowdown was of an MTE collective, and the rule does not depend on the
+    engine: the warm and the collective share HBM, L2 and the links
+    whatever moves the collective's data.
 
     A cross-layer warm is alive across the layer boundary: from its anchor
-    through its last consumer in the next layer, and the SDMA stages of both
-    sides count (the MoE's all-to-all after the anchor, say).
+    through its last consumer in the next layer, and the collectives and
+    SDMA stages of both sides count (the MoE's all-to-all after the anchor,
+    say).
 
-    Fix: end the warm before the SDMA stage (warm only tensors consumed
+    Fix: end the warm before the collective (warm only tensors consumed
     before it), or anchor it after that stage.
     """
     for p in facts.placed:
@@ -52,19 +66,47 @@ def sdma_contention(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             continue
         line = p.line
         first, last = p.warm.live
-        sdma = [i for i in line.sdma if first <= line.start[i] <= last]
-        if sdma:
+        alive = [i for i in line.contending if first <= line.start[i] <= last]
+        if alive:
             stages = p.layer.stages
             since, until = stages[step_stage(p.layer, first)], stages[_last_read(p)]
+            met = [stages[i] for i in alive]
             yield Finding(
                 p.warm.name_pos,
                 f"warm '{p.warm.name}' is alive (stages '{since.name}' to '{until.name}') "
-                "while SDMA stage(s) "
-                f"{_names([stages[i].name for i in sdma])} run{p.on}",
-                "end the warm before the SDMA stage, or anchor it after the SDMA stage",
+                f"while {contending_words(met)}{p.on}",
+                _contending_hint(met),
                 warm=p.warm,
-                stages=tuple(sdma),
+                stages=tuple(alive),
+                data={
+                    "stages": [s.name for s in met],
+                    "collectives": {s.name: s.collective for s in met if s.collective},
+                },
             )
+
+
+def collective_words(stage: ir.Stage) -> str:
+    """A collective as the messages name it: "collective 'o_group_a2a' (vector-core MTE)"."""
+    assert stage.collective is not None  # the schema keeps only the table's engines
+    return f"collective '{stage.name}' ({ENGINES[stage.collective].label})"
+
+
+def contending_words(met: list[ir.Stage]) -> str:
+    """The stages a warm is alive across and the verb: the `sdma: true` stages that are
+    no collective together, as they always were ("SDMA stage(s) moe_dispatch,
+    moe_combine run"), then each collective with its engine."""
+    sdma = [s.name for s in met if not s.collective]
+    parts = [f"SDMA stage(s) {_names(sdma)}"] if sdma else []
+    parts += [collective_words(s) for s in met if s.collective]
+    one = len(met) == 1 and not sdma
+    return f"{' and '.join(parts)} {'runs' if one else 'run'}"
+
+
+def _contending_hint(met: list[ir.Stage]) -> str:
+    if len(met) > 1:
+        return "end the warm before the first of these stages, or anchor it after the last"
+    noun = "collective" if met[0].collective else "SDMA stage"
+    return f"end the warm before the {noun}, or anchor it after the {noun}"
 
 
 def _last_read(p: Placed) -> int:
@@ -194,7 +236,7 @@ def cannot_land(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
 
     Fix: the hint names an earlier anchor with a `task` from which the warm
     lands, when there is one after every read of its tensors and every
-    streaming or SDMA stage before the anchor; else warm only weights
+    streaming, SDMA or collective stage before the anchor; else warm only weights
     consumed late in the layer (the o-projection pair after q). Add
     `duration_us` to the stages in between for an estimate. Its fix (unsafe)
     anchors the warm at the hinted stage, when no other warm anchors there
@@ -255,11 +297,11 @@ def _anchors(layer: ir.Layer) -> set[int | None]:
 def _earlier_anchor(p: Placed, line: Timeline) -> int | None:
     """The latest earlier anchor with a task from which the warm lands, and which no
     other rule would send back later: every reader of its tensors runs after it
-    (PC040) and it lands before the first of them (PC107), no stage that streams or
-    uses SDMA starts from it up to the anchor (PC105, PC106), and it is the last to
-    start of those that land (PC104). The fix takes it only when no other warm anchors
-    there (PC101) and what streams from it to the last consumer leaves the warm in L2
-    (PC106); else the hint alone names it."""
+    (PC040) and it lands before the first of them (PC107), no stage that streams, uses
+    SDMA or is a collective starts from it up to the anchor (PC105, PC106), and it is
+    the last to start of those that land (PC104). The fix takes it only when no other
+    warm anchors there (PC101) and what streams from it to the last consumer leaves the
+    warm in L2 (PC106); else the hint alone names it."""
     start, at = line.start, line.start[p.at]
     read = [r for e in p.entries for r in line.readers.get(e.tensor.name, ())]
     first = min(read, key=lambda r: line.rank[r])  # the first consumer from an earlier anchor

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.json_schema import SkipJsonSchema
 
 from plancc.tables.dtypes import DTYPES
+from plancc.tables.engines import ENGINES
 from plancc.tables.names import KEYWORDS, MAX_NAME, PLATFORMS, RESERVED, RESERVED_SUFFIX
 
 _NOT_KEYWORD = "(?!(?:" + "|".join(sorted(KEYWORDS)) + ")$)"
@@ -132,6 +133,19 @@ class Stage(_Strict):
         | SkipJsonSchema[None]
     ) = None
     sdma: StrictBool = False
+    # plancc's addition to the contract (docs/plan-format.md): PC105 judges a collective
+    # whatever its engine, and names the engine.
+    collective: (
+        Annotated[
+            str,
+            Field(
+                description="an inter-rank collective, by the engine that moves its data: "
+                + ", ".join(f"{e.name} ({e.means})" for e in ENGINES.values()),
+                json_schema_extra={"enum": list(ENGINES)},
+            ),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
     group: str | SkipJsonSchema[None] = None
     duration_us: Annotated[float, Field(strict=True, ge=0)] | SkipJsonSchema[None] = None
     kernel: Name | SkipJsonSchema[None] = None

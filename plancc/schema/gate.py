@@ -765,6 +765,13 @@ def validate_https___plancc_dev_schemas_warm_plan_schema_json___defs_stage(data,
         if data__missing_keys:
             raise Invalid
         data_keys = set(data.keys())
+        if "collective" in data_keys:
+            data_keys.remove("collective")
+            data__collective = data["collective"]
+            if not isinstance(data__collective, (str)):
+                raise Invalid
+            if not (isinstance(data__collective, str) and data__collective == 'mte' or isinstance(data__collective, str) and data__collective == 'sdma'):
+                raise Invalid
         if "deps" in data_keys:
             data_keys.remove("deps")
             data__deps = data["deps"]

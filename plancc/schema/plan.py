@@ -90,6 +90,7 @@ class Stage(NamedTuple):
     reads: Sequence[str | Read] = ()
     streams: int | str | None = None
     sdma: bool = False
+    collective: str | None = None
     group: str | None = None
     duration_us: float | None = None
     kernel: str | None = None
@@ -248,6 +249,7 @@ KEY_ORDER: dict[tuple[str, ...], tuple[str, ...]] = {
         "reads",
         "streams",
         "sdma",
+        "collective",
         "group",
         "duration_us",
         "kernel",

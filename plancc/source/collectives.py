@@ -1,13 +1,13 @@
 """Collectives: the inter-rank primitives a kernel calls, and the engine that runs each.
 
 A kernel that calls one (a TP all-to-all, a reduce-scatter, an MoE dispatch) is a
-collective, and `plancc extract` says so at its stage. Whether it belongs under PC105
-(`sdma: true`) depends on the engine that moves its data, read from PyPTO's sources at
-e2d0f78 (docs/sources.md, "Collectives"): every primitive there runs on the vector
-core, its bulk transfers (TPUT, TGET, remote loads and stores) through a UB staging
-tile on the core's own MTE pipes, its signals (TNOTIFY) as scalar atomic stores. None
-uses SDMA: the SDMA workspace is only `pl.prefetch.make_context`'s. A primitive that
-does gets ``sdma=True`` here, and its stage `sdma: true`.
+collective, and `plancc extract` says so at its stage: `collective: ENGINE`, the engine
+that moves its data (``plancc.tables.engines``), read from PyPTO's sources at e2d0f78
+(docs/sources.md, "Collectives"): every primitive there runs on the vector core, its
+bulk transfers (TPUT, TGET, remote loads and stores) through a UB staging tile on the
+core's own MTE pipes, its signals (TNOTIFY) as scalar atomic stores: `mte`. None uses
+SDMA: the SDMA workspace is only `pl.prefetch.make_context`'s. A primitive that did
+would be ``engine="sdma"`` here, and its stage `collective: sdma`.
 
 Names are matched as model code writes them, under the `pld` alias of
 `pypto.language.distributed` (as the reader matches `pl.` for `pypto.language`).
@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from plancc.source.limits import Budget
 from plancc.source.modules import Module
 from plancc.source.values import dotted, walk_body
+from plancc.tables.engines import ENGINES
 
 
 @dataclass(frozen=True)
 class Primitive:
-    engine: str  # what runs it, as PyPTO lowers it: a few words for a comment
-    sdma: bool = False  # moves its data by SDMA (then PC105 judges a warm alive across it)
+    how: str  # what runs it, as PyPTO lowers it: a few words for a comment
+    engine: str = "mte"  # the engine that moves its data: a key of ``tables.engines``
 
 
 _TPUT = Primitive("TPUT through a UB tile, vector-core MTE")
@@ -80,16 +81,16 @@ def called(module: Module, nodes: Sequence[ast.AST], budget: Budget) -> tuple[st
     return tuple(found)
 
 
-def sdma(names: Iterable[str]) -> bool:
-    """Whether any of the primitives ``names`` moves its data by SDMA."""
-    return any(PRIMITIVES[n].sdma for n in names)
+def engine(names: Iterable[str]) -> str:
+    """The engine of a collective calling the primitives ``names``: `sdma` when any of
+    them moves its data by SDMA (PC105 names what the warm contends with), else `mte`."""
+    return "sdma" if any(ENGINES[PRIMITIVES[n].engine].sdma for n in names) else "mte"
 
 
 def comment(names: Sequence[str]) -> str:
-    """The YAML comment `extract` writes above a collective's stage: whether it uses SDMA,
-    and each primitive with the engine that runs it."""
-    said = ", ".join(f"{n} ({PRIMITIVES[n].engine})" for n in names)
-    return f"# collective, {'by SDMA' if sdma(names) else 'not SDMA'}: {said}"
+    """The YAML comment `extract` writes above a collective's stage: each primitive with
+    what runs it, the evidence for its `collective` key."""
+    return "# collective: " + ", ".join(f"{n} ({PRIMITIVES[n].how})" for n in names)
 
 
-__all__ = ["PRIMITIVES", "Primitive", "called", "comment", "sdma"]
+__all__ = ["PRIMITIVES", "Primitive", "called", "comment", "engine"]

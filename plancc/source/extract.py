@@ -282,10 +282,9 @@ def _layer(
         direct = runs.direct(i)
         entry.append(f"deps: [{', '.join(scalar(named[j]) for j in direct)}]")
         called = tuple(dict.fromkeys(c for m in runs.kernels[i] for c in m.collectives))
-        if called:  # a collective: its engine said, and PC105's `sdma` where it is SDMA
+        if called:  # a collective (PC105), its primitives and what runs them in a comment
             lines.append(f"      {collectives.comment(called)}")
-            if collectives.sdma(called):
-                entry.append("sdma: true")
+            entry.append(f"collective: {collectives.engine(called)}")
         lines.append(f"      - {{{', '.join(entry)}}}")
     warm_lines = warms(
         kind,

@@ -18,7 +18,8 @@ order of the seed's lessons (each amount in whole steps of the negligible share,
    PC106's bytes evicted), or the weights beside a contended one;
 3. coverage (the other findings' amounts: PC103's missing bytes) before issue order
    (PC102): `wo_b, wo_a` (−595 µs) ranks above `wo_b` alone (−399 µs);
-4. split scopes (PC101), SDMA overlap (PC105), the budget (PC032), other warnings;
+4. split scopes (PC101), a collective or SDMA stage it spans (PC105), the budget
+   (PC032), other warnings;
 5. what streams through L2 while it is in flight (PC106's bytes), in percent of L2,
    less first: a warm with room to spare above one at the edge;
 6. bytes landed, more first; then the window, longer first (µs, then steps);
@@ -41,8 +42,9 @@ from functools import cache
 
 from plancc.rules import Rule, discover
 from plancc.suggest.candidates import Part
-from plancc.suggest.evaluate import Evaluation, Stream
+from plancc.suggest.evaluate import Evaluation, Judged, Stream
 from plancc.suggest.measured import INCONCLUSIVE, SHIP, Measured
+from plancc.tables.engines import ENGINES
 from plancc.tables.thresholds import negligible, share
 from plancc.text import fmt_share, fmt_size
 
@@ -242,7 +244,7 @@ PLACES: Sequence[Place] = (
     Place(missing, lambda e, _: _amounted(e, loss=False)),
     Place(lambda e: e.fired("PC102"), _message("PC102")),
     Place(lambda e: e.fired("PC101"), _message("PC101")),
-    Place(lambda e: e.fired("PC105"), _message("PC105")),
+    Place(lambda e: e.fired("PC105"), lambda e, _: f"{spans_words(e.findings)} (PC105)"),
     Place(lambda e: e.fired("PC032"), _message("PC032")),
     Place(_others, _first_other),
     Place(in_flight, _in_flight_words),
@@ -399,7 +401,35 @@ def _reason(e: Evaluation, above: Evaluation | None) -> str:
             words = f"ties with {label(above)}: the rules find nothing to tell them apart"
         if klass(e) in (LOSS, CONTENDED) and i not in (0, *_LOSS_PLACES):
             words += f"; a loss: {loss_fault(e)}"  # the place that decided is not why it loses
+    spans = spans_words(e.findings)
+    if spans and spans not in words:  # what it spans, whatever decided its place
+        words += f"; {spans} (PC105)"
     return words + _allowed_words(e)
+
+
+def spans_words(found: Sequence[Judged]) -> str:
+    """The collectives and SDMA stages a candidate's warms are alive across, from PC105's
+    findings among ``found``: "spans the collective 'o_group_a2a' (vector-core MTE)";
+    empty when there are none."""
+    stages: dict[str, str | None] = {}  # name -> its collective's engine; a split's, once
+    for f in found:
+        if f.code == "PC105":
+            engines = f.data.get("collectives") or {}
+            for name in f.data.get("stages") or ():
+                stages.setdefault(name, engines.get(name))
+    if not stages:
+        return ""
+    sdma = [n for n, c in stages.items() if c is None]
+    parts = [f"the SDMA stage{'s' if len(sdma) > 1 else ''} {_quoted(sdma)}"] if sdma else []
+    collectives = [(n, c) for n, c in stages.items() if c is not None]
+    if collectives:
+        named = ", ".join(f"'{n}' ({ENGINES[c].label})" for n, c in collectives)
+        parts.append(f"the collective{'s' if len(collectives) > 1 else ''} {named}")
+    return f"spans {' and '.join(parts)}"
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
 
 
 def first_words(e: Evaluation) -> str:
@@ -420,4 +450,10 @@ def _allowed_words(e: Evaluation) -> str:
     seen: dict[str, str] = {}
     for f in e.allowed:
         seen.setdefault(f.code, f.allowed or "")
-    return "".join(f"; {code} allowed: {why}" for code, why in seen.items())
+    spans = spans_words(e.allowed)  # a collective it spans is named, allowed or not
+    return "".join(
+        f"; {spans}: {code} allowed: {why}"
+        if code == "PC105" and spans
+        else f"; {code} allowed: {why}"
+        for code, why in seen.items()
+    )

@@ -6,7 +6,7 @@ serving process builds its worker from deepseek_v3_2_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/deepseek_v3_2.yaml
-Plan sha256: bc58f5047b45d552faad66bb30df2f990c12b39ca7d5e2172e52e86c25cf5179
+Plan sha256: 4811375dca1c3f8ea557210aee07b73e397143407900061ce05b541dceed9df1
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v3_2.yaml --out .

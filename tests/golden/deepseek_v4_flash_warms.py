@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_flash_warms.manif
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_flash.yaml
-Plan sha256: 8177f65bbc19d4c4a5fde7a7762208485b87840025f878dac6f8b445de9bcdd8
+Plan sha256: 0c11400673226b8b83a45e3948113ea6a703dc0c7508f7fcf1dc8a4f614d7dbf
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_flash.yaml --out .

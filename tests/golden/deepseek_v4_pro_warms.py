@@ -6,7 +6,7 @@ TaskId; the serving process builds its worker from deepseek_v4_pro_warms.manifes
 (see plancc.runtime).
 
 Plan: ../../plans/deepseek_v4_pro.yaml
-Plan sha256: 983fc342e2f013521c863c08c81a4c08cd7e960cb38748ff60163db5dd820b1c
+Plan sha256: 4630827077d2f73febbf59296ba34afb9a1f85b61e1167cfabd6359273726506
 Regenerate from this file's directory:
 
     plancc build ../../plans/deepseek_v4_pro.yaml --out .

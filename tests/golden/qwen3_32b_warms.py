@@ -6,7 +6,7 @@ serving process builds its worker from qwen3_32b_warms.manifest.json (see
 plancc.runtime).
 
 Plan: ../../plans/qwen3_32b.yaml
-Plan sha256: 3fd1a5b63d4bb415513d027156dc29199832a06f2301729f58d463ec759253a9
+Plan sha256: 67ab40ed4330c57943e5c6c3d153ff1e45555d7a6d250ab334a4ea274ba455e1
 Regenerate from this file's directory:
 
     plancc build ../../plans/qwen3_32b.yaml --out .

@@ -309,6 +309,45 @@ def test_fix_writes_every_plan_it_can_and_names_each_it_cannot(
     assert not list((tmp_path / "d").glob(".plancc-*"))
 
 
+UNFORMATTED = """\
+plancc: 1
+model:   m_{x}
+platform: a2a3
+tensors: {{w: {{shape: [64], dtype: bf16}}}}
+layers: {{k: {{stages: [{{name: s0, reads: [w]}}]}}}}
+"""
+
+
+def test_fmt_writes_every_plan_it_can_and_names_each_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As --fix: one plan fmt cannot rewrite stops none of the others; it is named on
+    stderr, counted as not formatted, left as it is, and the run exits 2."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    for x in "abc":
+        (tmp_path / "d" / f"{x}.yaml").write_text(UNFORMATTED.format(x=x), "utf-8")
+    b = tmp_path / "d/b.yaml"
+    b.chmod(0o444)
+    run = CliRunner().invoke(app, ["fmt", "d"], env={"NO_COLOR": "1"})
+    assert run.exit_code == 2, run.output
+    assert run.stderr == (
+        "plancc: d/b.yaml: is read-only; not rewritten (make it writable first)\n"
+    )
+    assert run.stdout == (
+        "d/a.yaml: formatted\nd/c.yaml: formatted\n2 formatted, 0 unchanged, 1 not formatted\n"
+    )
+    from plancc.fmt import format_plan
+
+    for x in "ac":
+        formatted = format_plan("p", UNFORMATTED.format(x=x).encode())
+        assert isinstance(formatted, bytes)
+        assert formatted != UNFORMATTED.format(x=x).encode()
+        assert (tmp_path / f"d/{x}.yaml").read_bytes() == formatted
+    assert b.read_text("utf-8") == UNFORMATTED.format(x="b")
+    assert not list((tmp_path / "d").glob(".plancc-*"))
+
+
 # -- temporary files of killed writes ----------------------------------------------------------
 
 

@@ -285,15 +285,16 @@ def fmt(
 ) -> int:
     """Rewrite plans in the canonical layout, every comment kept."""
     from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
-    from plancc import write  # noqa: PLC0415 (cold start)
     from plancc.load import inputs  # noqa: PLC0415 (cold start)
 
     try:
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
-    except (inputs.InputError, write.WriteError) as exc:
+    except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     _say_skipped(done.skipped)
     console.out(done.stdout)
+    for why in done.unwritten:  # an I/O error: the others are written, the run exits 2
+        console.err(f"plancc: {why}")
     return done.exit_code
 
 

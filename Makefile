@@ -25,9 +25,9 @@ run: $(STAMP)
 # than about a second each in `pytest --durations=0` whatever they check (generated plans
 # and edits by the hundred, every name of every case misspelt, every state of typing a
 # plan in the editor, a real browser, Neovim and wheel build). `make test SLOW=1`, which
-# .ci/run runs, is every test. On the 2-core development machine, shared with other jobs
-# (load average 5 to 8), pytest alone took about 80 s of CPU fast (4,163 tests) and 260 s
-# in full (4,685); make test adds ruff and mypy.
+# .ci/run runs, is every test (README.md says about how many of each). On the 2-core
+# development machine, shared with other jobs (load average 5 to 8), pytest alone took
+# about 80 s of CPU fast and 260 s in full; make test adds ruff and mypy.
 test: lint types pytest
 
 lint: $(STAMP)

@@ -9,10 +9,12 @@ ways, as the three outputs that offer it make it, and the checks every one must 
   the diagnostic it publishes (in-process: the function the server runs on a change),
   its workspace edit made on the text in the client's units (UTF-16).
 
-A plan is also swept in two generated twins of the same tree: every collection in
+A plan is also swept in three generated twins of the same tree: every collection in
 block style, with a comment line above every entry and item and a comment at the end
-of every line (``block_twin``); and every top-level value in flow style on its line,
-with a comment above and after it (``flow_twin``).
+of every line (``block_twin``); every top-level value in flow style on its line,
+with a comment above and after it (``flow_twin``); and every top-level value in flow
+style over several lines, each item and entry on its own line with an end-of-line
+comment (``lines_twin``).
 """
 
 from __future__ import annotations
@@ -111,11 +113,37 @@ def flow_twin(data: dict[str, Any]) -> bytes:
     return ("\n".join(out) + "\n").encode("utf-8")
 
 
+def lines_twin(data: dict[str, Any]) -> bytes:
+    """``data`` with every top-level value in flow style, each item and entry of every
+    collection on a line of its own, ending in a comment (the first after its bracket,
+    the last before the closing one: ``[a,  # c1`` / ``  b]  # c2``)."""
+    twin = _Twin()
+    out = ["# the lines twin"]
+    for key, value in data.items():
+        out += [f"# about {key}", f"{yaml_text(key)}: {_lined(twin, value, 2)}  # {twin.note()}"]
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def _lined(twin: _Twin, value: Any, indent: int) -> str:
+    """``value`` in flow style, a line an item (their continuation lines at ``indent``)."""
+    if isinstance(value, dict) and value:
+        parts = [f"{yaml_text(k)}: {_lined(twin, v, indent + 2)}" for k, v in value.items()]
+        brackets = "{}"
+    elif isinstance(value, list) and value:
+        parts = [_lined(twin, v, indent + 2) for v in value]
+        brackets = "[]"
+    else:
+        return yaml_text(value)
+    joined = "".join(f",  # {twin.note()}\n{' ' * indent}{part}" for part in parts[1:])
+    return brackets[0] + parts[0] + joined + brackets[1]
+
+
 def twins(raw: bytes) -> dict[str, bytes]:
     doc = load("plan", raw)
     if not isinstance(doc, Document) or not isinstance(doc.data, dict):
         return {}
-    return {"block": block_twin(doc.data), "flow": flow_twin(doc.data)}
+    data = doc.data
+    return {"block": block_twin(data), "flow": flow_twin(data), "lines": lines_twin(data)}
 
 
 # -- the three outputs -----------------------------------------------------------------
@@ -285,7 +313,43 @@ def check(path: Path, raw: bytes, uncovers: set[str] = frozenset()) -> int:  # t
         spans = spanned_lines(result.doc, m.fix)
         outside = set(changed_lines(text, m.cli.decode("utf-8"))) - spans
         assert not outside, f"{what}: changes lines {sorted(outside)} outside {sorted(spans)}"
+        lost = comments(text, own_lines(result.doc, m.fix)) - comments(m.cli.decode("utf-8"))
+        assert not lost, f"{what}: loses the comments {sorted(lost)} of what it keeps"
     return len(fixes)
+
+
+_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#.*$")
+
+
+def comments(text: str, leave: set[int] = frozenset()) -> collections.Counter[str]:  # type: ignore[assignment]
+    """The end-of-line and whole-line comments of ``text``, but those on the lines (0-based)
+    ``leave``."""
+    out: collections.Counter[str] = collections.Counter()
+    for k, line in enumerate(lines.split(text)):
+        m = _COMMENT.search(line.rstrip("\r\n"))
+        if m is not None and k not in leave:
+            out[m.group()] += 1
+    return out
+
+
+def own_lines(doc: Document, fix: Fix) -> set[int]:
+    """The lines (0-based) whose comments ``fix`` may take: those of each node it removes
+    or replaces (with its key's and the comment lines right above it), from the loader's
+    positions alone. A fix keeps every other comment (a neighbour's, the list's)."""
+    text = Text(doc.raw.decode("utf-8"))
+    index = Index(text, doc)
+    out: set[int] = set()
+    for edit in fix.edits:
+        paths = touched(edit) if isinstance(edit, Remove) else (edit.path,)
+        for path in paths if isinstance(edit, Remove | Replace) else ():
+            extent, key = index.extent(path), index.key_span(path)
+            if extent is None:
+                continue
+            first = min(extent.start[0], key.start[0] if key is not None else extent.start[0])
+            while first > 0 and text.line(first - 1).lstrip().startswith("#"):
+                first -= 1
+            out.update(range(first, extent.end[0] + 1))
+    return out
 
 
 def _why(doc: Document, fix: Fix) -> str:
@@ -344,13 +408,13 @@ def _offset(text: str, where: int) -> int:
     return starts[(where >> 32) - 1] + (where & 0xFFFFFFFF) - 1
 
 
-def removed(raw: bytes, applied: Sequence[tuple[Diagnostic, Fix]]) -> Iterator[tuple[str, ...]]:
-    """What the fixes ``applied`` (one a pass, from ``raw``) removed, each when it did:
-    a warm by its name, a warm's tensor as (warm, tensor)."""
-    for _, fix in applied:
+def removed(raw: bytes, passes: Sequence[Sequence[Fix]]) -> Iterator[tuple[str, ...]]:
+    """What the fixes of ``passes`` (made a pass at a time, from ``raw``) removed, each when
+    it did: a warm by its name, a warm's tensor as (warm, tensor)."""
+    for made in passes:
         doc = load("plan", raw)
         assert isinstance(doc, Document)
-        for edit in fix.edits:
+        for edit in (e for fix in made for e in fix.edits):
             for path in touched(edit) if isinstance(edit, Remove) else ():
                 node = _node(doc.data, path)
                 if path[-2:-1] == ("warms",) and isinstance(node, dict):
@@ -359,7 +423,7 @@ def removed(raw: bytes, applied: Sequence[tuple[Diagnostic, Fix]]) -> Iterator[t
                     warm = _node(doc.data, path[:-2])
                     t = node.get("tensor") if isinstance(node, dict) else node
                     yield (str(warm.get("name")), str(t))
-        raw = apply_fixes(doc, [fix])
+        raw = apply_fixes(doc, made)
 
 
 def _node(data: Any, path: tuple[str | int, ...]) -> Any:
@@ -388,7 +452,7 @@ def check_mutant(
             return False
     fixed = fix_plan(source, raw, unsafe=True)
     left = _listed(fixed.after, typo, name)
-    for gone in {tuple(name if x == typo else x for x in r) for r in removed(raw, fixed.applied)}:
+    for gone in {tuple(name if x == typo else x for x in r) for r in removed(raw, fixed.passes)}:
         assert left[gone] >= kept[gone], (
             f"{gone}: removed by {[f.title for _, f in fixed.applied]}, kept once fixed"
         )

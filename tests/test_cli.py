@@ -151,6 +151,25 @@ def test_an_unreadable_plan_named_on_the_command_line_is_exit_2(plans: Path) -> 
     assert result.stderr == "plancc: gone.yaml: cannot read: No such file or directory\n"
 
 
+@pytest.mark.parametrize("command", [["validate", "--fix"], ["validate"], ["fmt"]])
+@pytest.mark.parametrize(
+    ("link", "why"),
+    [
+        ("nowhere.yaml", "No such file or directory"),
+        ("loop.yaml", "Too many levels of symbolic links"),
+    ],
+)
+def test_a_dangling_or_looping_link_is_a_file_that_cannot_be_read(
+    plans: Path, command: list[str], link: str, why: str
+) -> None:
+    """Under --fix it was taken for standard input ("-: --fix rewrites plan files in place")."""
+    (plans / "loop.yaml").symlink_to(plans / "loop.yaml")
+    (plans / "d.yaml").symlink_to(plans / link)
+    result = _run(*command, "d.yaml")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"plancc: d.yaml: cannot read: {why}\n"
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
 def test_a_missing_path_is_one_line_on_stderr_and_nothing_on_stdout(plans: Path, fmt: str) -> None:
     result = _run("validate", "--format", fmt, "clean.yaml", "missing.yaml")

@@ -22,7 +22,7 @@ from plancc.cli.app import app
 from plancc.load import read_config_file
 from plancc.measure import files
 from plancc.reading import open_regular, read_regular
-from plancc.suggest.fix import _read
+from plancc.suggest.fix import _write
 from plancc.usage import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -239,5 +239,5 @@ def test_the_runtime_reads_no_fifo_as_a_manifest_or_its_module(fifo: Path, tmp_p
 
 def test_suggest_writes_no_suggestion_through_a_fifo(fifo: Path) -> None:
     with pytest.raises(UsageError) as caught:
-        _read(str(fifo), fifo)
+        _write(str(fifo), [], None)
     assert str(caught.value) == f"{fifo}: cannot write the suggestion: not a regular file"

@@ -4,9 +4,10 @@ Every case with a fix has its fixed plan beside it (``NAME.fixed``, written by
 ``make golden``): what `plancc validate --fix --unsafe-fixes` makes of it. A sweep
 (``tests/fix_sweep.py``) makes each fix of every case and shipped plan alone, three
 ways (the CLI's, SARIF's replacements, the editor's quick fix), in the plan as written
-and in its block-style and flow-style twins, with comments on every item; each text
-must load, lose the finding and raise no other (no fix leads back to a finding), be
-the same three ways, and change only the lines the edited nodes span.
+and in its block-style, flow-style and flow-a-line-an-item twins, with comments on
+every item; each text must load, lose the finding and raise no other (no fix leads
+back to a finding), be the same three ways, change only the lines the edited nodes
+span, and keep every comment not on a node it removes or replaces.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from plancc.api import diagnose_plan
+from plancc.api import PlanResult, diagnose_plan
 from plancc.cli.app import app
+from plancc.codes import Severity
+from plancc.diagnostics import Diagnostic
+from plancc.edits import apply, together
+from plancc.fixes import Edit, Fix, Remove, Replace
 from plancc.load.inputs import PlanInput
 from plancc.lsp import actions
 from plancc.lsp.diagnostics import to_lsp
@@ -72,7 +77,7 @@ def _fixes(plan: Path, raw: bytes) -> list[str]:
 WITH_FIXES = [p for p in CASES if _fixes(p, p.read_bytes())]
 
 
-@pytest.mark.parametrize("style", ["block", "flow"])
+@pytest.mark.parametrize("style", ["block", "flow", "lines"])
 @pytest.mark.parametrize("plan", WITH_FIXES, ids=_ids(WITH_FIXES))
 def test_every_fix_in_the_twins(plan: Path, style: str) -> None:
     raw = plan.read_bytes()
@@ -147,6 +152,93 @@ def test_errors_fixes_come_first_one_a_pass(
         "p.yaml: fixed PC102: issue in consumer order: [b, a]",
     ]
     assert Path("p.yaml").read_text() == GRAPH.replace("tensors: [a, b]", "tensors: [b, a]")
+
+
+CONTRACT = (ROOT / "tests" / "cases" / "valid" / "contract_example.yaml").read_text()
+
+
+def _loop(text: str, *, unsafe: bool = False) -> apply.Fixed:
+    plan = PlanInput("p.yaml", None)
+
+    def check(raw: bytes) -> PlanResult:
+        return diagnose_plan(plan, raw)
+
+    return apply.fix_loop("p.yaml", text.encode(), check, unsafe=unsafe)
+
+
+def test_fixes_that_do_not_interact_go_in_one_pass() -> None:
+    """400 copies of a tensor in one warm (PC011, safe), and 400 stages reading a misspelt
+    name (PC010, unsafe): one pass each, not one a fix (the loop stopped after 256 of
+    them, silently, and took 7.8 s on the typos)."""
+    dup = CONTRACT.replace("tensors: [wo_a, wo_b]", "tensors: [wo_a, wo_b" + ", wo_a" * 400 + "]")
+    done = _loop(dup)
+    assert (done.steps, done.left, done.after.decode()) == ((400,), 0, CONTRACT)
+    assert [d.code for d in done.result.diagnostics] == []
+    moe = "      - {name: moe, streams: 427.8 MB, sdma: true}\n"
+    stages = "".join(f"      - {{name: x{i}, reads: [{{}}]}}\n" for i in range(400))
+    typo = CONTRACT.replace(moe, moe + stages.replace("{}", "kv_cach"))
+    done = _loop(typo, unsafe=True)
+    assert (done.steps, done.left) == ((100, 100, 100, 100), 0)  # PC010 guesses 100 a check
+    assert done.after.decode() == CONTRACT.replace(moe, moe + stages.replace("{}", "kv_cache"))
+
+
+def test_fixes_that_interact_wait_for_the_check() -> None:
+    """Two typos of one list guessed as one name would list it twice: the second waits
+    (and then has no fix: the list holds the name); fixes of two codes never share a
+    pass, errors' first; removals that would empty a list go one a pass."""
+    two = CONTRACT.replace("reads: [kv_cache]}", "reads: [kv_cach, kv_cachee]}")
+    done = _loop(two, unsafe=True)
+    assert [fix.title for _, fix in done.applied] == ["replace 'kv_cach' with 'kv_cache'"]
+    assert "reads: [kv_cache, kv_cachee]}" in done.after.decode()
+    assert [(d.code, d.fix) for d in done.result.diagnostics] == [("PC010", None)]
+    three = GRAPH.replace("reads: [a]}", "reads: [aa]}").replace("[a, b]", "[a, b, a]")
+    done = _loop(three, unsafe=True)
+    assert [d.code for d, _ in done.applied] == ["PC010", "PC011", "PC102"]
+    assert done.steps == (1, 1, 1)
+    unread = CONTRACT.replace("reads: [wo_a], group", "group")
+    unread = unread.replace("reads: [wo_b], group", "group")
+    done = _loop(unread)  # both findings' fixes remove the warm: once
+    assert [fix.title for _, fix in done.applied] == [
+        "remove warm 'prefetch_o_proj_w': 'wo_a' is read by no stage"
+    ]
+
+
+def test_removals_that_would_empty_a_list_do_not_share_a_pass() -> None:
+    def found(code: str, *edits: Edit) -> Diagnostic:
+        return Diagnostic("p", 1, 1, Severity.WARNING, code, "m", None, Fix("t", edits))
+
+    data = {"a": ["x", "y", "z"], "b": {"k": 1}}
+    first, second, third = (found("PC041", Remove(("a",), (i,))) for i in range(3))
+    assert together.companions(data, first, [second, third]) == [first, second]
+    other = found("PC040", Remove(("a",), (1,)))
+    inside = found("PC041", Replace(("a", 0), "w"))
+    twice = found("PC041", Replace(("b", "k"), 2))
+    assert together.companions(data, first, [other, inside, twice]) == [first, twice]
+    assert together.companions(data, found("PC103", Remove(("a",), (0,))), [second]) == [
+        found("PC103", Remove(("a",), (0,)))
+    ]
+
+
+def test_the_loop_says_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound only, never reached by a plan of the tests; reached, it is said."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(apply, "MAX_PASSES", 1)
+    Path("p.yaml").write_text(GRAPH.replace("tensors: [a, b]", "tensors: [a, b, a]"))
+    code, out, _ = _validate("--fix", "p.yaml")
+    assert out.splitlines()[:2] == [
+        "p.yaml: fixed PC011: remove the second 'a' from warm 'w'",
+        "p.yaml: stopped after 1 pass: 1 fix left",
+    ]
+    assert code == 0  # PC102 is left: a warning
+    text = GRAPH.replace("tensors: [a, b]", "tensors: [a, b, a]")
+    Path("p.yaml").write_text(text)
+    assert _validate("--diff", "p.yaml")[2] == "p.yaml: stopped after 1 pass: 1 fix left\n"
+    state = analyse(
+        Path("p.yaml").resolve().as_uri(), 1, text, {}, codec=fix_sweep.CODEC, docs_url=""
+    )
+    whole = actions.fix_all(state)
+    assert whole is not None
+    assert whole.title == "fix all: 1 safe fix (plancc; stopped after 1 pass: 1 fix left)"
 
 
 def test_a_fix_aliases_share_is_offered_nowhere(

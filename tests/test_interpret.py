@@ -27,6 +27,8 @@ a:
 budget: 1
 """
 
+LINES = "t: [wo_a,   # A's note\n   wo_b,   # B's note\n   wo_a]   # dup's note\nb: 1\n"
+
 
 @pytest.mark.parametrize(
     ("text", "edits", "want"),
@@ -65,6 +67,55 @@ budget: 1
             "a: [x, y, z]  # c\n", [Remove(("a",), (2,))], "a: [x, y]  # c\n", id="flow-last"
         ),
         pytest.param("a: [x, y, z]\n", [Remove(("a",), (0, 1, 2))], "a: []\n", id="flow-emptied"),
+        # A flow list a line an item: each item's comment goes with it, and only with it.
+        pytest.param(
+            LINES, [Remove(("t",), (0,))], LINES.replace("wo_a,   # A's note", ""), id="lines-first"
+        ),
+        pytest.param(
+            LINES,
+            [Remove(("t",), (1,))],
+            LINES.replace("   wo_b,   # B's note\n", ""),
+            id="lines-middle",
+        ),
+        pytest.param(  # the bracket moves up; B's comment stays, the removed item's goes
+            LINES,
+            [Remove(("t",), (2,))],
+            "t: [wo_a,   # A's note\n   wo_b]   # B's note\nb: 1\n",
+            id="lines-last",
+        ),
+        pytest.param(
+            LINES, [Remove(("t",), (1, 2))], "t: [wo_a]   # A's note\nb: 1\n", id="lines-last-two"
+        ),
+        pytest.param(
+            "w: [{name: o, tensors: [a]},  # o\n   {name: z, tensors: [b]}]  # z\n",
+            [Remove(("w",), (1,))],
+            "w: [{name: o, tensors: [a]}]  # o\n",
+            id="lines-last-warm",
+        ),
+        pytest.param(  # a comment line above an item is its own; the next item's stays
+            "t: [\n  # about a\n  a,  # A\n  # about b\n  b,  # B\n]\n",
+            [Remove(("t",), (0,))],
+            "t: [\n  # about b\n  b,  # B\n]\n",
+            id="lines-trailing-comma",
+        ),
+        pytest.param(  # the first item after the bracket, the next one with a comment line
+            "t: [a,  # A\n  # about b\n  b]  # B\n",
+            [Remove(("t",), (0,))],
+            "t: [\n  # about b\n  b]  # B\n",
+            id="lines-first-before-a-comment-line",
+        ),
+        pytest.param(  # more after the bracket: it stays on its line, the comments too
+            "w: [{t: [a,  # A\n  # about b\n  b]}]  # w\n",
+            [Remove(("w", 0, "t"), (1,))],
+            "w: [{t: [a  # A\n  ]}]  # w\n",
+            id="lines-last-before-more",
+        ),
+        pytest.param(  # no comment to keep: the bracket joins the item before
+            "w: [{t: [a,\n  b]},\n  {t: [c]}]\n",
+            [Remove(("w", 0, "t"), (1,))],
+            "w: [{t: [a]},\n  {t: [c]}]\n",
+            id="lines-last-before-more-no-comment",
+        ),
         pytest.param(
             "w: [{name: a, after: s, tensors: [x]}]  # read by nobody\nb: {c: 1}\n",
             [Remove(("w",), (0,))],

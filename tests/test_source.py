@@ -746,14 +746,15 @@ SHIPPED = {
     "qwen3_32b.yaml": [],
 }
 # Against PR #933's head, only the real drift: Qwen3-14B's `fa_fused` is PyPTO's paged
-# attention now (PC202), whose run then orders v_proj after the seeds it waits on (PC204),
-# and the warm is still not called (PC206), with no PC207 (the host's shapes are its own
+# attention now (PC202; no PC204 on v_proj, whose run the unnamed `attn_swpipe_spmd` would
+# join only by waiting on it last: the code gives v_proj `deps=[kv_seed_tid]`), and the
+# warm is still not called (PC206), with no PC207 (the host's shapes are its own
 # module's `decode_fwd`'s, not decode_layer_a8w8.py's); dspark's layer functions are
 # renamed (`decode_csa` is `attention_csa`: PC200); the others as against main.
 SHIPPED_NEXT = {
     **SHIPPED,
     "deepseek_v4_flash_dspark.yaml": _each(["swa", "csa", "hca"], ["PC200"]),
-    "qwen3_14b.yaml": _each(["decode_layer"], ["PC202", "PC204", "PC206"]),
+    "qwen3_14b.yaml": _each(["decode_layer"], ["PC202", "PC206"]),
 }
 
 
@@ -1063,6 +1064,28 @@ def test_a_run_by_program_order_would_be_wrong(runs: Path) -> None:
             "a_mm, a_rope, m.py:22) runs after that of 'rope' (kernel rope, m.py:20)",
         ),
     ]  # and not at 'join', which waits on 'a': one dropped dep is one PC204, where dropped
+
+
+def test_a_missing_kernel_is_one_finding(runs: Path) -> None:
+    """`join`'s kernel renamed in the code (PR #933's `fa_fused`): PC202, and nothing that
+    follows only from it. The kernel no stage names would fold into b's run (b_mm is the
+    last head it waits on) and order b after a: a false PC204 whose hint undid b's deps."""
+    _edit(runs / "plan.yaml", "kernel: join}", "kernel: joined}")
+    assert _findings(runs) == [
+        ("PC202", 20, "stage 'join': kernel 'joined' is no kernel of layer() (m.py)"),
+    ]
+    _edit(
+        runs / "plan.yaml", "{name: a, task: a_tid, deps: [rope]", "{name: a, task: a_tid, deps: []"
+    )
+    assert _findings(runs) == [  # a real drift is still found, with the code's deps
+        ("PC202", 20, "stage 'join': kernel 'joined' is no kernel of layer() (m.py)"),
+        (
+            "PC204",
+            18,
+            "stage 'a' runs beside 'rope' in the plan, but in the source its run (kernels "
+            "a_mm, a_rope, m.py:22) runs after that of 'rope' (kernel rope, m.py:20)",
+        ),
+    ]
 
 
 def test_a_task_of_another_run(runs: Path) -> None:

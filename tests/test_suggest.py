@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import re
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from plancc.cli.app import app
 from plancc.facts.timeline import Timeline
-from plancc.suggest import LayerSuggestions, candidates, suggest
+from plancc.suggest import LayerSuggestions, candidates, output, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
 from plancc.suggest.output import CAPPED
 from plancc.suggest.rank import label
@@ -320,12 +321,19 @@ def test_a_warm_at_a_shorter_stage_beside_a_longer_one_streams_the_longers_weigh
     assert not alone.reason.startswith("ties")
 
 
-def test_the_infeasible_list_is_capped_at_top() -> None:
+def test_the_infeasible_list_is_capped_at_top_but_for_the_candidates_asked() -> None:
     over = ["routed_w1,routed_w3", "routed_w3,routed_w1", "wq_b,routed_w1,routed_w3"]
     given = [a for w in over for a in ("--candidate", f"csa:q_proj:{OPROJ},{w}")]  # over L2
     result = _run("suggest", GRAPH, "--top", "2", *given)
     assert result.exit_code == 0, result.output
     _head, _, rest = result.output.partition("infeasible (never ranked, never written):\n")
+    listed, _, _ = rest.partition("\nto measure")
+    assert sum(line.startswith("* q_proj: ") for line in listed.splitlines()) == 3
+    assert listed.endswith("\n* a --candidate you asked about")
+    found = suggest(GRAPH, ["csa"], [g for g in given if g != "--candidate"])
+    unasked = dataclasses.replace(found.layers[0], given=frozenset())
+    shown = output.text(dataclasses.replace(found, layers=(unasked,)), 2)
+    _head, _, rest = shown.partition("infeasible (never ranked, never written):\n")
     listed, _, _ = rest.partition("\nto measure")
     assert sum(line.startswith("  q_proj: ") for line in listed.splitlines()) == 2
     assert listed.endswith("\n  … 1 more")
@@ -571,6 +579,31 @@ def test_an_asked_candidate_is_shown_whatever_top() -> None:
     assert [(c["rank"] > 1, c["asked"], c["tensors"]) for c in rows[1:]] == [(True, True, ["wo_b"])]
 
 
+def test_an_asked_infeasible_candidate_is_shown_and_marked() -> None:
+    """An infeasible --candidate past the first --top infeasible ones was left out ("… 1
+    more") and unmarked, in text and markdown."""
+    args = ["suggest", "--no-source", FLASH, "--layer", "swa", "--top", "1", "--candidate"]
+    args.append("swa:rms_norm:freqs_cos,wo_a")
+    out = _run(*args).output.splitlines()
+    start = out.index("infeasible (never ranked, never written):")
+    assert out[start + 1 : start + 6] == [
+        "  q_proj: freqs_cos, wo_a — tensor 'freqs_cos' is read by 'rope', at or before anchor "
+        "'q_proj': the warm would start",
+        "  after its consumer (PC040)",
+        "* rms_norm: freqs_cos, wo_a — tensor 'freqs_cos' is read by 'rope', which runs beside "
+        "anchor 'rms_norm': the warm may",
+        "  start after its consumer (PC040)",
+        "* a --candidate you asked about",
+    ]
+    md = _run(*args, "--format", "markdown").output.splitlines()
+    assert (
+        "| -* | infeasible | rms_norm | freqs_cos, wo_a | 69.2 MB | 0.34 | PC040,PC103,PC104 | "
+        "tensor 'freqs_cos' is read by 'rope', which runs beside anchor 'rms_norm': the warm "
+        "may start after its consumer (PC040) |"
+    ) in md
+    assert "* a --candidate you asked about" in md
+
+
 def test_the_rules_declare_what_suggest_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -628,6 +661,49 @@ def test_fix_writes_exactly_the_top_candidates_tensors(tmp_path: Path) -> None:
     assert plan.read_text("utf-8") == text
     checked = _run("validate", str(plan), "--no-source")
     assert "forward 43 layers, 86 warm issues" in checked.output
+
+
+SWA_WARM = """\
+    warms:
+      - name: prefetch_o_proj_w_swa
+        name_hint: prefetch_o_proj_w
+        after: q_proj
+        tensors: [wo_a, wo_b]
+"""
+TWO_WARMS = """\
+    warms:
+      # the early one
+      - name: early_swa  # e
+        after: rms_norm  # early
+        tensors: [wq_b]  # q
+      # the o-proj warm
+      - name: prefetch_o_proj_w_swa  # o
+        name_hint: prefetch_o_proj_w
+        after: rms_norm  # moved
+        tensors: [wo_a, wo_b]  # pair
+        allow: [PC104]
+        reason: measured at rms_norm
+"""
+
+
+def test_fix_writes_the_top_gain_into_the_warm_it_is_a_version_of(tmp_path: Path) -> None:
+    """Two warms in SWA: the top gain (the o-proj pair at q_proj) goes into the o-proj warm,
+    which keeps its name, `name_hint` and comments (its `allow` goes: the pair was judged
+    without it); the early warm goes with its own comments. It was written into the
+    early warm's slot, under a new name, with the early warm's comments."""
+    text = (
+        Path(FLASH).read_text("utf-8").replace("config: configs/", f"config: {ROOT}/plans/configs/")
+    )
+    assert text.count(SWA_WARM) == 1
+    plan = tmp_path / "two.yaml"
+    plan.write_text(text.replace(SWA_WARM, TWO_WARMS), "utf-8")
+    done = _run("suggest", str(plan), "--no-source", "--layer", "swa", "--top", "1", "--fix")
+    assert done.exit_code == 0, done.output
+    assert done.output.endswith("swa: wrote warm q_proj: wo_a, wo_b\n")
+    kept = "\n".join(TWO_WARMS.splitlines()[:1] + TWO_WARMS.splitlines()[5:10]) + "\n"
+    assert plan.read_text("utf-8") == text.replace(
+        SWA_WARM, kept.replace("after: rms_norm  # moved", "after: q_proj  # moved")
+    )
 
 
 COVER = """\

@@ -259,6 +259,95 @@ def test_unchanged_bytes_are_never_refused(tmp_path: Path) -> None:
     assert (code, out) == (0, "0 formatted, 1 unchanged\n")
 
 
+TYPO = """\
+plancc: 1
+model: m_{x}
+platform: a2a3
+tensors: {{w: {{shape: [64], dtype: bf16}}}}
+layers: {{k: {{stages: [{{name: s0, reads: [ww]}}]}}}}
+"""
+
+
+@pytest.mark.parametrize("how", ["read-only", "hard-linked"])
+def test_fix_writes_every_plan_it_can_and_names_each_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """As ruff's --fix: one plan that cannot be rewritten stops none of the others; each
+    outcome is said, the report (of the plans as they now stand) printed, and the run
+    exits 2 (an I/O error happened)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    for x in "abc":
+        (tmp_path / "d" / f"{x}.yaml").write_text(TYPO.format(x=x), "utf-8")
+    b = tmp_path / "d/b.yaml"
+    if how == "read-only":
+        b.chmod(0o444)
+        refusal = "d/b.yaml: is read-only; not rewritten (make it writable first)"
+    else:
+        os.link(b, tmp_path / "other.name")
+        refusal = "d/b.yaml: has 2 hard links; not rewritten, as a new file would leave the "
+        refusal += "other names on the old bytes (copy it to a file of its own first)"
+    run = CliRunner().invoke(
+        app, ["validate", "--fix", "--unsafe-fixes", "d"], env={"NO_COLOR": "1"}
+    )
+    assert run.exit_code == 2, run.output
+    assert run.stderr == f"plancc: {refusal}\n"
+    assert run.stdout == (
+        "d/a.yaml: fixed PC010: replace 'ww' with 'w'\n"
+        "d/c.yaml: fixed PC010: replace 'ww' with 'w'\n"
+        "d/a.yaml: 0 warms, 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
+        "d/b.yaml:5:42: error PC010: unknown tensor 'ww'\n"
+        "    did you mean 'w'?\n"
+        "d/b.yaml: 0 warms, 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
+        "d/c.yaml: 0 warms, 0 B warmed, L2 peak 0 B = 0.00× L2 (budget 0.75)\n"
+        "1 error, 0 warnings in 3 plans\n"
+    )
+    for x in "ac":
+        fixed = TYPO.format(x=x).replace("[ww]", "[w]")
+        assert (tmp_path / f"d/{x}.yaml").read_text("utf-8") == fixed
+    assert b.read_text("utf-8") == TYPO.format(x="b")
+    assert not list((tmp_path / "d").glob(".plancc-*"))
+
+
+UNFORMATTED = """\
+plancc: 1
+model:   m_{x}
+platform: a2a3
+tensors: {{w: {{shape: [64], dtype: bf16}}}}
+layers: {{k: {{stages: [{{name: s0, reads: [w]}}]}}}}
+"""
+
+
+def test_fmt_writes_every_plan_it_can_and_names_each_it_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As --fix: one plan fmt cannot rewrite stops none of the others; it is named on
+    stderr, counted as not formatted, left as it is, and the run exits 2."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    for x in "abc":
+        (tmp_path / "d" / f"{x}.yaml").write_text(UNFORMATTED.format(x=x), "utf-8")
+    b = tmp_path / "d/b.yaml"
+    b.chmod(0o444)
+    run = CliRunner().invoke(app, ["fmt", "d"], env={"NO_COLOR": "1"})
+    assert run.exit_code == 2, run.output
+    assert run.stderr == (
+        "plancc: d/b.yaml: is read-only; not rewritten (make it writable first)\n"
+    )
+    assert run.stdout == (
+        "d/a.yaml: formatted\nd/c.yaml: formatted\n2 formatted, 0 unchanged, 1 not formatted\n"
+    )
+    from plancc.fmt import format_plan
+
+    for x in "ac":
+        formatted = format_plan("p", UNFORMATTED.format(x=x).encode())
+        assert isinstance(formatted, bytes)
+        assert formatted != UNFORMATTED.format(x=x).encode()
+        assert (tmp_path / f"d/{x}.yaml").read_bytes() == formatted
+    assert b.read_text("utf-8") == UNFORMATTED.format(x="b")
+    assert not list((tmp_path / "d").glob(".plancc-*"))
+
+
 # -- temporary files of killed writes ----------------------------------------------------------
 
 

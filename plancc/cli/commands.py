@@ -211,12 +211,14 @@ def validate(
             return 1 if run.changed or run.report.failed(strict) else 0
         said = run.said()  # what was fixed, before what remains
         console.out(said) if _decided(fmt) is Format.text else console.err(said.rstrip("\n"))
-        report = run.report
-    else:
-        if unsafe_fixes:
-            raise UsageError("--unsafe-fixes: only with --fix or --diff")
-        report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
-        _say_skipped(report.skipped)
+        for why in run.unwritten:  # an I/O error: the others are written, the run exits 2
+            console.err(f"plancc: {why}")
+        _emit(run.report, fmt, quiet=quiet, show_allowed=show_allowed)
+        return 2 if run.unwritten else 1 if run.report.failed(strict) else 0
+    if unsafe_fixes:
+        raise UsageError("--unsafe-fixes: only with --fix or --diff")
+    report = validate_paths(paths, stdin_filename, source_root, parse_sets(sets), trace)
+    _say_skipped(report.skipped)
     _emit(report, fmt, quiet=quiet, show_allowed=show_allowed)
     return 1 if report.failed(strict) else 0
 
@@ -283,15 +285,16 @@ def fmt(
 ) -> int:
     """Rewrite plans in the canonical layout, every comment kept."""
     from plancc import fmt as formatter  # noqa: PLC0415 (cold start)
-    from plancc import write  # noqa: PLC0415 (cold start)
     from plancc.load import inputs  # noqa: PLC0415 (cold start)
 
     try:
         done = formatter.run(paths, check=check, diff=diff, stdin_filename=stdin_filename)
-    except (inputs.InputError, write.WriteError) as exc:
+    except inputs.InputError as exc:
         raise UsageError(str(exc)) from None
     _say_skipped(done.skipped)
     console.out(done.stdout)
+    for why in done.unwritten:  # an I/O error: the others are written, the run exits 2
+        console.err(f"plancc: {why}")
     return done.exit_code
 
 

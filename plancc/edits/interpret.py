@@ -13,8 +13,10 @@ style of every value left alone. `plancc fmt` is not part of fixing.
   key is added as the mapping's last entry;
 - ``Remove`` takes an item (or a mapping's entry) with its own lines: the comment
   lines right above it, at its indentation, and its end-of-line comment; in a flow
-  collection, the item and one comma. A block list it empties becomes ``[]`` after
-  its key, and the line after the list stays;
+  collection, the item and one comma, or, written a line an item, its line (the last
+  item's closing bracket moves in place of the comma before it; the comment of the
+  item before stays). A block list it empties becomes ``[]`` after its key, and the
+  line after the list stays;
 - ``Reorder`` writes the list's items in their new places (in a block list, each with
   its comment lines);
 - ``Append`` follows the list: ``, x`` in a flow list, a ``- x`` line at the items'
@@ -105,6 +107,7 @@ def position(doc: Document, offset: int) -> Pos:
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#.*$")  # a comment to the end of a line
+_FLOW_REST = re.compile(r"[ \t]*,?[ \t]*(?:#.*)?")  # after a flow item alone on its line
 _WORDS = {"null", "true", "false", "nan", "inf"}
 
 
@@ -287,7 +290,9 @@ class _Collection:
         else:
             start = self._dash(value, path)
         item = _Item(start, value, end)
-        if not self.is_flow:
+        if self.is_flow:
+            self._flow_lines(item)
+        else:
             self._lines(item)
         return item
 
@@ -321,7 +326,24 @@ class _Collection:
         head = src.line_start(item.start)
         if text[head : item.start].strip(" \t"):
             return  # after `- ` or another key: not alone on its line
-        lead, column = head, item.start - head
+        lead = self.comments_above(head, item.start - head)
+        item.region, item.unit = (lead, item.tail), (lead, item.content_end)
+
+    def _flow_lines(self, item: _Item) -> None:
+        """A flow item's whole lines, when it is alone on them (a list written one item a
+        line): nothing but indentation before it, and its comma and end-of-line comment
+        after it. The comment lines right above it, at its indentation, are its own."""
+        src, text = self.src, self.src.text
+        head = src.line_start(item.start)
+        if text[head : item.start].strip(" \t"):
+            return
+        if not _FLOW_REST.fullmatch(text[item.end : src.line_end(item.end)]):
+            return
+        item.region = (self.comments_above(head, item.start - head), src.next_line(item.end))
+
+    def comments_above(self, head: int, column: int) -> int:
+        """Where the comment lines right above the line at ``head``, at ``column``, start."""
+        src, text, lead = self.src, self.src.text, head
         while lead > src.starts[0]:  # the first line's start (past a BOM)
             above = src.line_start(lead - 1)
             line = text[above : src.line_end(above)]
@@ -329,7 +351,7 @@ class _Collection:
             if not stripped.startswith("#") or len(line) - len(stripped) != column:
                 break
             lead = above
-        item.region, item.unit = (lead, item.tail), (lead, item.content_end)
+        return lead
 
     @property
     def column(self) -> int:
@@ -353,7 +375,7 @@ class _Collection:
     def regions(self, items: Sequence[_Item]) -> list[tuple[int, int]] | None:
         """The whole lines of ``items``, when each has them."""
         found = [it.region for it in items if it.region is not None]
-        return found if len(found) == len(items) and not self.is_flow else None
+        return found if len(found) == len(items) else None
 
 
 # -- the edits -----------------------------------------------------------------------------
@@ -585,18 +607,62 @@ class _Interpreter:
         """Items ``gone`` (not all of them) removed, each run of neighbours together."""
         n = len(c.items)
         for i, j in _runs(sorted(gone)):
-            first, last = c.items[i], c.items[j]
+            last = c.items[j]
             regions = c.regions(c.items[i : j + 1])
             if regions is not None:
                 for start, end in regions:
                     self._put(start, end, "", c.path)
             elif j < n - 1:  # up to the next item: its separator goes with the run
-                self._put(first.start, c.items[j + 1].start, "", c.path)
-            elif c.is_flow:  # the last ones: from the end of the item before them
-                self._put(c.items[i - 1].end, last.end, "", c.path)
+                self._put(*self._run_span(c, i, j), "", c.path)
+            elif c.is_flow:
+                self._remove_flow_last(c, i)
             else:
                 before = c.items[i - 1]
                 self._put(self.src.line_end(before.end), self.src.line_end(last.end), "", c.path)
+
+    def _run_span(self, c: _Collection, i: int, j: int) -> tuple[int, int]:
+        """What removing the items ``i`` to ``j`` (not the last) takes: up to the next item
+        (their separator goes with them), or, in a flow collection whose next item is on
+        a later line, to the end of ``j``'s line (its comma and end-of-line comment go;
+        the next item's line, and the comment lines above it, stay as they are)."""
+        text, start, nxt = self.src.text, c.items[i].start, c.items[j + 1].start
+        if c.is_flow:
+            m = lines.BREAK.search(text, c.items[j].end, nxt)
+            if m is not None:
+                head = self.src.line_start(start)
+                return head + len(text[head:start].rstrip(" \t")), m.start()
+        return start, nxt
+
+    def _remove_flow_last(self, c: _Collection, i: int) -> None:
+        """The items of a flow collection from ``i`` to its end removed. On one line with
+        the item before, or with nothing but a comma after that item on its line: from
+        that item's end (its comma goes with them). Else their lines go, their
+        end-of-line comments with them, and the bracket that closed them moves in place
+        of the comma after the item before, whose own comment stays (``[a,  # A`` /
+        ``b]  # B`` becomes ``[a]  # A``); when more follows the bracket on its line, the
+        bracket stays there, on a line of its own."""
+        src, text = self.src, self.src.text
+        before, first, last = c.items[i - 1], c.items[i], c.items[-1]
+        sep = text[before.end : first.start]
+        comma = before.end + len(sep) - len(sep.lstrip(" \t"))
+        if lines.BREAK.search(sep) is None or not text.startswith(",", comma):
+            self._put(before.end, last.end, "", c.path)
+            return
+        close = "}" if c.is_map else "]"
+        rest = text[last.end : src.line_end(last.end)]
+        if re.fullmatch(rf"[ \t]*,?[ \t]*\{close}[ \t]*(?:#.*)?", rest):
+            self._put(comma, comma + 1, close, c.path)
+            self._put(src.line_end(before.end), src.line_end(last.end), "", c.path)
+        elif not text[comma + 1 : src.line_end(comma)].strip(" \t"):  # no comment to keep
+            self._put(before.end, last.end, "", c.path)
+        else:
+            self._put(comma, comma + 1, "", c.path)
+            head = src.line_start(first.start)
+            if not text[head : first.start].strip(" \t"):  # its comment lines go with it
+                lead = c.comments_above(head, first.start - head)
+                if lead < head:
+                    self._put(lead, head, "", c.path)
+            self._put(first.start, last.end, "", c.path)
 
     def _append(self, c: _Collection, texts: list[str]) -> None:
         """Items (as ``_item_text`` writes them) added after the last."""

@@ -123,9 +123,12 @@ class FmtRun:
     stdout: str
     exit_code: int
     skipped: tuple[inputs.Skipped, ...]
+    # A plan whose file could not be rewritten, and why (an I/O error: the others are
+    # written all the same, and the run exits 2).
+    unwritten: tuple[str, ...] = ()
 
 
-def run(  # noqa: C901 (one pass over the files: check, diff and write, each a short branch)
+def run(
     paths: Sequence[str],
     *,
     check: bool = False,
@@ -135,29 +138,18 @@ def run(  # noqa: C901 (one pass over the files: check, diff and write, each a s
     """Format every plan the paths name: rewrite each in place (atomically, only when it
     changes), or with ``check`` list those that would change, or with ``diff`` print the
     change. A plan read from standard input or a pipe is printed, formatted. Raises
-    ``inputs.InputError`` (usage) and ``write.WriteError`` (I/O)."""
+    ``inputs.InputError`` (usage); a plan that cannot be written (``write.WriteError``)
+    is left as it is, named in ``unwritten``, and the others are written all the same."""
     found = inputs.collect(paths, stdin_filename)
     dry = check or diff
     if not dry and any(p.piped for p in found.plans) and len(found.plans) > 1:
         raise inputs.InputError("-: a plan from standard input is formatted alone")
     lines: list[str] = []
+    unwritten: list[str] = []
     changed = refused = 0
     for plan, raw in found.read():
-        try:
-            after = format_plan(plan.label, raw)
-        except FmtError as exc:
-            lines.append(f"{plan.label}: cannot format: {exc}; left as it is")
-            refused += 1
-            continue
-        except Exception as exc:  # a fault of fmt's own: said, and the other plans go on
-            why = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
-            lines.append(f"{plan.label}: cannot format: {clip(why)}; left as it is")
-            refused += 1
-            continue
-        if isinstance(after, Diagnostic):
-            d = after
-            lines.append(f"{d.file}:{d.line}:{d.col}: {d.severity.value} {d.code}: {d.message}")
-            lines.append(f"{d.file}: not formatted: it is not a readable plan (PC001)")
+        after = _formatted(plan.label, raw, lines)
+        if after is None:
             refused += 1
             continue
         if not dry and plan.piped:
@@ -170,7 +162,13 @@ def run(  # noqa: C901 (one pass over the files: check, diff and write, each a s
         elif check:
             lines.append(f"{plan.label}: would be reformatted")
         else:
-            write.replace(Path(plan.label), after)  # through a symlink, to its target
+            try:
+                write.replace(Path(plan.label), after)  # through a symlink, to its target
+            except write.WriteError as exc:
+                unwritten.append(str(exc))
+                changed -= 1
+                refused += 1
+                continue
             lines.append(f"{plan.label}: formatted")
     if not diff:
         same = len(found.plans) - len(found.skipped) - changed - refused
@@ -178,7 +176,28 @@ def run(  # noqa: C901 (one pass over the files: check, diff and write, each a s
         tail = f"{changed} {verb}, {same} {'already formatted' if check else 'unchanged'}"
         lines.append(tail + (f", {refused} not formatted" if refused else ""))
     failed = refused > 0 or (dry and changed > 0)
-    return FmtRun("".join(line + "\n" for line in lines), 1 if failed else 0, tuple(found.skipped))
+    code = 2 if unwritten else 1 if failed else 0
+    out = "".join(line + "\n" for line in lines)
+    return FmtRun(out, code, tuple(found.skipped), tuple(unwritten))
+
+
+def _formatted(label: str, raw: bytes, lines: list[str]) -> bytes | None:
+    """The plan formatted, or None when it cannot be, with why appended to ``lines``."""
+    try:
+        after = format_plan(label, raw)
+    except FmtError as exc:
+        lines.append(f"{label}: cannot format: {exc}; left as it is")
+        return None
+    except Exception as exc:  # a fault of fmt's own: said, and the other plans go on
+        why = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+        lines.append(f"{label}: cannot format: {clip(why)}; left as it is")
+        return None
+    if isinstance(after, Diagnostic):
+        d = after
+        lines.append(f"{d.file}:{d.line}:{d.col}: {d.severity.value} {d.code}: {d.message}")
+        lines.append(f"{d.file}: not formatted: it is not a readable plan (PC001)")
+        return None
+    return after
 
 
 def _diff(label: str, before: bytes, after: bytes) -> list[str]:

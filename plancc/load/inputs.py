@@ -50,8 +50,8 @@ class PlanInput:
             return False
         try:
             return not stat.S_ISREG(os.stat(self.label).st_mode)
-        except OSError:
-            return True
+        except OSError:  # a dangling link, a loop of links: reading it says why it cannot be
+            return False
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,9 @@ def fix_all(state: PlanState) -> lsp.CodeAction | None:
     new = fixed.after.decode("utf-8")
     changes = [_text_edit(state, e) for e in pc.diff_edits(state.text.source, new)]
     n = len(fixed.applied)
+    stopped = f"; {fixed.stopped}" if fixed.stopped else ""  # a bound hit is said here too
     return lsp.CodeAction(
-        title=f"fix all: {n} safe fix{'' if n == 1 else 'es'} (plancc)",
+        title=f"fix all: {n} safe fix{'' if n == 1 else 'es'} (plancc{stopped})",
         kind=FIX_ALL,
         edit=lsp.WorkspaceEdit(changes={state.uri: changes}),
     )

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from plancc.measure.errors import InputError
-from plancc.reading import open_regular
+from plancc.reading import open_regular, read_regular
+from plancc.usage import UsageError
 
 MAX_BYTES = 4 << 30  # a log, a slot file or a trace
+RESULT_BYTES = 16 << 20  # a result is a few kB; a file that never ends stops here
 MAX_LINE = 64 << 20  # a line of a log or slot file (a rank's raw samples are one line)
 
 
@@ -59,3 +62,17 @@ def expanded(paths: list[str]) -> list[str]:
         else:
             out.append(p)
     return list(dict.fromkeys(out))
+
+
+def read_result(path: str, label: str) -> Any:
+    """The JSON of a `plancc measure --format json` result (`suggest --measured`, `report
+    --measure`); UsageError, its words after ``label`` (how the command names the file),
+    when it cannot be read or is not JSON."""
+    try:  # a regular file, opened without blocking, read no further than RESULT_BYTES
+        raw = read_regular(path, RESULT_BYTES)
+    except OSError as exc:
+        raise UsageError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{label}: not JSON: {exc}") from None

@@ -51,9 +51,6 @@ class Manifest:
     kinds: tuple[str, ...] | None  # the forward's layer kinds, in order; None without forward
     warm_issues_per_round: int
 
-    def warms_of(self, kind: str) -> list[Warm]:
-        return [w for w in self.warms if w.layer == kind]
-
 
 def _rows(x: object) -> tuple[int, int] | None:
     return (x[0], x[1]) if isinstance(x, list) and len(x) == 2 else None

@@ -37,7 +37,6 @@ FONT = 11  # px: the figures' text
 SMALL = 10  # px: the lines inside a stage's box, time and stage numbers
 TINY = 9  # px: the tensor names under a stage
 LINE = 14  # px between the baselines of two lines of FONT (its em box is 12.8 px tall)
-ASCENT = 10.5  # px of an em box of FONT above its baseline, rounded up
 MAX_READS = 5  # lines of tensor names under a stage
 LABEL_ANGLE = 50  # degrees the stage labels are turned (counter-clockwise)
 # Turned labels closer than this (x between their starts) would touch: 13 px of em box

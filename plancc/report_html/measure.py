@@ -21,10 +21,8 @@ from typing import Any
 
 from plancc.api import PlanResult, UsageError
 from plancc.diagnostics import printable
-from plancc.reading import read_regular
+from plancc.measure.files import read_result
 from plancc.text import clip
-
-MAX_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -53,14 +51,7 @@ class Measure:
 
 
 def read(path: str) -> Measure:
-    try:  # a regular file, opened without blocking, read no further than MAX_BYTES
-        raw = read_regular(path, MAX_BYTES)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"{path}: not JSON: {exc}") from None
+    doc = read_result(path, path)
     if not isinstance(doc, dict):
         raise UsageError(f"{path}: not a JSON object (a `plancc measure` result is one)")
     return parse(path, doc)

@@ -19,7 +19,7 @@ from plancc import codes, fixes, ir
 from plancc.diagnostics import Diagnostic
 from plancc.fixes import Fix
 from plancc.source import cache
-from plancc.source.findings import Findings, LayerReading, closest
+from plancc.source.findings import Findings, LayerReading, closest, nearest
 from plancc.source.limits import Budget, OutOfTime, OutOfWork
 from plancc.source.modules import Blocked, SourceError
 from plancc.source.order import check_order, check_reads
@@ -106,10 +106,10 @@ def _layer(findings: Findings, kind: str, root: str) -> None:
     _shapes(findings, it)
     if not layer.complete:
         return
-    runs = _kernels(findings, it)
+    runs, sure = _kernels(findings, it)
     _tasks(findings, it, runs)
-    check_reads(findings, it, runs)
-    check_order(findings, it, runs)
+    check_reads(findings, it, runs, sure)
+    check_order(findings, it, runs, sure)
     check_warms(findings, it)
 
 
@@ -210,13 +210,19 @@ def _shapes(findings: Findings, it: LayerReading) -> None:
         )
 
 
-def _kernels(findings: Findings, it: LayerReading) -> Runs:
+def _kernels(findings: Findings, it: LayerReading) -> tuple[Runs, Runs]:
     """PC202; each stage with a `kernel` found in the source: its run of kernels (unknown
     when the kernel may lie in unresolved code, or its run holds some). The hint offers
-    no later copy of an unrolled scope: the first copy's stage stands for it."""
+    no later copy of an unrolled scope: the first copy's stage stands for it.
+
+    And the runs as far as they are sure: while a stage's `kernel` is missing, a kernel
+    PC202 offers it (the closest name, else every kernel no stage names) may be that
+    stage's, not the run it waits on last (``stage_runs``'s ``loose``): what follows only
+    from folding it there is not reported."""
     reading = it.reading
     found: dict[int, Kernel] = {}
     unsure: set[int] = set()
+    offered: set[int] = set()  # the kernels PC202 offers a missing stage
     for s in it.layer.stages:
         if s.kernel is None:
             continue
@@ -227,22 +233,28 @@ def _kernels(findings: Findings, it: LayerReading) -> Runs:
             unsure.add(s.index)
         else:  # the hint offers only kernels no other stage names
             claimed = {t.kernel for t in it.layer.stages if t.kernel is not None}
-            names = [
-                k.name
+            free = [
+                k
                 for k in reading.kernels
                 if not k.opaque and k.copy_of is None and k.name not in claimed
             ]
+            names = [k.name for k in free]
+            near = nearest(s.kernel, names)
+            offered |= {k.index for k in free if near in (None, k.name)}
             findings.report(
                 findings.stage_at(it, s, "kernel"),
                 codes.SOURCE_KERNEL,
                 f"stage '{s.name}': kernel '{s.kernel}' is no kernel of "
                 f"{reading.function}() ({reading.file})",
-                closest(s.kernel, names)
-                or f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
+                f"did you mean '{near}'?"
+                if near
+                else f"its kernels: {', '.join(names[:6])}{', …' if len(names) > 6 else ''}",
             )
     runs = stage_runs(reading, found)
     runs.unknown |= unsure
-    return runs
+    sure = stage_runs(reading, found, loose=frozenset(offered)) if offered else runs
+    sure.unknown |= unsure
+    return runs, sure
 
 
 def _tasks(findings: Findings, it: LayerReading, runs: Runs) -> None:

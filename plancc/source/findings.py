@@ -69,5 +69,10 @@ class Findings:
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
+    found = nearest(name, names)
+    return f"did you mean '{found}'?" if found else None
+
+
+def nearest(name: str, names: Iterable[str]) -> str | None:
     found = difflib.get_close_matches(name, list(names), n=1)
-    return f"did you mean '{found[0]}'?" if found else None
+    return found[0] if found else None

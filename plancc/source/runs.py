@@ -4,6 +4,7 @@ stage's run of kernels (docs/sources.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from plancc.source.reading import Kernel, Reading
 
@@ -30,6 +31,11 @@ class Runs:
     before: dict[int, int]  # stage index -> bit set of the stages whose runs run before it
     after: dict[int, int]  # stage index -> bit set of the stages whose runs run after it
 
+    @cached_property
+    def compared(self) -> int:
+        """The bit set of the stages compared: those with a run known whole."""
+        return sum(1 << i for i in self.kernels if i not in self.unknown)
+
     def runs_before(self, a: int, b: int) -> bool:
         return bool(self.before[b] >> a & 1)
 
@@ -48,45 +54,71 @@ class Runs:
         return sorted(direct)
 
 
-def stage_runs(reading: Reading, heads: dict[int, Kernel]) -> Runs:
-    """The runs of the stages whose `kernel` is ``heads[stage]`` (docs/sources.md)."""
-    stage_of = {k.index: s for s, k in heads.items()}
-    owner: list[int | None] = []
-    latest: list[int] = []  # the index of the last head each kernel waits on, -1: none
-    for k in reading.kernels:
-        last = max(
-            (max(d if d in stage_of else -1, latest[d]) for d in k.deps | k.after if d < k.index),
-            default=-1,
-        )
-        mine = stage_of.get(k.index, stage_of[last] if last >= 0 else None)
-        first = owner[k.copy_of] if k.copy_of is not None and k.index not in stage_of else None
-        if first is not None and last <= heads[first].index:
-            # A later copy of an unrolled scope is in its first copy's run, as a loop's
-            # iterations are one kernel's, unless it waits on a head after that run's.
-            mine, last = first, heads[first].index
-        latest.append(last)
-        owner.append(mine)
+def stage_runs(
+    reading: Reading, heads: dict[int, Kernel], *, loose: frozenset[int] = frozenset()
+) -> Runs:
+    """The runs of the stages whose `kernel` is ``heads[stage]`` (docs/sources.md).
+
+    A kernel of ``loose`` (one that may be the kernel of a stage whose `kernel` is
+    missing from the code: PC202) that would bring into the run it joins a wait the run
+    has not got is a run of its own, of no stage: whether the run it would join waits
+    so is then not known."""
+    owner, alone = _owners(reading, heads, loose)
     kernels: dict[int, list[Kernel]] = {s: [] for s in heads}
-    waits: dict[int, set[int]] = {s: set() for s in heads}
+    waits: dict[int, set[int]] = {s: set() for s in {*heads, *(o for o in owner if o is not None)}}
     for k in reading.kernels:
         s = owner[k.index]
         if s is None:
             continue
-        kernels[s].append(k)
+        if s in kernels:
+            kernels[s].append(k)
         for d in k.deps | k.after:
             o = owner[d] if d < k.index else None
             if o is not None and o != s:
                 waits[s].add(o)
-    order = sorted(heads, key=lambda s: heads[s].index)  # an edge leads to a later head
-    waiters: dict[int, set[int]] = {s: set() for s in heads}
+    # An edge leads to a run whose head is earlier: the last head a kernel waits on is its.
+    order = sorted(waits, key=lambda s: heads[s].index if s in heads else s - alone)
+    waiters: dict[int, set[int]] = {s: set() for s in waits}
     for s, on in waits.items():
         for o in on:
             waiters[o].add(s)
     before, after = _reach(order, waits), _reach(order[::-1], waiters)
     # A run that is empty: another stage names the same kernel, and took it.
     unknown = {s for s, run in kernels.items() if not run or any(k.opaque for k in run)}
-    held = {i: s for i, s in enumerate(owner) if s is not None}
+    held = {i: s for i, s in enumerate(owner) if s is not None and s in heads}
     return Runs(kernels, held, unknown, before, after)
+
+
+def _owners(
+    reading: Reading, heads: dict[int, Kernel], loose: frozenset[int]
+) -> tuple[list[int | None], int]:
+    """The run each kernel is in (None: none), in program order; and the number from which
+    a kernel of ``loose`` in a run of its own is numbered (``alone`` + its index)."""
+    stage_of = {k.index: s for s, k in heads.items()}
+    alone = max(heads, default=-1) + 1
+    owner: list[int | None] = []
+    latest: list[int] = []  # the index of the last head each kernel waits on, -1: none
+    reach: dict[int, int] = {}  # with ``loose``, each run's waits so far (a bit set)
+    for k in reading.kernels:
+        waited = [d for d in k.deps | k.after if d < k.index]
+        last = max((max(d if d in stage_of else -1, latest[d]) for d in waited), default=-1)
+        mine = stage_of.get(k.index, stage_of[last] if last >= 0 else None)
+        first = owner[k.copy_of] if k.copy_of is not None and k.index not in stage_of else None
+        if first in heads and last <= heads[first].index:
+            # A later copy of an unrolled scope is in its first copy's run, as a loop's
+            # iterations are one kernel's, unless it waits on a head after that run's.
+            mine, last = first, heads[first].index
+        elif loose and mine is not None:
+            on = {o for d in waited if (o := owner[d]) is not None and o != mine}
+            if k.index in loose and any(not reach.get(mine, 0) >> o & 1 for o in on):
+                mine, last = alone + k.index, k.index  # a run of its own: a head of no stage
+                stage_of[k.index] = mine
+                on = {o for d in waited if (o := owner[d]) is not None}
+            for o in on:
+                reach[mine] = reach.get(mine, 0) | reach.get(o, 0) | 1 << o
+        latest.append(last)
+        owner.append(mine)
+    return owner, alone
 
 
 def _reach(order: list[int], edges: dict[int, set[int]]) -> dict[int, int]:

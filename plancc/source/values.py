@@ -202,11 +202,6 @@ def base_node(node: ast.expr | None) -> ast.Name | None:
     return node if isinstance(node, ast.Name) else None
 
 
-def base_name(node: ast.expr | None) -> str | None:
-    b = base_node(node)
-    return None if b is None else b.id
-
-
 def walk_body(body: Sequence[ast.AST], budget: Budget) -> Iterator[ast.AST]:
     """Every node of ``body`` in source order (iterative), each paid from ``budget``."""
     stack: list[ast.AST] = list(reversed(body))

@@ -11,20 +11,18 @@ measured loss, below "no warm"; `inconclusive` is said, and changes nothing
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from plancc import ir
 from plancc.diagnostics import printable
+from plancc.measure.files import read_result
 from plancc.measure.units import signed_pct
-from plancc.reading import read_regular
 from plancc.suggest.candidates import GuardSpec, Part, Rows
 from plancc.text import clip
 from plancc.usage import UsageError
 
-MAX_BYTES = 16 * 2**20  # a result is a few kB; a file that never ends stops here
 SHIP, NO_SHIP, INCONCLUSIVE = "ship", "no-ship", "inconclusive"
 
 
@@ -56,15 +54,7 @@ def read(path: str, plan: ir.Plan) -> tuple[Verdicts, tuple[str, ...]]:
     verdict; what could not be matched to this plan, in words. A file that cannot be
     read, is not a result of `plancc measure`, or measured another model's build is a
     usage error."""
-    try:  # a regular file, opened without blocking, read no further than MAX_BYTES
-        raw = read_regular(path, MAX_BYTES)
-    except OSError as exc:
-        raise UsageError(f"--measured {path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"--measured {path}: not JSON: {exc}") from None
-    return parse(path, doc, plan)
+    return parse(path, read_result(path, f"--measured {path}"), plan)
 
 
 def parse(path: str, doc: Any, plan: ir.Plan) -> tuple[Verdicts, tuple[str, ...]]:

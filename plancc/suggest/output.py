@@ -93,6 +93,13 @@ def _shown(layer: LayerSuggestions, top: int | None) -> tuple[list[Ranked], int]
     return rows, len(layer.ranked) - len(rows)
 
 
+def _infeasible(layer: LayerSuggestions, limit: int) -> tuple[list[Ranked], int]:
+    """The infeasible candidates to show: the first ``limit`` and every one asked for; how
+    many are left out."""
+    rows = [r for i, r in enumerate(layer.infeasible) if i < limit or layer.asked(r)]
+    return rows, len(layer.infeasible) - len(rows)
+
+
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [
@@ -150,14 +157,16 @@ def _text_layer(layer: LayerSuggestions, l2: int | None, limit: int) -> list[str
         lines += _wrapped(r.reason + _same(r), 6)
     if left:
         lines.append(f"… {left} more (--top N shows more)")
-    if any(layer.asked(r) for r in rows):
-        lines.append(f"{ASKED} a --candidate you asked about")
-    if layer.infeasible:
+    infeasible, hidden = _infeasible(layer, limit)
+    if infeasible:
         lines.append("infeasible (never ranked, never written):")
-        for r in layer.infeasible[:limit]:
-            lines += _wrapped(f"{label(r.evaluation)} — {r.reason}", 2)
-        if len(layer.infeasible) > limit:
-            lines.append(f"  … {len(layer.infeasible) - limit} more")
+        for r in infeasible:
+            row = _wrapped(f"{label(r.evaluation)} — {r.reason}", 2)
+            lines += [ASKED + row[0][1:], *row[1:]] if layer.asked(r) else row
+        if hidden:
+            lines.append(f"  … {hidden} more")
+    if any(layer.asked(r) for r in [*rows, *infeasible]):
+        lines.append(f"{ASKED} a --candidate you asked about")
     for note in layer.notes:
         lines += _wrapped(note, 0)
     return lines
@@ -175,11 +184,14 @@ def markdown(s: Suggestions, top: int | None) -> str:
         shown, left = _shown(layer, limit)
         rows = [header, ["---"] * len(header)]
         rows += [[*_cells(r, l2, layer.asked(r), False), r.reason + _same(r)] for r in shown]
-        rows += [[*_cells(r, l2, False, False), r.reason] for r in layer.infeasible[:limit]]
+        infeasible, hidden = _infeasible(layer, limit)
+        rows += [[*_cells(r, l2, layer.asked(r), False), r.reason] for r in infeasible]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-        if left:
-            lines += ["", f"… {left} more (--top N shows more)"]
-        if any(layer.asked(r) for r in shown):
+        if left or hidden:
+            more = f"… {left} more (--top N shows more)" if left else ""
+            more += f"{'; ' if left else '… '}{hidden} more infeasible" if hidden else ""
+            lines += ["", more]
+        if any(layer.asked(r) for r in [*shown, *infeasible]):
             lines += ["", f"{ASKED} a --candidate you asked about"]
         if layer.notes:
             lines += ["", *layer.notes]

@@ -408,3 +408,30 @@ def test_the_recipe_names_a_cross_layer_warms_consumer_in_the_next_layer() -> No
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "timing slots around 'k_proj' of the next layer (its first consumer)" in said
+
+
+def test_fix_moves_a_declared_prefix_keeping_its_rows_as_written(tmp_path: Path) -> None:
+    # Pro's CSA prefix of 12 groups anchored early (rms_norm): the top gain is the same
+    # prefix at q_proj, a version of the declared warm: its `after` rewritten, its rows'
+    # expression kept as the plan writes it, its `allow` and `reason` gone (the candidate
+    # judged was not the plan's warm: PC103 shows).
+    rows = "          - {tensor: wo_a, rows: [0, O_GROUPS // 2]}  # its first 8 of 16 groups\n"
+    moved = "          - {tensor: wo_a, rows: [0, O_GROUPS * 3 // 4]}\n"
+    plan = _plan(tmp_path, "deepseek_v4_pro.yaml")
+    text = Path(plan).read_text("utf-8")
+    at = text.index("      - name: prefetch_o_proj_wo_a_csa\n")
+    end = text.index("\n\n", at)
+    warm = text[at:end].replace("after: q_proj", "after: rms_norm").replace(rows, moved)
+    Path(plan).write_text(text[:at] + warm + text[end:], "utf-8")
+    result = _run("suggest", plan, "--no-source", "--layer", "csa", "--fix", "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert "csa: wrote warm q_proj: wo_a[0:12]\n" in result.output
+    after = Path(plan).read_text("utf-8")
+    written = after[after.index("      - name: prefetch_o_proj_wo_a_csa\n") :]
+    written = written[: written.index("  hca:")]
+    assert written.rstrip("\n") == (
+        "      - name: prefetch_o_proj_wo_a_csa\n"
+        "        name_hint: prefetch_o_proj_wo_a\n"
+        "        after: q_proj\n"
+        "        tensors:\n" + moved.rstrip("\n")
+    )

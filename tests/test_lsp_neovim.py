@@ -17,12 +17,12 @@ DATA = Path(__file__).parent / "data" / "lsp"
 NVIM = shutil.which("nvim")
 
 
-@pytest.mark.skipif(NVIM is None, reason="Neovim (nvim) is not installed; .ci/run installs it")
-def test_neovim_receives_the_diagnostics(tmp_path: Path) -> None:
+def _diagnostics(tmp_path: Path, text: str) -> list[dict[str, object]]:
+    """What Neovim's own client received for a plan holding ``text``."""
     assert NVIM is not None
     shutil.copy(DATA / "demo.config.json", tmp_path / "demo.config.json")
-    plan = tmp_path / "broken.yaml"
-    plan.write_text((DATA / "demo.yaml").read_text("utf-8").replace("[wk]", "[wkk]"), "utf-8")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text, "utf-8")
     out = tmp_path / "diagnostics.json"
     env = {
         "PLANCC_PLAN": str(plan),
@@ -45,14 +45,34 @@ def test_neovim_receives_the_diagnostics(tmp_path: Path) -> None:
     )
     got = json.loads(out.read_text("utf-8"))
     assert got["received"] is True
-    found = sorted(
-        (d["code"], d["lnum"] + 1, d["col"] + 1, d["end_col"] + 1) for d in got["diagnostics"]
+    diagnostics: list[dict[str, object]] = got["diagnostics"]
+    return diagnostics
+
+
+def _spans(diagnostics: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    """Code, 1-based line, start and end column of each, as `plancc validate` counts."""
+    return sorted(
+        (d["code"], int(d["lnum"]) + 1, int(d["col"]) + 1, int(d["end_col"]) + 1)  # type: ignore[call-overload]
+        for d in diagnostics
     )
-    assert found == [
-        ("PC010", 25, 45, 48),  # wkk
-        ("PC102", 32, 19, 23),
-        ("PC103", 32, 18, 30),
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim (nvim) is not installed; .ci/run installs it")
+def test_neovim_receives_the_warnings_with_their_ranges(tmp_path: Path) -> None:
+    got = _diagnostics(tmp_path, (DATA / "demo.yaml").read_text("utf-8"))
+    assert _spans(got) == [
+        ("PC102", 32, 19, 23),  # wo_b
+        ("PC103", 32, 18, 30),  # the whole list
+        ("PC104", 31, 16, 22),  # q_proj
     ]
-    pc010 = next(d for d in got["diagnostics"] if d["code"] == "PC010")
-    assert pc010["severity"] == 1  # vim.diagnostic.severity.ERROR
-    assert pc010["message"].startswith("unknown tensor 'wkk'")
+    assert {d["severity"] for d in got} == {2}  # vim.diagnostic.severity.WARN
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim (nvim) is not installed; .ci/run installs it")
+def test_neovim_receives_the_error_and_not_what_it_may_cause(tmp_path: Path) -> None:
+    # 'wkk' may be any tensor of the kind, so the group warnings wait for the error.
+    text = (DATA / "demo.yaml").read_text("utf-8").replace("[wk]", "[wkk]")
+    got = _diagnostics(tmp_path, text)
+    assert _spans(got) == [("PC010", 25, 45, 48)]  # wkk
+    assert got[0]["severity"] == 1  # vim.diagnostic.severity.ERROR
+    assert str(got[0]["message"]).startswith("unknown tensor 'wkk'")

@@ -309,6 +309,19 @@ def test_diff_prints_the_change_and_writes_nothing(messy: Path) -> None:
     assert messy.read_text() == MESSY
 
 
+def test_diff_counts_lines_as_the_loader_does(messy: Path) -> None:
+    """U+2028, U+0085 and U+2029 in a comment are characters (issue 40, point 2): the
+    diff's hunk is at the line an editor shows, and the comment one line of it (it was
+    split there, as ``str.splitlines`` splits, and every later line counted 3 too far)."""
+    messy.write_text("# a\u2028b\x85c\u2029d\nplancc: 1\nmodel:   m\n")
+    code, out, _ = _run("--diff", "messy.yaml")
+    assert (code, out) == (
+        1,
+        "--- messy.yaml\n+++ messy.yaml\n@@ -1,3 +1,3 @@\n"
+        " # a\u2028b\x85c\u2029d\n plancc: 1\n-model:   m\n+model: m\n",
+    )
+
+
 def test_a_plan_that_is_not_yaml_is_refused(messy: Path) -> None:
     bad = messy.parent / "bad.yaml"
     bad.write_text("plancc: 1\nmodel: [\n")

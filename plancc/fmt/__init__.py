@@ -51,6 +51,7 @@ from plancc import write
 from plancc.diagnostics import Diagnostic
 from plancc.fmt.layout import FmtError, Layout, comments, scalar_span
 from plancc.load import c_parser, inputs, load, unbroken
+from plancc.load.lines import split as split_lines
 from plancc.text import clip
 
 __all__ = ["FmtError", "FmtRun", "format_plan", "run"]
@@ -201,6 +202,7 @@ def _formatted(label: str, raw: bytes, lines: list[str]) -> bytes | None:
 
 
 def _diff(label: str, before: bytes, after: bytes) -> list[str]:
-    old = before.decode("utf-8").splitlines()
-    new = after.decode("utf-8").splitlines()
+    # Broken where plancc breaks lines (not at U+2028, as ``str.splitlines`` would).
+    old = [line.rstrip("\r\n") for line in split_lines(before.decode("utf-8"))]
+    new = [line.rstrip("\r\n") for line in split_lines(after.decode("utf-8"))]
     return list(difflib.unified_diff(old, new, label, label, lineterm=""))

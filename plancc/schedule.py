@@ -10,6 +10,11 @@ them run beside each other.
 Stages are numbered by their place in the list, and every `deps` entry is an
 earlier stage (PC015 refuses the rest), so the list is a topological order and
 everything here is one pass over it.
+
+SHARED: stages may wait for one tuple object (a joined kind's first stages wait for
+every last stage of the kind before: ``plancc.facts.crossing.join``); what a wait
+gives is worked out once per object, so a fan of n stages joined to the next layer
+costs n, not n² (the Python loop over n sinks for each of n stages).
 """
 
 from __future__ import annotations
@@ -29,8 +34,12 @@ class Schedule:
     def start(self) -> tuple[int, ...]:
         """The step each stage starts at: the longest `deps` path to it, in stages."""
         start: list[int] = []
+        seen: dict[int, int] = {}  # by waits object (SHARED)
         for waits in self.deps:
-            start.append(max((start[d] + 1 for d in waits), default=0))
+            got = seen.get(id(waits))
+            if got is None:
+                got = seen[id(waits)] = max((start[d] + 1 for d in waits), default=0)
+            start.append(got)
         return tuple(start)
 
     @cached_property
@@ -56,10 +65,14 @@ class Schedule:
         # Bit d of entry i is set when stage d runs before stage i; ints as bit sets keep
         # this quadratic only in bits (n²/64 words), linear in Python operations.
         anc: list[int] = []
+        seen: dict[int, int] = {}  # by waits object (SHARED)
         for waits in self.deps:
-            bits = 0
-            for d in waits:
-                bits |= anc[d] | (1 << d)
+            bits = seen.get(id(waits))
+            if bits is None:
+                bits = 0
+                for d in waits:
+                    bits |= anc[d] | (1 << d)
+                seen[id(waits)] = bits
             anc.append(bits)
         return tuple(anc)
 
@@ -111,11 +124,15 @@ def schedule(deps: Sequence[Sequence[int] | None]) -> Schedule:
     """The schedule of stages whose `deps` are given by index, None where a stage has none
     (it then waits for the stage listed before it). Every index must be an earlier stage."""
     waits: list[tuple[int, ...]] = []
+    shared: dict[int, tuple[int, ...]] = {}  # each entry object's waits, made once
     for i, entry in enumerate(deps):
         if entry is None:
             waits.append((i - 1,) if i else ())
-        else:
+            continue
+        got = shared.get(id(entry))
+        if got is None:  # valid for stage i, so for every later one
             if any(not 0 <= d < i for d in entry):
                 raise ValueError(f"stage {i} waits for a stage not listed before it: {list(entry)}")
-            waits.append(tuple(dict.fromkeys(entry)))
+            got = shared[id(entry)] = tuple(dict.fromkeys(entry))
+        waits.append(got)
     return Schedule(tuple(waits))

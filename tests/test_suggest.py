@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plancc.cli.app import app
+from plancc.facts import crossing
 from plancc.facts.timeline import Timeline
 from plancc.suggest import LayerSuggestions, candidates, output, suggest
 from plancc.suggest.evaluate import _warm as candidate_warm
@@ -780,3 +781,61 @@ def test_every_output_names_the_collective(form: str) -> None:
         assert reasons[2] == f"below no warm: {SPANS}"
     else:
         assert f"below no warm: {SPANS}" in " ".join(result.output.split())
+
+
+def _fan(n: int) -> str:
+    """A layer kind of ``n`` tasked stages beside each other, each reading a weight of
+    its own, nothing after them: no pair of them has a later group (bench/suggest.py's
+    fan without its last stage)."""
+    stages = "".join(
+        f"      - {{name: s{i}, task: t{i}, deps: [], reads: [u{i}]}}\n" for i in range(n)
+    )
+    tensors = "".join(f"  u{i}: {{shape: [4096, 4096], dtype: int8}}\n" for i in range(n))
+    return (
+        f"plancc: 1\nmodel: m\nplatform: a2a3\ntensors:\n{tensors}"
+        f"layers:\n  k:\n    stages:\n{stages}"
+    )
+
+
+def test_a_fan_costs_its_stages_not_its_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40, point 4: suggest near-linear in tasked stages. A fan of n stages with
+    nothing after them: each stage is visited once as an anchor, no join of two (every
+    pair was visited, at no cost to the bound: 16,000 stages never ended), and the
+    cross-layer sets are worked out once per step of the layer (a visit of the 16,000
+    next-layer stages per anchor: 64 of them, 25 s); the joined kind's schedule works
+    out the last stages all its first ones wait for once (n² steps: 88 s, 2.2 GiB)."""
+    n = 300
+    plan = tmp_path / "fan.yaml"
+    plan.write_text(_fan(n), "utf-8")
+    visits: list[int] = []
+    real_groups = candidates._later_groups
+
+    def groups(s: candidates.Setting, anchors: tuple[int, ...], *rest: Any) -> list[list[str]]:
+        visits.append(len(anchors))
+        return real_groups(s, anchors, *rest)
+
+    iterated = [0]
+
+    class Counted(tuple[int, ...]):
+        def __iter__(self) -> Any:
+            iterated[0] += 1
+            return super().__iter__()
+
+    real_join = crossing.join
+
+    def join(*args: Any) -> Any:
+        layer, tensors = real_join(*args)
+        sinks = Counted(layer.stages[n].deps)  # what every first stage of the next waits for
+        stages = [
+            s if s.deps != sinks else dataclasses.replace(s, deps=sinks) for s in layer.stages
+        ]
+        return dataclasses.replace(layer, stages=tuple(stages)), tensors
+
+    monkeypatch.setattr(candidates, "_later_groups", groups)
+    monkeypatch.setattr(crossing, "join", join)
+    result = _run("suggest", str(plan), "--top", "1")
+    assert result.exit_code == 0, result.output
+    assert visits == [1] * (n + 1)  # n anchors in the kind, one step of them for the next
+    assert iterated[0] <= 4  # the shared wait read once or twice, not once per stage

@@ -292,8 +292,12 @@ def _timed(layer: ir.Layer) -> tuple[list[Fraction], list[Fraction]]:
     starting when its slowest dep finishes (docs/suggest.md, "A timed schedule")."""
     begin: list[Fraction] = []
     end: list[Fraction] = []
+    seen: dict[int, Fraction] = {}  # by waits object (shared: plancc.schedule's SHARED)
     for waits, s in zip(layer.schedule.deps, layer.stages, strict=True):
-        begin.append(max((end[d] for d in waits), default=Fraction(0)))
+        got = seen.get(id(waits))
+        if got is None:
+            got = seen[id(waits)] = max((end[d] for d in waits), default=Fraction(0))
+        begin.append(got)
         end.append(begin[-1] + decimal(s.duration_us or 0))
     return begin, end
 

@@ -172,20 +172,8 @@ def judge(
     Whether a bound stopped one; the candidates not judged in this run, in words."""
     seen: set[tuple[cands.Part, ...]] = set()
     out: list[Evaluation] = []
-    capped = False
-    left = cands.MAX_GENERATED
     queue = deque([cands.Candidate(s.layer.name, (), cands.NONE)])
-    for source in cands.GENERATORS:
-        for c in source.generate(s):
-            if c.parts in seen:
-                continue
-            if source.capped and left == 0:
-                capped = True  # one more than the bound allows
-                break
-            seen.add(c.parts)
-            queue.append(c)
-            left -= source.capped
-    capped = capped or s.stopped
+    capped = _generated(s, seen, queue) or s.stopped
     spawned = cands.MAX_GENERATED
     notes: list[str] = []
     while queue:
@@ -208,6 +196,28 @@ def judge(
                 queue.append(n)
                 spawned -= 1
     return out, capped, tuple(notes)
+
+
+def _generated(
+    s: cands.Setting, seen: set[tuple[cands.Part, ...]], queue: deque[cands.Candidate]
+) -> bool:
+    """Each generator's candidates not ``seen`` yet, added to ``queue`` (the generated
+    ones up to ``MAX_GENERATED``); whether the bound stopped one."""
+    capped = False
+    left = cands.MAX_GENERATED
+    for source in cands.GENERATORS:
+        if source.capped and capped:
+            continue  # at the bound: whatever it generates would not be judged
+        for c in source.generate(s):
+            if c.parts in seen:
+                continue
+            if source.capped and left == 0:
+                capped = True  # one more than the bound allows
+                break
+            seen.add(c.parts)
+            queue.append(c)
+            left -= source.capped
+    return capped
 
 
 def _skipped(c: cands.Candidate, ranges: Ranges) -> str:

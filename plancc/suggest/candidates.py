@@ -287,10 +287,14 @@ def part_of(layer: ir.Layer, w: ir.Warm) -> Part:
 def enumerated(s: Setting) -> Iterator[Candidate]:
     """Each anchor (``_anchors``) with each of its tensor sets (``_sets``)."""
     names = [st.name for st in s.layer.stages]
-    for anchors in _anchors(s.line):
+    idle: set[int] = set()  # the stages with no later groups: a join ending at one has none
+    for anchors in _anchors(s.line, idle):
         if s.stopped:
             return
-        for tensors in _sets(s, _later_groups(s, anchors)):
+        groups = _later_groups(s, anchors)
+        if not groups and len(anchors) == 1:
+            idle.add(anchors[0])
+        for tensors in _sets(s, groups):
             yield one(s.layer.name, tuple(names[a] for a in anchors), tensors, "enumerated")
 
 
@@ -303,15 +307,24 @@ def crossing(s: Setting) -> Iterator[Candidate]:
     world = s.here
     nexts = [(world.joined(kind, b), _unlandable(s, world.line(b))) for b in world.next_kinds(kind)]
     done: set[tuple[int, tuple[str, ...]]] = set()
+    # In the joined kind the next layer's tensors are read by its stages alone, and each
+    # of those runs after every stage of this kind (after its last ones: ``join``): an
+    # anchor's sets depend on its step alone, worked out once per step and next kind.
+    by_step: dict[tuple[int, int], list[tuple[str, ...]]] = {}
     for a in s.line.tasked:
-        for joined, wanted in nexts:
+        for k, (joined, wanted) in enumerate(nexts):
             if s.stopped:
                 return
             if not wanted:
                 continue
-            # In the joined kind the next layer's tensors are read by its stages alone.
-            groups = _later_groups(s, (a,), joined.line, wanted)
-            for tensors in _sets(s, groups):
+            key = (k, joined.line.start[a])
+            sets = by_step.get(key)
+            if sets is None:
+                groups = _later_groups(s, (a,), joined.line, wanted)
+                sets = by_step[key] = list(_sets(s, groups))
+            else:
+                s.work[0] -= 1
+            for tensors in sets:
                 if (a, tensors) not in done:
                     done.add((a, tensors))
                     yield one(kind, (names[a],), tensors, "crossing", next_layer=True)
@@ -375,10 +388,13 @@ GENERATORS: tuple[Source, ...] = (
 TRIES = 8  # anchors tried per tensor for one that lands it (``_unlandable``)
 
 
-def _anchors(line: Timeline) -> Iterator[tuple[int, ...]]:
+def _anchors(line: Timeline, idle: set[int]) -> Iterator[tuple[int, ...]]:
     """Each stage with a task, in step order; then each join of two that run beside each
     other, the later in step order second. A join's partners are the tasked stages before
-    it in step order that are not its ancestors: a bit set, not a test of every pair."""
+    it in step order that are not its ancestors: a bit set, not a test of every pair.
+    No join ends at a stage of ``idle`` (filled by the caller as the single anchors go):
+    what runs after the join runs after that stage, from the same step, and nothing does
+    (a fan of stages with nothing after them has no join to visit, not every pair)."""
     tasks = line.tasked
     yield from ((a,) for a in tasks)
     sched = line.schedule
@@ -388,6 +404,8 @@ def _anchors(line: Timeline) -> Iterator[tuple[int, ...]]:
     for b in tasks:
         partners = seen & ~sched.before(b)
         seen |= 1 << b
+        if b in idle:
+            continue
         found = []
         while partners:
             low = partners & -partners
@@ -454,7 +472,7 @@ def _later_groups(
     after = max(line.start[a] for a in anchors) + 1
     lo = bisect.bisect_left(line.step_of, after)
     hi = bisect.bisect_left(line.step_of, s.reach(after, line))
-    s.work[0] -= hi - lo
+    s.work[0] -= max(hi - lo, 1)  # an anchor with nothing in reach is a visit too
 
     def runs_after(i: int) -> bool:
         return all(sched.runs_before(a, i) for a in anchors)

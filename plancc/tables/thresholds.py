@@ -23,7 +23,8 @@ LANDS = Fraction(1, 4)
 
 def negligible(part: int | Fraction, whole: int | Fraction) -> bool:
     """Whether ``part`` is under ``NEGLIGIBLE`` of ``whole`` (nothing is of nothing)."""
-    return part < NEGLIGIBLE * whole
+    # Cross-multiplied: no Fraction made for two integers (suggest asks a million times).
+    return part * NEGLIGIBLE.denominator < NEGLIGIBLE.numerator * whole
 
 
 def kept(sizes: dict[str, int]) -> list[str]:

@@ -182,6 +182,36 @@ def test_fixes_that_do_not_interact_go_in_one_pass() -> None:
     assert done.after.decode() == CONTRACT.replace(moe, moe + stages.replace("{}", "kv_cache"))
 
 
+def _guarded(n: int, guard: str) -> str:
+    """``n`` warms at one anchor, each of a tensor of its own and each guarded."""
+    lines = ["plancc: 1", "model: m", "platform: a2a3", "params:"]
+    lines += ["  CTX: {default: 8, range: [1, 4096]}", "tensors:"]
+    lines += [f"  t{i}: {{shape: [64], dtype: bf16}}" for i in range(n)]
+    lines += ["layers:", "  k:", "    stages:", "      - {name: a, task: a_tid}"]
+    lines += [f"      - {{name: c{i}, reads: [t{i}]}}" for i in range(n)]
+    lines += ["    warms:"]
+    lines += [
+        f"      - {{name: w{i}, after: a, tensors: [t{i}], guard: {guard}}}" for i in range(n)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_guards_that_skip_nothing_go_in_one_pass() -> None:
+    """300 guards that admit every value (PC044, safe): removing one leaves the others
+    what they are, so one pass removes them all (one a pass, the loop stopped at its
+    bound after 256 of them, 51 s, and said 44 fixes were left); two guards of one warm
+    both always true go one a pass (together they would empty its list), beside the
+    other warm's."""
+    done = _loop(_guarded(300, "CTX <= 5000"))
+    assert (done.steps, done.left) == ((300,), 0)
+    assert done.after.decode() == _guarded(300, "CTX <= 5000").replace(", guard: CTX <= 5000", "")
+    assert "PC044" not in [d.code for d in done.result.diagnostics]
+    two = _guarded(2, "[CTX <= 5000, CTX >= 1]")
+    done = _loop(two)
+    assert done.steps == (2, 2)  # one guard of each warm, then the other
+    assert done.after.decode() == _guarded(2, "x").replace(", guard: x", "")
+
+
 def test_fixes_that_interact_wait_for_the_check() -> None:
     """Two typos of one list guessed as one name would list it twice: the second waits
     (and then has no fix: the list holds the name); fixes of two codes never share a

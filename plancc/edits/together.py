@@ -7,7 +7,8 @@ not interact when
 - their findings do not depend on each other: both are of one code of ``TOGETHER``,
   codes whose finding is about one node and stays what it is whatever another finding
   of the code does (an unknown name, a tensor listed twice, a silence that silences
-  nothing, a tensor no stage reads or read before the anchor, an issue order), and
+  nothing, a tensor no stage reads or read before the anchor, an issue order, a guard
+  that admits every value: removing it changes nothing), and
   they are of one severity (errors' fixes first, as ever: a lead that is an error takes
   only errors);
 - their edits touch different nodes, neither inside the other (a list two fixes remove
@@ -29,7 +30,7 @@ from plancc.diagnostics import Diagnostic
 from plancc.fixes import Path, Remove, Replace, touched
 
 # Codes whose findings are about one node each, independent of the others' fixes.
-TOGETHER = frozenset({"PC006", "PC010", "PC011", "PC040", "PC041", "PC102"})
+TOGETHER = frozenset({"PC006", "PC010", "PC011", "PC040", "PC041", "PC044", "PC102"})
 
 
 class _Taken:

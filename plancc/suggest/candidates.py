@@ -20,7 +20,7 @@ warm", which every candidate is classed against:
   tensor each later consumer group reads first (`rows: [0, K]`), K a quarter, a half
   and three quarters of them (the steps the groups divide into).
 
-A guard is not generated here: a gain whose class flips inside a param's range gives
+A guard is not generated here: a candidate whose class flips inside a param's range gives
 the candidate guarded where it is a gain (``plancc.suggest.ranges``).
 
 A candidate listed again (a `--candidate` that is a declared warm) is judged once, as

@@ -149,16 +149,60 @@ def test_extract_writes_the_forms_and_they_check_clean(
     assert _said(plan) == []
 
 
-def test_a_guarded_warm_is_left_out_by_extract_and_declared_by_hand(
+GUARDED_PARAM = (
+    "params:\n"
+    "  # The guards' run-time values, ranged only across the bounds the code compares\n"
+    "  # them with: give each the range the model serves.\n"
+    "  CTX_LEN:\n"
+    "    default: 2272\n"
+    "    range: [2272, 2273]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("function", "warm"),
+    [
+        (
+            "attention_guarded",
+            "      - name: prefetch_wo\n        name_hint: prefetch_wo\n        after: q_proj\n"
+            "        guard: CTX_LEN <= 2272\n        tensors: [wo]\n",
+        ),
+        (
+            # Under the test that spares the last layer, a guard of its own: the one is
+            # the stack's index, the other the guard (both `<` or `<=`).
+            "decoder_guarded",
+            "      - name: prefetch_next_wq\n        name_hint: prefetch_next_wq\n"
+            "        after: down_proj\n        next_layer: true\n"
+            "        guard: CTX_LEN <= 2272\n        tensors: [wq]\n",
+        ),
+    ],
+)
+def test_extract_writes_a_guarded_warm_on_a_param_it_declares(
+    function: str, warm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    text, notices = _extract(function)
+    assert notices == ""
+    assert GUARDED_PARAM + "\ntensors:\n" in text
+    assert _warms(text) == "    warms:\n" + warm
+    plan = _plan(work, function)
+    assert _said(plan) == []
+    _edit(plan, "guard: CTX_LEN <= 2272", "guard: CTX_LEN <= 2048")
+    ((code, message, _),) = _said(plan)
+    assert code == "PC206"
+    assert message.endswith(
+        "is issued without its guard 'CTX_LEN <= 2048' (`if ctx_len <= 2048:`)"
+    ), message
+
+
+def test_a_guarded_warm_not_declared_is_declared_by_its_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work = _work(tmp_path, monkeypatch)
     plan = _plan(work, "attention_guarded")
-    _, notices = _extract("attention_guarded")
-    assert notices == (
-        "notice PC208: layer.py:69: warm 'prefetch_wo' left out: it is guarded (`if ctx_len "
-        "<= 2272`): declare the param its variable is and the warm's guard\n"
-    )
+    text = plan.read_text(encoding="utf-8")
+    text = text.replace(GUARDED_PARAM + "\n", "")
+    plan.write_text(text[: text.index("    warms:\n")], encoding="utf-8")
     message = (
         "layer.py:69 runs warm 'prefetch_wo' (wo) after q_tid under `if ctx_len <= 2272`, "
         "which layer kind 'attention_guarded' does not declare"

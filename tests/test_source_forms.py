@@ -195,6 +195,30 @@ def test_extract_writes_a_guarded_warm_on_a_param_it_declares(
     ), message
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("    if ctx_len <= 2272:\n", "    if 2272 >= ctx_len:\n"),
+        ("    if ctx_len <= 2272:\n", "    if T * 284 >= ctx_len:\n"),
+    ],
+)
+def test_a_guard_written_the_other_way_round_is_the_same_guard(
+    old: str, new: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `2272 >= ctx_len` was a branch on something not constant (PC208): the warm was lost,
+    # and the scope's read of wo fell to q_proj.
+    work = _work(tmp_path, monkeypatch)
+    before = _plan(work, "attention_guarded").read_text(encoding="utf-8")
+    _edit(work / "layer.py", old, new)
+    r = read_layer(str(work / "layer.py"), "attention_guarded", str(work))
+    (w,) = r.warms
+    assert w.conditions == (Condition("ctx_len", "<=", 2272, new.strip()[3:-1]),)
+    assert [u.what for u in r.unresolved] == []
+    plan = _plan(work, "attention_guarded")
+    assert plan.read_text(encoding="utf-8") == before
+    assert _said(plan) == []
+
+
 def test_a_guarded_warm_not_declared_is_declared_by_its_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -195,6 +195,42 @@ def test_extract_writes_a_guarded_warm_on_a_param_it_declares(
     ), message
 
 
+GUARDED_DEFINITION = """\
+import pypto.language as pl
+
+D = 128
+
+
+@pl.jit.inline
+def prefetch_wo(
+    wo: pl.Tensor[[D, D], pl.BF16],
+    ctx_len: pl.Scalar[pl.INT32],
+    after: pl.Scalar[pl.TASK_ID],
+):
+    wo_flat = pl.reshape(wo, [D * D])
+    if ctx_len <= 2272:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_wo", deps=[after]):
+            warm_ctx = pl.prefetch.make_context()
+            pl.prefetch.async_prefetch(wo_flat, warm_ctx)
+"""
+
+
+def test_extract_writes_the_guard_of_a_called_generated_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The generated module is read: its `if` on the scalar the caller passes is the guard.
+    work = _work(tmp_path, monkeypatch)
+    (work / "tiny_forms_warms.py").write_text(GUARDED_DEFINITION, encoding="utf-8")
+    text, notices = _extract("attention_guarded_called")
+    assert notices == ""
+    assert GUARDED_PARAM in text
+    assert _warms(text) == (
+        "    warms:\n      - name: prefetch_wo\n        after: q_proj\n"
+        "        guard: CTX_LEN <= 2272\n        tensors: [wo]\n"
+    )
+    assert _said(_plan(work, "attention_guarded_called")) == []
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [

@@ -255,6 +255,19 @@ def test_a_guard_written_the_other_way_round_is_the_same_guard(
     assert _said(plan) == []
 
 
+def test_a_guard_that_admits_no_param_value_is_written_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A param is at least 1: `ctx_len < 1` admits none. The skeleton stays a plan (its
+    # default inside its range), and validate says what the code's guard does (PC043).
+    work = _work(tmp_path, monkeypatch)
+    _edit(work / "layer.py", "    if ctx_len <= 2272:\n", "    if ctx_len < 1:\n")
+    plan = _plan(work, "attention_guarded")
+    assert "  CTX_LEN:\n    default: 1\n    range: [1, 1]\n" in plan.read_text(encoding="utf-8")
+    found = api.validate_paths([str(plan)]).diagnostics
+    assert [d.code for d in found if d.severity == "error"] == ["PC043"]
+
+
 def test_a_guarded_warm_not_declared_is_declared_by_its_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -72,8 +72,8 @@ class Written:
         ]
         for variable, (name, conditions) in self.params.items():
             values = [v for c in conditions for v in _edge(c)]
-            default = _edge(conditions[0])[0]
-            lo, hi = max(1, min(values)), max(values)
+            lo, hi = max(1, min(values)), max(1, *values)  # a param is at least 1
+            default = min(max(_edge(conditions[0])[0], lo), hi)
             source = "" if variable == name.lower() else f", source: {scalar(variable)}"
             lines.append(f"  {name}: {{default: {default}, range: [{lo}, {hi}]{source}}}")
         return lines

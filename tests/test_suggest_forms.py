@@ -217,6 +217,27 @@ def test_the_guard_bound_is_the_last_value_that_is_a_gain(tmp_path: Path) -> Non
     assert (at.codes, over.codes) == ((), ("PC106",))
 
 
+def test_a_loss_at_the_runs_values_is_guarded_where_it_pays(tmp_path: Path) -> None:
+    # The same warm with the default context at 3,000 tokens: evicted at the run's values
+    # (a loss), a gain at the low end of the range. Its class flips inside the range all
+    # the same: the candidate guarded to the contexts where it pays is a gain, above it.
+    plan = _plan(
+        tmp_path,
+        "qwen3_14b.yaml",
+        ("        guard: CTX <= 2272\n", ""),
+        ("    default: 2048\n", "    default: 3000\n"),
+    )
+    layer = _layer(plan, "decode_layer")
+    plain, e = _row(layer, "q_proj+k_proj+v_proj: wo")
+    assert (plain.klass, e.codes) == ("loss", ("PC106",))
+    assert "; a gain up to CTX 2,272: guard: CTX <= 2272" in plain.reason
+    guarded, g = _row(layer, "q_proj+k_proj+v_proj: wo if CTX <= 2272")
+    assert (guarded.klass, g.codes) == ("gain", ())
+    assert guarded.rank is not None
+    assert plain.rank is not None
+    assert guarded.rank < plain.rank
+
+
 def _layer_at(plan: str, ctx: int) -> LayerSuggestions:
     found = suggest(plan, ["decode_layer"], overrides={"CTX": ctx}, source_root="")
     (layer,) = found.layers
@@ -414,7 +435,8 @@ def test_fix_moves_a_declared_prefix_keeping_its_rows_as_written(tmp_path: Path)
     # Pro's CSA prefix of 12 groups anchored early (rms_norm): the top gain is the same
     # prefix at q_proj, a version of the declared warm: its `after` rewritten, its rows'
     # expression kept as the plan writes it, its `allow` and `reason` gone (the candidate
-    # judged was not the plan's warm: PC103 shows).
+    # judged was not the plan's warm: PC103 shows). The `reason` is a folded scalar, the
+    # warm's last key: the blank line after it, before the next layer kind, stays.
     rows = "          - {tensor: wo_a, rows: [0, O_GROUPS // 2]}  # its first 8 of 16 groups\n"
     moved = "          - {tensor: wo_a, rows: [0, O_GROUPS * 3 // 4]}\n"
     plan = _plan(tmp_path, "deepseek_v4_pro.yaml")
@@ -429,9 +451,9 @@ def test_fix_moves_a_declared_prefix_keeping_its_rows_as_written(tmp_path: Path)
     after = Path(plan).read_text("utf-8")
     written = after[after.index("      - name: prefetch_o_proj_wo_a_csa\n") :]
     written = written[: written.index("  hca:")]
-    assert written.rstrip("\n") == (
+    assert written == (
         "      - name: prefetch_o_proj_wo_a_csa\n"
         "        name_hint: prefetch_o_proj_wo_a\n"
         "        after: q_proj\n"
-        "        tensors:\n" + moved.rstrip("\n")
+        "        tensors:\n" + moved + "\n"
     )

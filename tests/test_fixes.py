@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -278,6 +279,37 @@ def test_removals_that_would_empty_a_list_do_not_share_a_pass() -> None:
     assert together.companions(data, found("PC103", Remove(("a",), (0,))), [second]) == [
         found("PC103", Remove(("a",), (0,)))
     ]
+
+
+def test_a_fault_in_one_plans_fixes_stops_none_of_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault of plancc's own while fixing one plan (an interpreter's ParserError after
+    U+2028 ended `validate --fix DIR` with "internal error" and fixed none of the plans):
+    that plan is said and left as it stood, and the others are fixed."""
+    monkeypatch.chdir(tmp_path)
+    dup = GRAPH.replace("tensors: [a, b]", "tensors: [a, b, a]")
+    Path("d").mkdir()
+    Path("d/a.yaml").write_text(dup)
+    Path("d/b.yaml").write_text(dup.replace("model: ", "model: b"))
+    real = apply.apply_fixes
+
+    def faulty(doc: Any, fixes: Any) -> bytes:
+        if doc.file.endswith("a.yaml"):
+            raise RuntimeError("bo\n  om")
+        return real(doc, fixes)
+
+    monkeypatch.setattr(apply, "apply_fixes", faulty)
+    code, out, _ = _validate("--fix", "d")
+    assert out.splitlines()[:3] == [
+        "d/b.yaml: fixed PC011: remove the second 'a' from warm 'w'",
+        "d/b.yaml: fixed PC102: issue in consumer order: [b, a]",
+        "d/a.yaml: not fixed: internal error: RuntimeError: bo om",
+    ]
+    assert Path("d/a.yaml").read_text() == dup
+    fixed = GRAPH.replace("model: ", "model: b").replace("tensors: [a, b]", "tensors: [b, a]")
+    assert Path("d/b.yaml").read_text() == fixed
+    assert code == 1  # a.yaml keeps its error
 
 
 def test_the_loop_says_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,6 +29,7 @@ from plancc.edits.together import companions
 from plancc.fixes import Fix
 from plancc.load import inputs, lines
 from plancc.load.inputs import PlanInput
+from plancc.text import clip
 
 # A bound only: a fix never leads back to a finding (tested), and the fixes that do not
 # interact go in one pass, so a plan needs a pass per fix that waits for another's.
@@ -102,15 +103,22 @@ def fix_loop(
     text = raw
     steps: list[int] = []
     left = 0
-    while (step := _next(result, seen, refused, unsafe=unsafe)) is not None:
-        if len(steps) == MAX_PASSES:
-            left = len(fixable(result, unsafe=unsafe))
+    while True:
+        try:
+            step = _next(result, seen, refused, unsafe=unsafe)
+            if step is None or len(steps) == MAX_PASSES:
+                left = 0 if step is None else len(fixable(result, unsafe=unsafe))
+                break
+            made, new = step
+            checked = diagnose(new)
+        except Exception as exc:  # a fault of plancc's own: said, the plan kept as it stood
+            why = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            refused.setdefault(clip(why))  # and the other plans of `--fix DIR` go on
             break
-        made, text = step
         applied += made
         steps.append(len(made))
-        seen.add(_digest(text))
-        result = diagnose(text)
+        seen.add(_digest(new))
+        text, result = new, checked
     return Fixed(
         label, raw, text, tuple(applied), result, tuple(refused), first, tuple(steps), left
     )

@@ -439,6 +439,48 @@ def test_model_files_that_block_on_read_hold_no_check_for_long(tmp_path: Path) -
                 stream.close()
 
 
+def test_plans_whose_model_files_block_hold_no_other_plans_check(tmp_path: Path) -> None:
+    """Twice as many plans as there are check slots, each naming model code that blocks
+    on read (here for 20 s, its bound): another plan's diagnostics come first, long
+    before any of theirs. A check waiting for a read gives its slot back meanwhile;
+    before, the blocked checks held every check thread for their bound."""
+    server = Server(
+        (
+            "-c",
+            _BLOCKING_SERVER.replace(
+                "modules.read_regular = read",
+                ("modules.read_regular = read\nmodules.READ_SECONDS = 20.0"),
+            ),
+        )
+    )
+    try:
+        server.send(INIT)
+        server.answer(1)
+        blocked = []
+        for i in range(2 * server_module.CHECKERS):
+            (tmp_path / f"p{i}").mkdir()
+            (tmp_path / f"p{i}" / "block.py").write_text("X = 1\n", "utf-8")
+            plan = tmp_path / f"p{i}" / "plan.yaml"
+            plan.write_text(BLOCKED_PLAN.format(i=i), "utf-8")
+            blocked.append(_open(server, plan))
+        time.sleep(0.5)  # the blocked checks have started and wait
+        start = time.monotonic()
+        other = _open(server, DEMO)
+        first = None
+        while first is None:
+            message = server.receive()
+            if message.get("method") == "textDocument/publishDiagnostics":
+                first = message["params"]["uri"]
+        assert first == other
+        assert time.monotonic() - start < 15  # not held for the blocked reads' 20 s
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+        for stream in (server.proc.stdin, server.proc.stdout, server.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
 def test_exit_ends_at_once_while_a_costly_check_runs(server: Server, tmp_path: Path) -> None:
     """Python's own exit would wait for the check thread, here up to CHECK_SECONDS."""
     _open(server, costly_layer(tmp_path / "costly"))
@@ -557,10 +599,17 @@ class Wire:
         self.give({"method": "textDocument/didChange", "params": changed})
 
     def hold_checks(self) -> threading.Event:
-        """Every check thread held (behind a job of its own) until the event is set."""
+        """Every check slot held until the event is set: no check computes meanwhile."""
         gate = threading.Event()
         for _ in range(server_module.CHECKERS):
-            self.server.checker.submit(gate.wait, HANG)
+            self.server.slots.acquire()
+
+        def free() -> None:
+            gate.wait(HANG)
+            for _ in range(server_module.CHECKERS):
+                self.server.slots.release()
+
+        threading.Thread(target=free, daemon=True).start()
         return gate
 
     async def until(self, found: Any) -> dict[str, Any]:
@@ -647,7 +696,7 @@ def test_a_long_answer_pauses_while_a_check_runs() -> None:
 async def test_a_request_after_a_change_answers_from_its_text() -> None:
     """A request that comes after a change waits for that change's diagnostics, since its
     position refers to the new text, even while the check has not started (held here
-    behind another job of the check thread): the outline names the dim the change
+    behind the other holders of every check slot): the outline names the dim the change
     added, not the text before it."""
     wire = Wire()
     uri, text = DEMO.as_uri(), DEMO.read_text("utf-8")

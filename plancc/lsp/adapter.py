@@ -26,6 +26,7 @@ from plancc.load.inputs import PlanInput
 from plancc.load.lines import split as split_lines
 from plancc.load.lines import starts as line_starts
 from plancc.source.cache import deadline as reading_deadline
+from plancc.source.modules import yielding
 from plancc.source.root import NO_SOURCE
 from plancc.tables.dtypes import DTYPES
 from plancc.tables.engines import ENGINES
@@ -79,6 +80,7 @@ __all__ = [
     "successors",
     "text_edits",
     "where_of",
+    "yielding",
 ]
 
 

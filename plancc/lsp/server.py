@@ -15,8 +15,10 @@ takes a few milliseconds, less than a timer would wait. Changes that come
 during a check are checked together after it, the newest text: a result for a
 text already replaced is not published.
 
-No document waits on another's model code: documents are checked in
-``CHECKERS`` threads (one document's checks one after another), the reading of
+No document waits on another's model code: documents are checked ``CHECKERS`` at
+a time (one document's checks one after another), a check waiting for a model
+file's read (up to ``READ_SECONDS``: one that blocks) gives its turn to another
+meanwhile, the reading of
 a check's model code stops itself ``CHECK_SECONDS`` after the check starts (its
 budget of work looks at the clock: ``plancc.source.limits``; the check then
 publishes what it has, with a PC208 notice), a request gives way to
@@ -46,12 +48,15 @@ from pygls.workspace.position_codec import PositionCodec
 
 from plancc import __version__
 from plancc.lsp import actions, completion, hover, navigation, outline, transport
-from plancc.lsp.adapter import split_lines
+from plancc.lsp.adapter import split_lines, yielding
 from plancc.lsp.diagnostics import to_lsp
 from plancc.lsp.settings import SETTING, Settings, configured
 from plancc.lsp.state import PlanState, analyse, path_of
 
 CHECKERS = 4  # documents checked at once
+# Documents whose checks may be under way at once: beyond CHECKERS, those waiting for a
+# model file's read (which gives its slot back: ``yielding``), a thread each.
+CHECK_THREADS = 64
 CHECK_SECONDS = 5.0  # a check's model code read for at most this long (its cold Flash: 0.4 s)
 PAUSE_SECONDS = 0.5  # a request waits at most this long for a running check (10³ warms: 0.2)
 _PLAN_SUFFIXES = (".yaml", ".yml")
@@ -65,7 +70,8 @@ class PlanServer(LanguageServer):
         self.good: dict[str, PlanState] = {}  # uri -> the latest state that parsed
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.dirty: set[str] = set()
-        self.checker = ThreadPoolExecutor(CHECKERS, thread_name_prefix="plancc-check")
+        self.checker = ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="plancc-check")
+        self.slots = threading.BoundedSemaphore(CHECKERS)  # the checks computing
         # One thread for every request: each state's index is built once, by it.
         self.answerer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plancc-answer")
         self.to_json = get_converter()  # the request thread's own: lsprotocol's hooks
@@ -186,18 +192,19 @@ class PlanServer(LanguageServer):
             self.running += 1
             self.idle.clear()
         try:
-            state = analyse(
-                uri,
-                version,
-                source,
-                unsaved,
-                codec=self.workspace.position_codec,
-                docs_url=self.settings.docs_url,
-                pause=self.pause,
-                source_root=self.settings.source_root,
-                seconds=CHECK_SECONDS,
-            )
-            return state, to_lsp(state)
+            with self.slots, yielding(self.slots):
+                state = analyse(
+                    uri,
+                    version,
+                    source,
+                    unsaved,
+                    codec=self.workspace.position_codec,
+                    docs_url=self.settings.docs_url,
+                    pause=self.pause,
+                    source_root=self.settings.source_root,
+                    seconds=CHECK_SECONDS,
+                )
+                return state, to_lsp(state)
         except Exception:  # a bug, never the plan's fault: say so, keep serving
             return f"plancc: internal error\n{traceback.format_exc()}"
         finally:

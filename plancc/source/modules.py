@@ -87,6 +87,20 @@ _DIRS: dict[str, _Entry] = {}  # their directories: listed, never read
 _reads: dict[str, _Read] = {}  # reads under way, and those given up on that still wait
 _lock = threading.Lock()  # the checks of several documents share the cache
 _journal = threading.local()  # .paths: where this thread's ``journal`` writes
+_slot = threading.local()  # .held: the slot this thread gives back while a read waits
+
+
+@contextlib.contextmanager
+def yielding(slot: threading.Semaphore) -> Iterator[None]:
+    """Within it, on this thread (which holds ``slot``), ``slot`` is given back while a
+    read waits for its bound and taken again after: a language server's checks of other
+    documents run meanwhile, however many reads block."""
+    outer = getattr(_slot, "held", None)
+    _slot.held = slot
+    try:
+        yield
+    finally:
+        _slot.held = outer
 
 
 @contextlib.contextmanager
@@ -201,7 +215,15 @@ def source_bytes(path: str) -> bytes:
             read = _reads[path] = _Read(worker, time.monotonic() + READ_SECONDS, out)
             worker.start()
     left = read.until - time.monotonic()
-    read.thread.join(max(0.0, left))
+    held = getattr(_slot, "held", None)
+    if held is not None and read.thread.is_alive():
+        held.release()  # waiting computes nothing: another check may run
+        try:
+            read.thread.join(max(0.0, left))
+        finally:
+            held.acquire()
+    else:
+        read.thread.join(max(0.0, left))
     if read.thread.is_alive():
         if mine or left > 0:
             raise Blocked(f"{path} was not read within {READ_SECONDS:g} s: it blocks on read")

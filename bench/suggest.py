@@ -9,10 +9,12 @@ once.
 Then long layers (issue 40): one layer kind of N stages, each with a task and a
 16.8 MB weight of its own, as a chain (each stage after the one before) and as a fan
 (every stage beside every other, one last stage reading a weight after them all: every
-pair of stages is a join). suggest stops at its bound of generated candidates; what it
-must not do is test every pair of stages first, or check each candidate at the cost of
-the whole layer. Its time and peak memory beside validate's: the target is a few times
-validate's (3x), at every N. Nothing here asserts a time.
+pair of stages is a join), and a bare fan (the fan without its last stage: nothing to
+warm in the kind, each next layer's weight read where no anchor of it lands it).
+suggest stops at its bound of generated candidates; what it must not do is test every
+pair of stages first, or check each candidate at the cost of the whole layer. Its time
+and peak memory beside validate's: the target is a few times validate's (3x), at every
+N. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def child(cmd: list[str]) -> tuple[float, int]:
 
 
 def long_layer(n: int, shape: str) -> str:
-    """A layer kind of ``n`` tasked stages, each reading its own weight: a ``chain`` or a
-    ``fan`` (all beside each other, then one stage reading ``w`` after them all)."""
+    """A layer kind of ``n`` tasked stages, each reading its own weight: a ``chain``, a
+    ``fan`` (all beside each other, then one stage reading ``w`` after them all), or a
+    ``bare fan`` (nothing after them: no candidate of the kind, every one of the next
+    layer's weights unlandable)."""
     deps = "" if shape == "chain" else ", deps: []"
     stages = [f"      - {{name: s{i}, task: t{i}{deps}, reads: [u{i}]}}" for i in range(n)]
     if shape == "fan":
@@ -82,9 +86,9 @@ def flash() -> None:
 
 def long_layers() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        for shape in ("chain", "fan"):
+        for shape in ("chain", "fan", "bare fan"):
             for n in SIZES:
-                plan = Path(tmp) / f"{shape}{n}.yaml"
+                plan = Path(tmp) / f"{shape.replace(' ', '_')}{n}.yaml"
                 plan.write_text(long_layer(n, shape), "utf-8")
                 v_s, v_mib = child([PLANCC, "validate", "-q", str(plan)])
                 s_s, s_mib = child([PLANCC, "suggest", str(plan), "--top", "3"])

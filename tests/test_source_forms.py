@@ -244,6 +244,64 @@ def test_a_guarded_call_of_a_module_not_read(
 
 
 @pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        # The call of the signature before the guard: the guard's variable left out, not
+        # the TaskId its place shifts to.
+        (
+            "prefetch_wo(wo, q_tid)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'ctx_len'",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'after'",
+        ),
+        (
+            "prefetch_wo(q_tid)",
+            "with 1 argument, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'wo', 'ctx_len'",
+        ),
+        (
+            "prefetch_wo(ctx_len=ctx_len, wo=wo)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'after'",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len, q_tid, q_tid)",
+            "with 4 arguments, but prefetch_wo(wo, ctx_len, after) takes 3",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len, tid=q_tid)",
+            "with tid=, which prefetch_wo(wo, ctx_len, after) does not take",
+        ),
+    ],
+)
+def test_a_call_of_the_generated_module_with_other_arguments(
+    call: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated module beside the code (its definition read): a call whose arguments
+    do not fit its parameters names the ones missing or extra, not a '?'."""
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded_called")
+    _edit(plan, "plancc: 1\nmodel: layer\n", f"plancc: 1\nmodel: tiny_forms\n{CTX}")
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
+    result = CliRunner().invoke(app, ["build", str(plan), "--out", str(work)])
+    assert result.exit_code == 0, result.output
+    assert (work / "tiny_forms_warms.py").is_file()
+    assert _said(plan) == []
+    _edit(work / "layer.py", "prefetch_wo(wo, ctx_len, q_tid)", call)
+    assert _said(plan) == [
+        (
+            "PC206",
+            f"warm 'prefetch_wo' is called at layer.py:87 {said}",
+            "call it as prefetch_wo(wo, ctx_len, q_tid)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
     ("old", "new", "said"),
     [
         (

@@ -36,12 +36,12 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from plancc.source.modules import Module
 from plancc.source.params import calls_of, modules_naming, tensor_annotation
-from plancc.source.reading import Condition, WarmCall, WarmEntry
+from plancc.source.reading import Condition, Warm, WarmCall, WarmEntry
 from plancc.source.resolver import Resolver
 from plancc.source.values import ArrayV, ScalarV, TaskV, TensorV, dotted, roots
 from plancc.text import clip
@@ -212,6 +212,29 @@ def entry(v: Any) -> WarmEntry:
     if not isinstance(v, TensorV):
         return WarmEntry(found[0])
     return WarmEntry(found[0], v.slab, v.rows)
+
+
+def per_layer_rows(warms: Sequence[Warm]) -> list[Warm]:
+    """``warms`` with those marked ``part`` that warm rows of a tensor other warms take
+    other rows of: one layer's slice each of a stack a forward hands its layers
+    (Flash's `decode_fwd`: `pl.slice(wq_a, [D, …], [1 * D, 0])` for the second layer).
+    A plan's `rows` are consumed by every reader of the tensor, every layer's, so no
+    plan warm declares them (its copies in a forward would read as PC030 and PC040).
+    One warm listing two ranges of a tensor is a plan's form, and is kept."""
+    ranges: dict[str, set[tuple[int, int]]] = {}
+    taken: dict[str, set[int]] = {}  # the warms that take rows of each tensor
+    for i, w in enumerate(warms):
+        for e in w.entries:
+            if e.tensor is not None and e.rows is not None:
+                ranges.setdefault(e.tensor, set()).add(e.rows)
+                taken.setdefault(e.tensor, set()).add(i)
+    shared = {t for t, found in ranges.items() if len(found) > 1 and len(taken[t]) > 1}
+    return [
+        replace(w, part=True)
+        if not w.part and any(e.rows is not None and e.tensor in shared for e in w.entries)
+        else w
+        for w in warms
+    ]
 
 
 def known(v: Any) -> bool:

@@ -7,7 +7,8 @@ ways (the CLI's, SARIF's replacements, the editor's quick fix), in the plan as w
 and in its block-style, flow-style and flow-a-line-an-item twins, with comments on
 every item; each text must load, lose the finding and raise no other (no fix leads
 back to a finding), be the same three ways, change only the lines the edited nodes
-span, and keep every comment not on a node it removes or replaces.
+span, and keep every comment not on a node it removes or replaces. The editor's "fix
+all" writes what `validate --fix` writes, case by case.
 """
 
 from __future__ import annotations
@@ -84,6 +85,36 @@ def test_every_fix_in_the_twins(plan: Path, style: str) -> None:
     twin = fix_sweep.twins(raw)[style]
     assert _fixes(plan, twin) == _fixes(plan, raw), "the twin is not the same plan"
     assert fix_sweep.check(plan, twin, _uncovers(plan)) > 0
+
+
+def _safe(plan: Path) -> bool:
+    raw = plan.read_bytes()
+    found = diagnose_plan(PlanInput(str(plan), plan), raw).diagnostics
+    return any(d.fix is not None and d.fix.safe for d in found)
+
+
+WITH_SAFE_FIXES = [p for p in WITH_FIXES if _safe(p)]
+
+
+@pytest.mark.parametrize("plan", WITH_SAFE_FIXES, ids=_ids(WITH_SAFE_FIXES))
+def test_the_editors_fix_all_writes_what_validate_fix_writes(
+    plan: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor's "fix all" (its workspace edit made on the text) and `validate --fix`
+    (what it writes: ``fix_plan``'s bytes, safe fixes only) give the same bytes: one
+    loop of the one interpreter, whoever asks."""
+    monkeypatch.chdir(ROOT)
+    raw = plan.read_bytes()
+    text = raw.decode("utf-8")
+    state = analyse(plan.as_uri(), 1, text, {}, codec=fix_sweep.CODEC, docs_url="")
+    whole = actions.fix_all(state)
+    assert whole is not None
+    assert whole.edit is not None
+    assert whole.edit.changes is not None
+    editor = fix_sweep.apply_lsp(text, whole.edit.changes[state.uri]).encode("utf-8")
+    written = apply.fix_plan(PlanInput(plan.relative_to(ROOT).as_posix(), plan), raw)
+    assert written.changed
+    assert editor == written.after
 
 
 def _mutants_keep_what_the_plan_keeps(plan: Path) -> int:

@@ -184,6 +184,31 @@ LINES = "t: [wo_a,   # A's note\n   wo_b,   # B's note\n   wo_a]   # dup's note\
             "a: z\nb: 1\n",
             id="block-list-to-a-scalar",
         ),
+        pytest.param(  # a block scalar ends at its last line: the blank line after stays
+            "k:\n  w:\n    name: x\n    allow: [PC103]\n    reason: >-\n      why\n      not\n"
+            "\nh:  # next\n  w: 1\n",
+            [Remove(("k", "w"), ("allow", "reason"))],
+            "k:\n  w:\n    name: x\n\nh:  # next\n  w: 1\n",
+            id="remove-a-block-scalar-before-a-blank-line",
+        ),
+        pytest.param(  # its line break, the comment and the blank line after it stay
+            "a:\n  reason: |\n    why\n  # c\n\nb: 1\n",
+            [Replace(("a", "reason"), "new")],
+            "a:\n  reason: new\n  # c\n\nb: 1\n",
+            id="replace-a-block-scalar",
+        ),
+        pytest.param(  # after the scalar's last line, not after the blank line
+            "a:\n  - x\n  - |\n    why\n\nb: 1\n",
+            [Append(("a",), ("z",))],
+            "a:\n  - x\n  - |\n    why\n  - z\n\nb: 1\n",
+            id="append-after-a-block-scalar",
+        ),
+        pytest.param(  # `|+` keeps its blank lines: they are its value, and go with it
+            "a:\n  n: 1\n  r: |+\n    why\n\nb: 1\n",
+            [Remove(("a",), ("r",))],
+            "a:\n  n: 1\nb: 1\n",
+            id="remove-a-kept-block-scalar",
+        ),
     ],
 )
 def test_the_bytes_an_edit_makes(text: str, edits: list[Edit], want: str) -> None:

@@ -414,7 +414,8 @@ def test_fix_moves_a_declared_prefix_keeping_its_rows_as_written(tmp_path: Path)
     # Pro's CSA prefix of 12 groups anchored early (rms_norm): the top gain is the same
     # prefix at q_proj, a version of the declared warm: its `after` rewritten, its rows'
     # expression kept as the plan writes it, its `allow` and `reason` gone (the candidate
-    # judged was not the plan's warm: PC103 shows).
+    # judged was not the plan's warm: PC103 shows). The `reason` is a folded scalar, the
+    # warm's last key: the blank line after it, before the next layer kind, stays.
     rows = "          - {tensor: wo_a, rows: [0, O_GROUPS // 2]}  # its first 8 of 16 groups\n"
     moved = "          - {tensor: wo_a, rows: [0, O_GROUPS * 3 // 4]}\n"
     plan = _plan(tmp_path, "deepseek_v4_pro.yaml")
@@ -429,9 +430,9 @@ def test_fix_moves_a_declared_prefix_keeping_its_rows_as_written(tmp_path: Path)
     after = Path(plan).read_text("utf-8")
     written = after[after.index("      - name: prefetch_o_proj_wo_a_csa\n") :]
     written = written[: written.index("  hca:")]
-    assert written.rstrip("\n") == (
+    assert written == (
         "      - name: prefetch_o_proj_wo_a_csa\n"
         "        name_hint: prefetch_o_proj_wo_a\n"
         "        after: q_proj\n"
-        "        tensors:\n" + moved.rstrip("\n")
+        "        tensors:\n" + moved + "\n"
     )

@@ -109,6 +109,7 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _COMMENT = re.compile(r"(?:^|(?<=[ \t]))#.*$")  # a comment to the end of a line
 _FLOW_REST = re.compile(r"[ \t]*,?[ \t]*(?:#.*)?")  # after a flow item alone on its line
 _WORDS = {"null", "true", "false", "nan", "inf"}
+_BLOCK_SCALAR = re.compile(r"[|>][0-9+-]*")  # a block scalar's header
 
 
 def yaml_text(value: Value) -> str:
@@ -225,7 +226,24 @@ class _Source:
             key = self.doc.keys.where(path)
             end = max(end, where, self.doc.ends.end(key) if key is not None else end)
             where = self.doc.values.where(path) or end
-        return self.off(max(end, self.doc.ends.end(where)))
+        return self._content_end(self.off(where), self.off(max(end, self.doc.ends.end(where))))
+
+    def _content_end(self, start: int, end: int) -> int:
+        """Where the node from ``start`` to ``end`` (its end mark) ends as text: a block
+        scalar's (``|``, ``>``) end mark lies at the start of the line after it, past the
+        blank lines that end it; it ends before its last line's break, and the blank lines
+        stay with the text after it, unless they are its value (``|+`` keeps them)."""
+        header = _BLOCK_SCALAR.match(self.text, start)
+        if header is None or end != self.line_start(end) or end <= start:
+            return end
+        if "+" in header.group():
+            return self.line_end(self.line_start(end - 1))
+        at = end
+        while True:
+            above = self.line_start(at - 1)
+            if above <= start or self.text[above : self.line_end(above)].strip(" \t"):
+                return self.line_end(above)
+            at = above
 
     def colon(self, path: Path) -> int:
         """Just past the `:` after the key of the entry at ``path``."""
@@ -315,14 +333,10 @@ class _Collection:
         (when nothing but a comment follows it there), and where the comment lines right
         above it start (when nothing but indentation comes before it on its line)."""
         src, text = self.src, self.src.text
-        if item.end > item.start and item.end == src.line_start(item.end):
-            # A block scalar's end mark: past its last line's break.
-            item.tail, item.content_end = item.end, src.line_end(src.line_start(item.end - 1))
-        else:
-            rest = text[item.end : src.line_end(item.end)].strip(" \t")
-            if rest and not rest.startswith("#"):
-                return
-            item.tail, item.content_end = src.next_line(item.end), src.line_end(item.end)
+        rest = text[item.end : src.line_end(item.end)].strip(" \t")
+        if rest and not rest.startswith("#"):
+            return
+        item.tail, item.content_end = src.next_line(item.end), src.line_end(item.end)
         head = src.line_start(item.start)
         if text[head : item.start].strip(" \t"):
             return  # after `- ` or another key: not alone on its line

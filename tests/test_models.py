@@ -301,13 +301,16 @@ def _top(plan: Path, n: int) -> list[str]:
 def test_what_the_newer_plans_should_measure_first(tmp_path: Path) -> None:
     """docs/models.md: with a task on every stage, Qwen3-32B's gains are `wo` after
     sv_matmul, tied with the next layer's wq after down_proj_residual, then the next
-    layer's wk and wv, then `wo` after qk_matmul guarded where the V stream leaves it in
-    L2; V3.2's wq_b and wq_b_idx after q_lora_proj, then the absorbed projections tied,
-    then w_latent_to_v from s3_score_tile."""
-    assert _top(_tasked("qwen3_32b.yaml", tmp_path), 6) == [
+    layer's wk and wv, then `wo` after rope_kv_cache guarded where the K and V streams
+    leave it in L2 (a loss at the defaults), then after qk_matmul guarded; V3.2's wq_b
+    and wq_b_idx after q_lora_proj, then the absorbed projections tied, then
+    w_latent_to_v from s3_score_tile."""
+    assert _top(_tasked("qwen3_32b.yaml", tmp_path), 8) == [
         "down_proj_residual: next layer's wq",
         "sv_matmul: wo",
         "down_proj_residual: next layer's wk, wv",
+        "rope_kv_cache: wo if BATCH <= 8 and CTX <= 2048",
+        "rope_kv_cache: wo if CTX <= 1024",
         "qk_matmul: wo if CTX <= 2048",
         "softmax: wo if CTX <= 2048",
         "no warm",

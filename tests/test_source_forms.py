@@ -149,16 +149,133 @@ def test_extract_writes_the_forms_and_they_check_clean(
     assert _said(plan) == []
 
 
-def test_a_guarded_warm_is_left_out_by_extract_and_declared_by_hand(
+GUARDED_PARAM = (
+    "params:\n"
+    "  # The guards' run-time values, ranged only across the bounds the code compares\n"
+    "  # them with: give each the range the model serves.\n"
+    "  CTX_LEN:\n"
+    "    default: 2272\n"
+    "    range: [2272, 2273]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("function", "warm"),
+    [
+        (
+            "attention_guarded",
+            "      - name: prefetch_wo\n        name_hint: prefetch_wo\n        after: q_proj\n"
+            "        guard: CTX_LEN <= 2272\n        tensors: [wo]\n",
+        ),
+        (
+            # Under the test that spares the last layer, a guard of its own: the one is
+            # the stack's index, the other the guard (both `<` or `<=`).
+            "decoder_guarded",
+            "      - name: prefetch_next_wq\n        name_hint: prefetch_next_wq\n"
+            "        after: down_proj\n        next_layer: true\n"
+            "        guard: CTX_LEN <= 2272\n        tensors: [wq]\n",
+        ),
+    ],
+)
+def test_extract_writes_a_guarded_warm_on_a_param_it_declares(
+    function: str, warm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = _work(tmp_path, monkeypatch)
+    text, notices = _extract(function)
+    assert notices == ""
+    assert GUARDED_PARAM + "\ntensors:\n" in text
+    assert _warms(text) == "    warms:\n" + warm
+    plan = _plan(work, function)
+    assert _said(plan) == []
+    _edit(plan, "guard: CTX_LEN <= 2272", "guard: CTX_LEN <= 2048")
+    ((code, message, _),) = _said(plan)
+    assert code == "PC206"
+    assert message.endswith(
+        "is issued without its guard 'CTX_LEN <= 2048' (`if ctx_len <= 2048:`)"
+    ), message
+
+
+GUARDED_DEFINITION = """\
+import pypto.language as pl
+
+D = 128
+
+
+@pl.jit.inline
+def prefetch_wo(
+    wo: pl.Tensor[[D, D], pl.BF16],
+    ctx_len: pl.Scalar[pl.INT32],
+    after: pl.Scalar[pl.TASK_ID],
+):
+    wo_flat = pl.reshape(wo, [D * D])
+    if ctx_len <= 2272:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_wo", deps=[after]):
+            warm_ctx = pl.prefetch.make_context()
+            pl.prefetch.async_prefetch(wo_flat, warm_ctx)
+"""
+
+
+def test_extract_writes_the_guard_of_a_called_generated_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The generated module is read: its `if` on the scalar the caller passes is the guard.
+    work = _work(tmp_path, monkeypatch)
+    (work / "tiny_forms_warms.py").write_text(GUARDED_DEFINITION, encoding="utf-8")
+    text, notices = _extract("attention_guarded_called")
+    assert notices == ""
+    assert GUARDED_PARAM in text
+    assert _warms(text) == (
+        "    warms:\n      - name: prefetch_wo\n        after: q_proj\n"
+        "        guard: CTX_LEN <= 2272\n        tensors: [wo]\n"
+    )
+    assert _said(_plan(work, "attention_guarded_called")) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("    if ctx_len <= 2272:\n", "    if 2272 >= ctx_len:\n"),
+        ("    if ctx_len <= 2272:\n", "    if T * 284 >= ctx_len:\n"),
+    ],
+)
+def test_a_guard_written_the_other_way_round_is_the_same_guard(
+    old: str, new: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `2272 >= ctx_len` was a branch on something not constant (PC208): the warm was lost,
+    # and the scope's read of wo fell to q_proj.
+    work = _work(tmp_path, monkeypatch)
+    before = _plan(work, "attention_guarded").read_text(encoding="utf-8")
+    _edit(work / "layer.py", old, new)
+    r = read_layer(str(work / "layer.py"), "attention_guarded", str(work))
+    (w,) = r.warms
+    assert w.conditions == (Condition("ctx_len", "<=", 2272, new.strip()[3:-1]),)
+    assert [u.what for u in r.unresolved] == []
+    plan = _plan(work, "attention_guarded")
+    assert plan.read_text(encoding="utf-8") == before
+    assert _said(plan) == []
+
+
+def test_a_guard_that_admits_no_param_value_is_written_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A param is at least 1: `ctx_len < 1` admits none. The skeleton stays a plan (its
+    # default inside its range), and validate says what the code's guard does (PC043).
+    work = _work(tmp_path, monkeypatch)
+    _edit(work / "layer.py", "    if ctx_len <= 2272:\n", "    if ctx_len < 1:\n")
+    plan = _plan(work, "attention_guarded")
+    assert "  CTX_LEN:\n    default: 1\n    range: [1, 1]\n" in plan.read_text(encoding="utf-8")
+    found = api.validate_paths([str(plan)]).diagnostics
+    assert [d.code for d in found if d.severity == "error"] == ["PC043"]
+
+
+def test_a_guarded_warm_not_declared_is_declared_by_its_fix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work = _work(tmp_path, monkeypatch)
     plan = _plan(work, "attention_guarded")
-    _, notices = _extract("attention_guarded")
-    assert notices == (
-        "notice PC208: layer.py:69: warm 'prefetch_wo' left out: it is guarded (`if ctx_len "
-        "<= 2272`): declare the param its variable is and the warm's guard\n"
-    )
+    text = plan.read_text(encoding="utf-8")
+    text = text.replace(GUARDED_PARAM + "\n", "")
+    plan.write_text(text[: text.index("    warms:\n")], encoding="utf-8")
     message = (
         "layer.py:69 runs warm 'prefetch_wo' (wo) after q_tid under `if ctx_len <= 2272`, "
         "which layer kind 'attention_guarded' does not declare"

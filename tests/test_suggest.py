@@ -394,12 +394,17 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
     ]
     rows = at_4096["layers"][0]["candidates"]
     none = next(i for i, c in enumerate(rows) if c["class"] == "none")
-    assert all(c["next_layer"] for c in rows[:none])  # the next layer's q/k/v: before the KV
+    # Above no warm: the next layer's q/k/v (read before the KV stream), and wo guarded
+    # where its class flips inside BATCH's range (the KV stream grows with the batch).
+    assert all(c["next_layer"] for c in rows[: none - 1])
+    assert (rows[none - 1]["tensors"], rows[none - 1]["guard"]) == (["wo"], ["BATCH <= 8"])
     # The join of three is the plan's (the enumeration joins two); q_proj's is the same.
     join = next(
         c
         for c in rows
-        if c["tensors"] == ["wo"] and ["k_proj", "q_proj"] in [c["anchor"], *c["same"]]
+        if c["tensors"] == ["wo"]
+        and ["k_proj", "q_proj"] in [c["anchor"], *c["same"]]
+        and not c["guard"]
     )
     assert (join["anchor"], join["tensors"]) == (["q_proj"], ["wo"])
     assert (join["class"], join["codes"], join["guard"]) == ("loss", ["PC106"], [])
@@ -419,7 +424,7 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
     result = _run("suggest", str(allowed), "--no-source", "--format", "json", "--set", "CTX=4096")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["layers"][0]["candidates"]
-    (first,) = [c for c in rows if c["class"] == "gain" and not c["next_layer"]]
+    (first,) = [c for c in rows if c["class"] == "gain" and not c["next_layer"] and not c["guard"]]
     assert (first["anchor"], first["class"], first["codes"], first["allowed"]) == (
         ["q_proj", "k_proj", "v_proj"],
         "gain",
@@ -427,7 +432,9 @@ def test_set_fixes_a_param_and_ranks_at_that_value(tmp_path: Path) -> None:
         ["PC106"],
     )
     assert "; PC106 allowed: a trade-off of the context length" in first["reason"]
-    alone = next(c for c in rows if c["anchor"] == ["q_proj"] and c["tensors"] == ["wo"])
+    alone = next(
+        c for c in rows if c["anchor"] == ["q_proj"] and c["tensors"] == ["wo"] and not c["guard"]
+    )
     assert (alone["class"], alone["codes"], alone["allowed"]) == ("loss", ["PC106"], [])
 
 
@@ -507,7 +514,11 @@ def _wo_row(plan: str, ctx: int) -> Any:
     assert result.exit_code == 0, result.output
     (layer,) = json.loads(result.output)["layers"]
     rows = layer["candidates"]
-    (row,) = [c for c in rows if c["tensors"] == ["wo"] and ["q_proj"] in [c["anchor"], *c["same"]]]
+    (row,) = [
+        c
+        for c in rows
+        if c["tensors"] == ["wo"] and ["q_proj"] in [c["anchor"], *c["same"]] and not c["guard"]
+    ]
     return row, rows
 
 
@@ -524,12 +535,17 @@ def test_the_kv_stream_grades_the_warm_with_no_cliff(tmp_path: Path) -> None:
     assert all(c["class"] == "gain" and c["next_layer"] for c in rows[: none - 2])
     assert "'fa_fused' (k_cache, v_cache) streams 148.9 MB while it is in flight" in below["reason"]
     above, rows = _wo_row(plan, 2273)
-    assert rows[none - 2]["class"] == "none"
+    # Where it was: the same warm guarded where it still pays at 2,273 tokens (BATCH's
+    # range: the KV stream grows with the batch), then no warm.
+    assert [(c["class"], c["tensors"], c["guard"]) for c in rows[none - 2 : none]] == [
+        ("gain", ["wo"], ["BATCH <= 15"]),
+        ("none", [], []),
+    ]
     losses = [c for c in rows if c["class"] == "loss"]
     assert (above["class"], above["codes"]) == ("loss", ["PC106"])
     assert losses[0] == above
     # (Between no warm and the losses: the contended, the next layer's v/k at dcr_xgamma.)
-    assert {c["class"] for c in rows[none - 1 : above["rank"] - 1]} == {"contended"}
+    assert {c["class"] for c in rows[none : above["rank"] - 1]} == {"contended"}
     # Past the edge it sinks as more of it is evicted, a place at a time.
     ranks = [_wo_row(plan, ctx)[0]["rank"] for ctx in (2048, 2272, 2273, 2300, 2400, 4096)]
     assert ranks == sorted(ranks), ranks

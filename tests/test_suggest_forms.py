@@ -217,6 +217,27 @@ def test_the_guard_bound_is_the_last_value_that_is_a_gain(tmp_path: Path) -> Non
     assert (at.codes, over.codes) == ((), ("PC106",))
 
 
+def test_a_loss_at_the_runs_values_is_guarded_where_it_pays(tmp_path: Path) -> None:
+    # The same warm with the default context at 3,000 tokens: evicted at the run's values
+    # (a loss), a gain at the low end of the range. Its class flips inside the range all
+    # the same: the candidate guarded to the contexts where it pays is a gain, above it.
+    plan = _plan(
+        tmp_path,
+        "qwen3_14b.yaml",
+        ("        guard: CTX <= 2272\n", ""),
+        ("    default: 2048\n", "    default: 3000\n"),
+    )
+    layer = _layer(plan, "decode_layer")
+    plain, e = _row(layer, "q_proj+k_proj+v_proj: wo")
+    assert (plain.klass, e.codes) == ("loss", ("PC106",))
+    assert "; a gain up to CTX 2,272: guard: CTX <= 2272" in plain.reason
+    guarded, g = _row(layer, "q_proj+k_proj+v_proj: wo if CTX <= 2272")
+    assert (guarded.klass, g.codes) == ("gain", ())
+    assert guarded.rank is not None
+    assert plain.rank is not None
+    assert guarded.rank < plain.rank
+
+
 def _layer_at(plan: str, ctx: int) -> LayerSuggestions:
     found = suggest(plan, ["decode_layer"], overrides={"CTX": ctx}, source_root="")
     (layer,) = found.layers

@@ -14,7 +14,12 @@ from plancc.load import PathT
 from plancc.resolve.context import Context, Unresolved
 from plancc.text import clip
 
-_GUARD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*((?!=)\S.*?)\s*$")
+# One comparison: a bound with another (`CTX <= 2272 and BATCH <= 8`, `1 <= CTX <= 64`)
+# is no guard; several conditions are a list (PyPTO rejects `and` in an `if`).
+_GUARD = re.compile(
+    r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|<|>)\s*"
+    r"((?!=)(?!.*(?:[<>=!]|\b(?:and|or|not)\b))\S.*?)\s*$"
+)
 
 
 def _end(

@@ -204,6 +204,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
     if dims.dims:
         lines.append("dims:")
         lines += [f"  {scalar(n)}: {scalar(v, number=True)}" for n, v in dims.dims.items()]
+    at_params = len(lines)  # the guards' params go here, once the warms have named them
     lines.append("tensors:")
     names: dict[tuple[str, str], str] = {}
     emitted: set[str] = set()
@@ -215,7 +216,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
                 emitted.add(name)
                 lines.append(f"  {scalar(name)}: {{shape: [{', '.join(shape)}], dtype: {dtype}}}")
     lines.append("layers:")
-    written = Written(names, stacks, dynamic)
+    written = Written(names, stacks, dynamic, taken={*dims.dims, *emitted})
     for (kind, reading), source, path in zip(readings, sources, paths, strict=True):
         rel = os.path.relpath(path, root).replace(os.sep, "/")
         suffix = f"_{kind}" if len(readings) > 1 else ""
@@ -228,6 +229,7 @@ def extract(  # noqa: C901, PLR0912, PLR0915 (the skeleton written key by key in
             suffix=suffix,
             lasts=lasts,
         )
+    lines[at_params:at_params] = written.param_lines()
     notices += [f"{u.file}:{u.line}: {u.what}" for _, r in readings for u in r.unresolved]
     notices += [f"{u.file}:{u.line}: {u.what}" for u in resolver.notes[read_notes:]]
     notices += dims.notices

@@ -7,8 +7,9 @@ tensor it warms is one the skeleton writes with a static shape, and each of them
 warmed as the skeleton declares it: whole where the tensor is not stacked, its slab
 at the tensor's `stacked.index` where it is. A prefix of whole leading-dim rows is
 written with its `rows`; a warm of the next layer's slabs (`layer_idx + 1`, under the
-`if` that spares the last layer) with `next_layer: true`. A guarded warm is left out
-and named: its guard compares a param, and the skeleton declares none.
+`if` that spares the last layer) with `next_layer: true`. A guarded warm (`if ctx_len <=
+2272:`) is written with its `guard` on a param the skeleton declares for the variable
+(``Written.param``); a guard whose bound is no constant is left out and named.
 """
 
 from __future__ import annotations
@@ -30,15 +31,63 @@ class Written:
     names: dict[Key, str] = field(default_factory=dict)  # -> the plan tensor's name
     stacks: dict[Key, str] = field(default_factory=dict)  # -> a stacked tensor's index
     dynamic: set[Key] = field(default_factory=set)  # a dim written `dynamic`: never warmed
+    taken: set[str] = field(default_factory=set)  # the names of dims and tensors
+    # A guard's variable -> the param the skeleton declares for it, and its guards' `if`s.
+    params: dict[str, tuple[str, list[Condition]]] = field(default_factory=dict)
 
     def declares(self, kind: str, w: Warm) -> bool:
         """Whether a warm scope's tensors are ones the skeleton can declare it over."""
+        tensors = _tensors(kind, w.entries, self, None)
         return (
             not w.part
             and not w.copy
-            and isinstance(_tensors(kind, w.entries, self, None), Items)
-            and _guards(w.conditions, _tensors(kind, w.entries, self, None)) is None
+            and isinstance(tensors, Items)
+            and not isinstance(_guards(w.conditions, tensors, self), str)
         )
+
+    def param(self, c: Condition) -> str:
+        """The param a guard on ``c``'s variable compares: the variable in upper case
+        (`ctx_len` -> `CTX_LEN`), `_P` after it while that names a dim, a tensor or
+        another variable's param."""
+        if c.variable not in self.params:
+            name = c.variable.lstrip("_").upper()
+            if identifier_problem(name, reserved=True) is not None:
+                name = "PARAM"  # too long to be a plan name, say
+            taken = self.taken | {n for n, _ in self.params.values()}
+            name = next(n for i in range(len(taken) + 1) if (n := f"{name}{'_P' * i}") not in taken)
+            self.params[c.variable] = (name, [])
+        self.params[c.variable][1].append(c)
+        return self.params[c.variable][0]
+
+    def param_lines(self) -> list[str]:
+        """The `params:` the guards compare: each at the bounds its `if`s compare it with,
+        a value each admits its default (the first's), a range from the first value one
+        skips to the last: the model's own range is the author's to set."""
+        if not self.params:
+            return []
+        lines = [
+            "params:",
+            "  # The guards' run-time values, ranged only across the bounds the code compares",
+            "  # them with: give each the range the model serves.",
+        ]
+        for variable, (name, conditions) in self.params.items():
+            values = [v for c in conditions for v in _edge(c)]
+            lo, hi = max(1, min(values)), max(1, *values)  # a param is at least 1
+            default = min(max(_edge(conditions[0])[0], lo), hi)
+            source = "" if variable == name.lower() else f", source: {scalar(variable)}"
+            lines.append(f"  {name}: {{default: {default}, range: [{lo}, {hi}]{source}}}")
+        return lines
+
+
+def _edge(c: Condition) -> tuple[int, int]:
+    """The value next to ``c``'s bound it admits, and the one it skips."""
+    bound = c.bound or 0
+    return {
+        "<=": (bound, bound + 1),
+        "<": (bound - 1, bound),
+        ">=": (bound, bound - 1),
+        ">": (bound + 1, bound),
+    }[c.op]
 
 
 def warms(
@@ -65,17 +114,19 @@ def warms(
         where = f"{w.file}:{w.line}: warm '{w.name_hint}' left out"
         anchor = _anchor(anchor_of, w.deps)
         tensors = _tensors(kind, w.entries, written, None)
+        guards = None if isinstance(tensors, str) else _guards(w.conditions, tensors, written)
         if w.part or isinstance(tensors, str):
             notices.append(f"{where}: it warms {'a slice' if w.part else tensors}")
-        elif (guarded := _guards(w.conditions, tensors)) is not None:
-            notices.append(f"{where}: {guarded}")
+        elif isinstance(guards, str):
+            notices.append(f"{where}: {guards}")
         elif anchor is None or identifier_problem(w.name_hint, reserved=False) is not None:
             notices.append(f"{where}: anchor not read")
         else:
             base = w.name_hint + suffix
             if identifier_problem(base, reserved=True) is not None:
                 base = f"{base}_w"
-            lines += _warm(used.take(base), w.name_hint, anchor, tensors)
+            said = [f"{written.param(c)} {c.op} {c.bound}" for c in guards or ()]
+            lines += _warm(used.take(base), w.name_hint, anchor, tensors, said)
     for c in reading.calls:
         lines += _call(c, kind, anchor_of, written=written, notices=notices, used=used)
     return lines
@@ -99,16 +150,17 @@ def _call(
     if isinstance(tensors, str):
         notices.append(f"{where}: it warms {tensors}")
         return []
-    guarded = _guards(c.conditions, tensors)
-    if guarded is not None:
-        notices.append(f"{where}: {guarded}")
+    guards = _guards(c.conditions, tensors, written)
+    if isinstance(guards, str):
+        notices.append(f"{where}: {guards}")
         return []
     if anchor is None or c.function in used.taken:
         notices.append(f"{where}: not read")
         return []
     used.taken.add(c.function)
     hint = c.name_hint if c.name_hint not in (None, c.function) else None
-    return _warm(c.function, hint, anchor, tensors)
+    said = [f"{written.param(g)} {g.op} {g.bound}" for g in guards]
+    return _warm(c.function, hint, anchor, tensors, said)
 
 
 @dataclass(frozen=True)
@@ -120,24 +172,35 @@ class Items:
     next_layer: bool = False
 
 
-def _guards(conditions: tuple[Condition, ...], tensors: Items | str) -> str | None:
-    """Why a warm issued under ``conditions`` is left out (a guard: the skeleton declares
-    no param), or None: none, or only the test that spares the last layer a warm of the
-    next layer's slabs."""
+def _guards(
+    conditions: tuple[Condition, ...], tensors: Items | str, written: Written
+) -> list[Condition] | str:
+    """The guards a warm issued under ``conditions`` has (all of them but the test on a
+    stack's layer index that spares the last layer a warm of the next layer's slabs), or
+    why it is left out: a guard whose bound is no constant, or a warm of the next layer's
+    slabs in every layer."""
+    indices = set(written.stacks.values())
     spare = isinstance(tensors, Items) and tensors.next_layer
-    guards = [c for c in conditions if not (spare and c.op in ("<", "<="))]
-    if not guards:
-        return None if not spare or conditions else "it warms the next layer's slabs in every layer"
-    said = ", ".join(f"`if {c}`" for c in guards)
-    return f"it is guarded ({said}): declare the param its variable is and the warm's guard"
+    guards = [
+        c for c in conditions if not (spare and c.op in ("<", "<=") and c.variable in indices)
+    ]
+    if spare and len(guards) == len(conditions):
+        return "it warms the next layer's slabs in every layer"
+    opaque = [c for c in guards if c.bound is None]
+    if opaque:
+        said = ", ".join(f"`if {c}`" for c in opaque)
+        return f"it is guarded ({said}) on a bound that is no constant"
+    return guards
 
 
-def _warm(name: str, hint: str | None, anchor: str, tensors: Items) -> list[str]:
+def _warm(name: str, hint: str | None, anchor: str, tensors: Items, guards: list[str]) -> list[str]:
+    guard = guards[0] if len(guards) == 1 else f"[{', '.join(guards)}]"
     return [
         f"      - name: {scalar(name)}",
         *([f"        name_hint: {scalar(hint)}"] if hint is not None else []),
         f"        after: {anchor}",
         *(["        next_layer: true"] if tensors.next_layer else []),
+        *([f"        guard: {guard}"] if guards else []),
         f"        tensors: [{', '.join(tensors.items)}]",
     ]
 

@@ -51,6 +51,7 @@ _PREFETCH = "pl.prefetch.async_prefetch"
 
 Rows = tuple[int, int]
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}  # `B op V` is `V flipped B`
 
 
 def _index(node: ast.expr, index: Callable[[ast.expr], str | None]) -> str | None:
@@ -247,16 +248,21 @@ def condition(
     test: ast.expr, scalar: Callable[[ast.expr], str | None], const: Callable[[ast.expr], Any]
 ) -> Condition | None:
     """An `if` test a warm is issued under: `VAR op BOUND` (op `<`, `<=`, `>`, `>=`), VAR a
-    scalar of the layer (``scalar`` names it), BOUND a constant expression; else None
-    (`and` is no form: PyPTO's code generation rejects it)."""
+    scalar of the layer (``scalar`` names it), BOUND a constant expression, or the same
+    the other way round (`2272 >= ctx_len` is `ctx_len <= 2272`); else None (`and` is no
+    form: PyPTO's code generation rejects it)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
         return None
     op = _OPS.get(type(test.ops[0]))
-    name = scalar(test.left)
-    if op is None or name is None:
+    if op is None:
         return None
-    bound = _int(test.comparators[0], const)
-    return Condition(name, op, bound, clip(ast.unparse(test)))
+    left, right = test.left, test.comparators[0]
+    name = scalar(left)
+    if name is None and (name := scalar(right)) is not None:
+        left, right, op = right, left, _FLIPPED[op]
+    if name is None:
+        return None
+    return Condition(name, op, _int(right, const), clip(ast.unparse(test)))
 
 
 # -- the generated function's definition

@@ -168,7 +168,7 @@ def judge(
 ) -> tuple[list[Evaluation], bool, tuple[str, ...]]:
     """Every candidate of the layer kind judged: "no warm", each generator's (the generated
     ones up to ``MAX_GENERATED``), then the neighbours their findings' fixes give and the
-    guards where a gain stops being one over a param's range (as many again at most).
+    guards where a class flips inside a param's range (as many again at most).
     Whether a bound stopped one; the candidates not judged in this run, in words."""
     seen: set[tuple[cands.Part, ...]] = set()
     out: list[Evaluation] = []

@@ -20,7 +20,7 @@ warm", which every candidate is classed against:
   tensor each later consumer group reads first (`rows: [0, K]`), K a quarter, a half
   and three quarters of them (the steps the groups divide into).
 
-A guard is not generated here: a gain whose class flips inside a param's range gives
+A guard is not generated here: a candidate whose class flips inside a param's range gives
 the candidate guarded where it is a gain (``plancc.suggest.ranges``).
 
 A candidate listed again (a `--candidate` that is a declared warm) is judged once, as
@@ -479,7 +479,11 @@ def _later_groups(
 def neighbours(c: Candidate, found: Iterable[fixes.Fix]) -> Iterator[Candidate]:
     """The candidate as each fix of its findings leaves it: a finding's fix that edits its
     warms' `after` and `tensors` (the paths ``judge`` gave them) gives a neighbour, with
-    its forms (a prefix's rows go with their tensor)."""
+    its forms (a prefix's rows go with their tensor). A guard that a flip of its class
+    spawned does not go with it: the neighbour is guarded where its own class flips, and
+    is no gain only at values the guard skips (`sv_matmul: wo if BATCH <= 8` beside an
+    unguarded `sv_matmul: wo` that is a gain at every batch)."""
+    kept = [_spawned_off(c, i, p) for i, p in enumerate(c.parts)]
     for fix in found:
         parts = [_Editable(list(p.anchor), list(_pairs(p))) for p in c.parts]
         if all(_edit(parts, c.kind, e) for e in fix.edits):
@@ -489,12 +493,23 @@ def neighbours(c: Candidate, found: Iterable[fixes.Fix]) -> Iterator[Candidate]:
                     tuple(t for t, _ in e.items),
                     (r for _, r in e.items),
                     p.next_layer,
-                    p.guards,
+                    guards,
                 )
-                for e, p in zip(parts, c.parts, strict=True)
+                for e, p, guards in zip(parts, c.parts, kept, strict=True)
             )
             if out != c.parts and all(p.anchor and p.tensors for p in out):
                 yield Candidate(c.kind, out, "neighbour")
+
+
+def _spawned_off(c: Candidate, i: int, p: Part) -> tuple[GuardSpec, ...]:
+    """The guards of ``c``'s i-th warm that were not spawned by a flip of its class: a
+    declared warm's own, those of a `--candidate`."""
+    if c.origin == "guarded":
+        return ()
+    if i < len(c.warms):
+        declared = {(g.param, g.op, g.bound) for g in c.warms[i].guards}
+        return tuple(g for g in p.guards if g in declared)
+    return p.guards
 
 
 def _pairs(p: Part) -> Iterator[tuple[str, Rows | None]]:

@@ -9,11 +9,13 @@ run's values, then those found only at an end, each saying at which values (``at
 CTX=4096``), as `validate` reports them. The numbers a rank compares (what lands, what
 streams beside it) are those at the run's values.
 
-A gain at the run's values that is no gain with one param at an end of its range (the
-others as the run has them) flips inside that range: the last value at which it is
-still a gain is found by bisection, the class at each value the real check's, and the
-candidate guarded there (`guard: CTX <= 2272`; `>=` toward the low end) is one more
-candidate, judged like any other. A param the run fixes (`--set`) is never guarded.
+A candidate whose class flips inside one param's range (the others as the run has
+them) is guarded where it is a gain: a gain at the run's values that is none at an end,
+or none at the run's values that is one at an end. The last value at which it is still
+a gain is found by bisection, the class at each value the real check's, and the
+candidate guarded there (`guard: CTX <= 2272`; `>=` where the gain is toward the high
+end) is one more candidate, judged like any other. A param the run fixes (`--set`) is
+never guarded.
 """
 
 from __future__ import annotations
@@ -123,25 +125,37 @@ class Ranges:
         self, s: Setting, c: Candidate, merged: Evaluation, first: Evaluation
     ) -> Iterator[Candidate]:
         """The candidate guarded where it is a gain, for each param whose range it stops
-        being one inside (``merged``: no gain over the ranges; ``first``: a gain at the
-        run's values)."""
-        if klass(first) != GAIN or klass(merged) == GAIN:
+        being one inside (``merged``: no gain over the ranges; ``first``: its class at the
+        run's values). A gain at the run's values is guarded up to (down to) the last value
+        toward each end where it still is one; a candidate that is no gain at the run's
+        values but is one at an end is guarded from that end to the last value toward the
+        run's where it still is one (its guard skips the run's values)."""
+        if klass(merged) == GAIN:
             return
+        at_run = klass(first) == GAIN
         guarded = {g[0] for p in c.parts for g in p.guards}
         for p in self.ranged():
             if p.name in guarded:
                 continue
             for end in (p.hi, p.lo):
-                bound = self._flip(s, c, p, end)
+                if end == p.value:
+                    continue
+                if at_run:
+                    bound = self._flip(s, c, p, p.value, end)
+                    up = end > p.value
+                elif self._gain(s, c, p, end):
+                    bound = self._flip(s, c, p, end, p.value)
+                    up = end < p.value
+                else:
+                    continue
                 if bound is not None:
-                    yield c.guarded((p.name, "<=" if end > p.value else ">=", bound))
+                    yield c.guarded((p.name, "<=" if up else ">=", bound))
 
-    def _flip(self, s: Setting, c: Candidate, p: ir.Param, end: int) -> int | None:
-        """The last value from the run's toward ``end`` at which ``c`` is still a gain, the
-        others at the run's values; None when it is one at ``end`` too."""
-        if end == p.value or self._gain(s, c, p, end):
+    def _flip(self, s: Setting, c: Candidate, p: ir.Param, good: int, bad: int) -> int | None:
+        """The last value from ``good`` (a gain) toward ``bad`` at which ``c`` is still a
+        gain, the others at the run's values; None when it is one at ``bad`` too."""
+        if self._gain(s, c, p, bad):
             return None
-        good, bad = p.value, end
         while abs(bad - good) > 1:
             mid = (good + bad) // 2
             good, bad = (mid, bad) if self._gain(s, c, p, mid) else (good, mid)

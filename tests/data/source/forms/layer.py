@@ -129,4 +129,28 @@ def decoder_inlined(
             pl.prefetch.async_prefetch(wq_flat, warm_ctx)
 
 
+@pl.jit.inline
+def decoder_guarded(
+    x: pl.Tensor[[T, D], pl.BF16],
+    wq: pl.Tensor[[LAYERS * D, D], pl.BF16],
+    w_down: pl.Tensor[[LAYERS * D, D], pl.BF16],
+    y: pl.Out[pl.Tensor[[T, D], pl.BF16]],
+    layer_idx: pl.Scalar[pl.INT32],
+    ctx_len: pl.Scalar[pl.INT32],
+):
+    base = layer_idx * D
+    q = pl.create_tensor([T, D], dtype=pl.BF16)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="q_proj") as q_tid:
+        q[:, :] = pl.matmul(x, wq[base : base + D, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="down_proj", deps=[q_tid]) as down_tid:
+        y[:, :] = pl.matmul(q, w_down[base : base + D, :])
+    if layer_idx < LAYERS - 1:
+        wq_slab: pl.Tensor[[D, D], pl.BF16] = pl.slice(wq, [D, D], [(layer_idx + 1) * D, 0])
+        wq_flat = pl.reshape(wq_slab, [D * D])
+        if ctx_len <= 2272:
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_next_wq", deps=[down_tid]):
+                warm_ctx = pl.prefetch.make_context()
+                pl.prefetch.async_prefetch(wq_flat, warm_ctx)
+
+
 # ruff: noqa

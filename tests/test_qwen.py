@@ -150,7 +150,9 @@ def test_against_pypto_lib_main_only_the_warm_is_missing() -> None:
     warm = lines.index("      - name: prefetch_wo") + 1
     assert [(d.code, d.line) for d in report.diagnostics] == [("PC206", warm)]
     hint = report.diagnostics[0].hint or ""
-    assert hint.startswith("call prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)")
+    assert hint.startswith(
+        "call prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, v_proj_tid) after "
+    )
 
 
 # -- PC207 on a stacked tensor: the source parameter is the whole stack -------------------

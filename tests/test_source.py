@@ -556,7 +556,7 @@ def test_the_generated_qwen_warm_called_where_the_hint_says(tmp_path: Path) -> N
     (d,) = [d for d in _validate(QWEN, Path(PYPTO_LIB or ".")) if d.code == "PC206"]
     assert d.hint is not None
     after = int(d.hint.split("decode_fwd.py:")[1].split(",")[0])
-    call = "prefetch_wo(wo, layer_idx, q_proj_tid, k_proj_tid, v_proj_tid)"
+    call = "prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, v_proj_tid)"
     assert f"call {call} after " in d.hint
     root = tmp_path / "pypto-lib"
     shutil.copytree(Path(PYPTO_LIB or ".") / "models" / "qwen3_14b", root / "models" / "qwen3_14b")
@@ -571,6 +571,18 @@ def test_the_generated_qwen_warm_called_where_the_hint_says(tmp_path: Path) -> N
     assert _by_kind(QWEN, str(root)) == []
     shutil.copy(Path(__file__).parent / "golden" / "qwen3_14b_warms.py", layer.parent)
     assert _by_kind(QWEN, str(root)) == []
+    # The call written before the warm was guarded (without ctx_len): what it misses.
+    layer.write_text(
+        layer.read_text(encoding="utf-8").replace(call, call.replace("ctx_len, ", "")),
+        encoding="utf-8",
+    )
+    (d,) = _validate(QWEN, root)
+    assert (d.code, d.message.split(" with ", 1)[1], d.hint) == (
+        "PC206",
+        "5 arguments, but prefetch_wo(wo, layer_idx, ctx_len, q_proj_tid, k_proj_tid, "
+        "v_proj_tid) takes 6: no argument for 'ctx_len'",
+        f"call it as {call}",
+    )
 
 
 # What the code says, read by hand: for a stage of each family, the deps its kernel must

@@ -361,6 +361,64 @@ def test_a_guarded_call_of_a_module_not_read(
 
 
 @pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        # The call of the signature before the guard: the guard's variable left out, not
+        # the TaskId its place shifts to.
+        (
+            "prefetch_wo(wo, q_tid)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'ctx_len'",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'after'",
+        ),
+        (
+            "prefetch_wo(q_tid)",
+            "with 1 argument, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'wo', 'ctx_len'",
+        ),
+        (
+            "prefetch_wo(ctx_len=ctx_len, wo=wo)",
+            "with 2 arguments, but prefetch_wo(wo, ctx_len, after) takes 3: no argument for "
+            "'after'",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len, q_tid, q_tid)",
+            "with 4 arguments, but prefetch_wo(wo, ctx_len, after) takes 3",
+        ),
+        (
+            "prefetch_wo(wo, ctx_len, tid=q_tid)",
+            "with tid=, which prefetch_wo(wo, ctx_len, after) does not take",
+        ),
+    ],
+)
+def test_a_call_of_the_generated_module_with_other_arguments(
+    call: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated module beside the code (its definition read): a call whose arguments
+    do not fit its parameters names the ones missing or extra, not a '?'."""
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded_called")
+    _edit(plan, "plancc: 1\nmodel: layer\n", f"plancc: 1\nmodel: tiny_forms\n{CTX}")
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
+    result = CliRunner().invoke(app, ["build", str(plan), "--out", str(work)])
+    assert result.exit_code == 0, result.output
+    assert (work / "tiny_forms_warms.py").is_file()
+    assert _said(plan) == []
+    _edit(work / "layer.py", "prefetch_wo(wo, ctx_len, q_tid)", call)
+    assert _said(plan) == [
+        (
+            "PC206",
+            f"warm 'prefetch_wo' is called at layer.py:87 {said}",
+            "call it as prefetch_wo(wo, ctx_len, q_tid)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
     ("old", "new", "said"),
     [
         (
@@ -443,3 +501,85 @@ def test_a_cross_layer_call_between_one_layer_and_the_next(
             "named 'prefetch_next_qkv'",
         ),
     ]
+
+
+# -- a forward handing each layer its rows of a stack -----------------------------------
+
+_FORWARD = """\
+import pypto.language as pl
+
+T = 8
+D = 128
+Q_LORA = 64
+LAYERS = 2
+
+
+@pl.jit.inline
+def attention(
+    x: pl.Tensor[[T, D], pl.BF16],
+    wq_a: pl.Tensor[[D, Q_LORA], pl.BF16],
+    y: pl.Out[pl.Tensor[[T, Q_LORA], pl.BF16]],
+):
+    normed = pl.create_tensor([T, D], dtype=pl.BF16)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="rms_norm") as rms_tid:
+        normed[:, :] = pl.mul(x, 0.5)
+    wq_a_flat = pl.reshape(wq_a, [D * Q_LORA])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="prefetch_attn_w", deps=[rms_tid]):
+        warm_ctx = pl.prefetch.make_context()
+        pl.prefetch.async_prefetch(wq_a_flat, warm_ctx)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="qr_proj"):
+        y[:, :] = pl.matmul(normed, wq_a)
+
+
+@pl.jit
+def decode_fwd(
+    x: pl.Tensor[[T, D], pl.BF16],
+    wq_a: pl.Tensor[[LAYERS * D, Q_LORA], pl.BF16],
+    y: pl.Out[pl.Tensor[[T, Q_LORA], pl.BF16]],
+):
+    wq_a_l0: pl.Tensor[[D, Q_LORA], pl.BF16] = pl.slice(wq_a, [D, Q_LORA], [0 * D, 0])
+    attention(x, wq_a_l0, y)
+    wq_a_l1: pl.Tensor[[D, Q_LORA], pl.BF16] = pl.slice(wq_a, [D, Q_LORA], [1 * D, 0])
+    attention(x, wq_a_l1, y)
+"""
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_each_layers_rows_of_a_stack_are_one_layers_slice(
+    layers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flash's `decode_fwd`: the forward slices each layer's rows of `wq_a` and the layer
+    warms what it is given. Two layers' rows are one layer's slice each, which no plan
+    warm declares (its rows would be consumed by both layers' readers: PC030, PC040):
+    left out and named, and the skeleton keeps the promise. One layer's are a plan's
+    `rows`."""
+    first = _FORWARD.index("    wq_a_l0: ")
+    code = _FORWARD if layers == 2 else _FORWARD[:first] + _FORWARD[first:].split("\n", 2)[2]
+    (tmp_path / "fwd.py").write_text(code, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    text, notices = _extract("decode_fwd", "fwd.py")
+    if layers == 2:
+        assert "warms:" not in text
+        assert notices == (
+            "notice PC208: fwd.py:19: warm 'prefetch_attn_w' left out: it warms a slice\n"
+        )
+    else:
+        assert _warms(text) == (
+            "    warms:\n"
+            "      - name: prefetch_attn_w\n"
+            "        name_hint: prefetch_attn_w\n"
+            "        after: rms_norm\n"
+            "        tensors:\n"
+            "          - {tensor: wq_a, rows: [128, 256]}\n"
+        )
+        assert notices == ""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text, encoding="utf-8")
+    found = api.validate_paths([str(plan)]).diagnostics
+    assert [d.code for d in found if d.severity.value == "error"] == []
+    slice_of = (
+        "fwd.py:19: warm 'prefetch_attn_w' warms a slice of wq_a (one layer's part of a "
+        "stacked tensor, say), which no plan warm can declare: not compared"
+    )
+    said = [(d.code, d.message) for d in found if d.code.startswith("PC2")]
+    assert said == ([("PC208", slice_of)] * 2 if layers == 2 else [])

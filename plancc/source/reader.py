@@ -133,7 +133,7 @@ class Reader:
             params,
             self.scopes.kernels,
             self.scopes.tasks,
-            self.scopes.warms,
+            warm_forms.per_layer_rows(self.scopes.warms),
             self.scopes.calls,
             unresolved,
             self.scopes.bound,

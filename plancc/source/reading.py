@@ -120,6 +120,9 @@ class WarmCall:
     # The `if`s it is issued under: around the call, then those of its definition (its
     # guards, their variables the arguments passed), outermost first.
     conditions: tuple[Condition, ...] = ()
+    # How its arguments miss its definition's parameters ("5 arguments; f() takes 6: none
+    # for ctx_len"), where its definition was read; None when they match.
+    arity: str | None = None
 
     @property
     def tensors(self) -> tuple[str | None, ...]:

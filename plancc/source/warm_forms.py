@@ -36,12 +36,12 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from plancc.source.modules import Module
 from plancc.source.params import calls_of, modules_naming, tensor_annotation
-from plancc.source.reading import Condition, WarmCall, WarmEntry
+from plancc.source.reading import Condition, Warm, WarmCall, WarmEntry
 from plancc.source.resolver import Resolver
 from plancc.source.values import ArrayV, ScalarV, TaskV, TensorV, dotted, roots
 from plancc.text import clip
@@ -213,6 +213,29 @@ def entry(v: Any) -> WarmEntry:
     if not isinstance(v, TensorV):
         return WarmEntry(found[0])
     return WarmEntry(found[0], v.slab, v.rows)
+
+
+def per_layer_rows(warms: Sequence[Warm]) -> list[Warm]:
+    """``warms`` with those marked ``part`` that warm rows of a tensor other warms take
+    other rows of: one layer's slice each of a stack a forward hands its layers
+    (Flash's `decode_fwd`: `pl.slice(wq_a, [D, …], [1 * D, 0])` for the second layer).
+    A plan's `rows` are consumed by every reader of the tensor, every layer's, so no
+    plan warm declares them (its copies in a forward would read as PC030 and PC040).
+    One warm listing two ranges of a tensor is a plan's form, and is kept."""
+    ranges: dict[str, set[tuple[int, int]]] = {}
+    taken: dict[str, set[int]] = {}  # the warms that take rows of each tensor
+    for i, w in enumerate(warms):
+        for e in w.entries:
+            if e.tensor is not None and e.rows is not None:
+                ranges.setdefault(e.tensor, set()).add(e.rows)
+                taken.setdefault(e.tensor, set()).add(i)
+    shared = {t for t, found in ranges.items() if len(found) > 1 and len(taken[t]) > 1}
+    return [
+        replace(w, part=True)
+        if not w.part and any(e.rows is not None and e.tensor in shared for e in w.entries)
+        else w
+        for w in warms
+    ]
 
 
 def known(v: Any) -> bool:
@@ -472,7 +495,55 @@ def call(
         sig.name_hint if sig is not None else None,
         read=sig is not None,
         conditions=conditions,
+        arity=_arity(function, sig, node, values) if sig is not None else None,
     )
+
+
+def _arity(function: str, sig: Signature, node: ast.Call, values: list[Any]) -> str | None:
+    """How a call's arguments miss ``sig``'s parameters (Python would refuse the call),
+    or None."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    ):
+        return None  # *args, **kwargs: not counted
+    params = sig.params
+    keywords = [k.arg for k in node.keywords if k.arg is not None]
+    given = len(node.args) + len(keywords)
+    takes = f"{function}({', '.join(params)}) takes {len(params)}"
+    counted = f"{given} argument{'s' * (given != 1)}, but {takes}"
+    if len(node.args) > len(params):
+        return counted
+    unknown = [k for k in keywords if k not in params]
+    if unknown:
+        return f"{unknown[0]}=, which {function}({', '.join(params)}) does not take"
+    bound = set(params[: len(node.args)]) | set(keywords)
+    missing = [p for p in params if p not in bound]
+    if not missing:
+        return None
+    if not keywords:
+        missing = _left_out(sig, node, values) or missing
+    return f"{counted}: no argument for {', '.join(repr(m) for m in missing)}"
+
+
+def _left_out(sig: Signature, node: ast.Call, values: list[Any]) -> list[str] | None:
+    """The parameters a positional call leaves out, by what its arguments are: of each
+    kind (tensors, scalars, TaskIds), the ones no argument is named as where every
+    argument of the kind is written as one of them (a call of an older signature: a
+    guard's variable added since), else the kind's last ones; None when a kind has
+    more arguments than parameters."""
+    kinds = (sig.tensors, sig.scalars, sig.anchors)
+    given: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for v, a in zip(values, node.args, strict=False):
+        kind = 0 if isinstance(v, TensorV) else 2 if isinstance(v, (TaskV, ArrayV)) else 1
+        given[kind].append(_var(a))
+    missing: list[str] = []
+    for written, params in zip(given, kinds, strict=True):
+        if len(written) > len(params):
+            return None
+        unnamed = [p for p in params if p not in written]
+        named = all(w in params for w in written) and len(unnamed) == len(params) - len(written)
+        missing += unnamed if named else list(params[len(written) :])
+    return missing
 
 
 def _var(node: ast.expr) -> str:

@@ -92,6 +92,12 @@ def _find_warm(
     for i, c in enumerate(reading.calls):
         if c.function == w.name and i not in used_calls and not c.copy:
             used_calls.add(i)
+            if c.arity is not None:  # its arguments cannot be matched with its parameters
+                return (
+                    w.name_pos,
+                    f"warm '{w.name}' is called at {c.file}:{c.line} with {c.arity}",
+                    f"call it as {_call_text(it, w, tids)}",
+                )
             if task is not None and anchor is not None and c.deps != needs:
                 return (
                     w.after_pos,

@@ -177,8 +177,8 @@ A dim expression does not parse, uses something other than decimal integers,
 names, `+ - * // %` and parentheses, contains a literal 0, divides by zero,
 depends on itself (the message names the cycle), or evaluates to less than 1.
 Values stay within 64 bits (2**63 - 1, for every dim and for a tensor's, a
-stack's or a flat view's element count) and an expression has at most 200
-tokens.
+stack's or a flat view's element count, and for a tensor's or a stack's bytes)
+and an expression has at most 200 tokens.
 """,
 )
 BAD_IDENTIFIER: Final = Code(

@@ -38,11 +38,14 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
             ctx.broken_tensors.add(name)
             continue
         texts, values, names, _ = shape
-        if too_many(values):
+        # Its bytes too: every size plancc writes (manifest, docstrings) is an int64.
+        width = max(1, dtype.bits // 8)
+        if too_many(values) or too_many((*values, width)):
+            what = "elements" if too_many(values) else "bytes"
             ctx.report(
                 ctx.v.at("tensors", name, "shape"),
                 codes.BAD_EXPRESSION,
-                f"shape of '{name}' has more than 2**63 - 1 elements",
+                f"shape of '{name}' has more than 2**63 - 1 {what}",
             )
             ctx.broken_tensors.add(name)
             continue
@@ -51,7 +54,7 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
         stacked = None
         if t.stacked is not None:
             try:
-                stacked = _stacked(ctx, name, t.stacked, values)
+                stacked = _stacked(ctx, name, t.stacked, values, width)
             except Unresolved:
                 ctx.broken_tensors.add(name)
                 continue
@@ -63,11 +66,16 @@ def resolve_tensors(ctx: Context) -> dict[str, ir.Tensor]:
 
 
 def _stacked(
-    ctx: Context, tensor: str, stacked: model.Stacked, values: tuple[int | None, ...]
+    ctx: Context,
+    tensor: str,
+    stacked: model.Stacked,
+    values: tuple[int | None, ...],
+    width: int,
 ) -> ir.Stacked:
     """The stack's layer count (a static value: the slice's offset is ``index * rows``;
-    the stack, ``values`` a slab's shape, within 64 bits) and its index, a parameter of
-    the generated function (PC013 for a name it cannot be)."""
+    the stack, ``values`` a slab's shape of elements ``width`` bytes wide, within 64 bits,
+    in elements and in bytes) and its index, a parameter of the generated function
+    (PC013 for a name it cannot be)."""
     path = ("tensors", tensor, "stacked")
     parsed, value = ctx.evaluate(
         stacked.layers, ctx.v.at(*path, "layers"), f"stacked layers of '{tensor}'"
@@ -79,11 +87,12 @@ def _stacked(
             f"stacked layers of '{tensor}' is dynamic; the stack's layer count must be static",
         )
         raise Unresolved
-    if too_many((value, *values)):  # its rows, `[layers * rows, ...]`, too
+    if too_many((value, *values, width)):  # its rows, `[layers * rows, ...]`, too
+        what = "elements" if too_many((value, *values)) else "bytes"
         ctx.report(
             ctx.v.at(*path, "layers"),
             codes.BAD_EXPRESSION,
-            f"the stack of '{tensor}' has more than 2**63 - 1 elements "
+            f"the stack of '{tensor}' has more than 2**63 - 1 {what} "
             f"({clip(ex.render(parsed))} layers of its shape)",
         )
         raise Unresolved

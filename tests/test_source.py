@@ -568,6 +568,15 @@ def test_the_generated_qwen_warm_called_where_the_hint_says(tmp_path: Path) -> N
     lines.insert(after, f"{indent}{call}\n")
     lines.insert(0, "from qwen3_14b_warms import prefetch_wo\n")
     layer.write_text("".join(lines), encoding="utf-8")
+    # pypto-lib has no context length as a scalar: the call as written is a NameError.
+    (d,) = _validate(QWEN, root)
+    assert (d.code, d.message.split(" with ", 1)[1], d.hint) == (
+        "PC206",
+        "'ctx_len', which nothing binds there (Python raises NameError)",
+        "bind ctx_len (param CTX's value at run time) before the call",
+    )
+    lines.insert(after + 1, f"{indent}ctx_len = 2048\n")
+    layer.write_text("".join(lines), encoding="utf-8")
     assert _by_kind(QWEN, str(root)) == []
     shutil.copy(Path(__file__).parent / "golden" / "qwen3_14b_warms.py", layer.parent)
     assert _by_kind(QWEN, str(root)) == []

@@ -418,6 +418,64 @@ def test_a_call_of_the_generated_module_with_other_arguments(
     ]
 
 
+def _unparam(layer: Path, binding: str) -> None:
+    """`attention_guarded_called` without its `ctx_len` parameter, ``binding`` first."""
+    head, called = layer.read_text(encoding="utf-8").split("def attention_guarded_called(")
+    old = "    ctx_len: pl.Scalar[pl.INT32],\n):\n    q = "
+    assert old in called
+    called = called.replace(old, f"):\n{binding}    q = ", 1)
+    layer.write_text(f"{head}def attention_guarded_called({called}", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("binding", "said"),
+    [
+        ("", ["PC206"]),  # nothing binds it: Python raises NameError at the call
+        ("    ctx_len = 2048\n", []),  # a local
+        ("    ctx_len, _ = 2048, 0\n", []),  # a local, unpacked
+        ("    global ctx_len\n    ctx_len = 2048\n", []),  # a global the function binds
+    ],
+)
+def test_a_guard_variable_nothing_binds_is_a_name_error(
+    binding: str, said: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated docstring says to pass the guard's variable; where the calling
+    function has none (pypto-lib has no context length as a scalar), the call it writes
+    fails in PyPTO. Bound in any way Python binds a name, it is not reported."""
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded_called")
+    _edit(plan, "plancc: 1\nmodel: layer\n", f"plancc: 1\nmodel: tiny_forms\n{CTX}")
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
+    result = CliRunner().invoke(app, ["build", str(plan), "--out", str(work)])
+    assert result.exit_code == 0, result.output
+    _unparam(work / "layer.py", binding)
+    call = 87 - 1 + binding.count("\n")
+    assert [d[0] for d in _said(plan)] == said
+    if said:
+        assert _said(plan) == [
+            (
+                "PC206",
+                f"warm 'prefetch_wo' is called at layer.py:{call} with 'ctx_len', which "
+                "nothing binds there (Python raises NameError)",
+                "bind ctx_len (param CTX's value at run time) before the call",
+            )
+        ]
+
+
+def test_a_module_level_name_binds_a_guard_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name bound at module level, in a block too, is bound in every function."""
+    work = _work(tmp_path, monkeypatch)
+    plan = _plan(work, "attention_guarded_called")
+    _edit(plan, "plancc: 1\nmodel: layer\n", f"plancc: 1\nmodel: tiny_forms\n{CTX}")
+    _edit(plan, "        tensors: [wo]\n", "        guard: CTX <= 2272\n        tensors: [wo]\n")
+    assert CliRunner().invoke(app, ["build", str(plan), "--out", str(work)]).exit_code == 0
+    _unparam(work / "layer.py", "")
+    _edit(work / "layer.py", "LAYERS = 4\n", "LAYERS = 4\nif LAYERS:\n    ctx_len = 2048\n")
+    assert _said(plan) == []
+
+
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [

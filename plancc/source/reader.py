@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from plancc.source import warm_forms
+from plancc.source.bound import unbound
 from plancc.source.collectives import called
 from plancc.source.copies import is_unroll, unroll_values
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfWork
@@ -529,6 +530,10 @@ class Reader:
         where = (self.resolver.show(frame.module.path), node.lineno)
         under = tuple(self.scopes.conditions)
         found = warm_forms.call(function, node, *given, where=where, sig=sig, under=under)
+        args = (*node.args, *(k.value for k in node.keywords))
+        if passed := [a.id for a in args if isinstance(a, ast.Name)]:
+            missing = unbound(frame.module, frame.function, node.lineno, passed)
+            found = replace(found, unbound=missing)
         site = ("call", id(node), frame.stack)
         if self.scopes.copies.first(site, len(self.scopes.calls)) is not None:
             found = replace(found, copy=True)  # a later copy of an unrolled call

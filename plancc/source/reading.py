@@ -123,6 +123,8 @@ class WarmCall:
     # How its arguments miss its definition's parameters ("5 arguments; f() takes 6: none
     # for ctx_len"), where its definition was read; None when they match.
     arity: str | None = None
+    # Its arguments' variables that nothing binds where it is called (bound.py).
+    unbound: tuple[str, ...] = ()
 
     @property
     def tensors(self) -> tuple[str | None, ...]:

@@ -98,6 +98,14 @@ def _find_warm(
                     f"warm '{w.name}' is called at {c.file}:{c.line} with {c.arity}",
                     f"call it as {_call_text(it, w, tids)}",
                 )
+            if c.unbound:  # Python raises NameError at the call
+                names = ", ".join(f"'{n}'" for n in c.unbound)
+                return (
+                    w.name_pos,
+                    f"warm '{w.name}' is called at {c.file}:{c.line} with {names}, which "
+                    f"nothing binds there (Python raises NameError)",
+                    f"bind {_what(w, c.unbound)} before the call",
+                )
             if task is not None and anchor is not None and c.deps != needs:
                 return (
                     w.after_pos,
@@ -406,6 +414,14 @@ def _flow(value: Any) -> str:
 
 def _names(tasks: tuple[str | None, ...]) -> str:
     return ", ".join(f"'{t or '?'}'" for t in tasks) or "nothing"
+
+
+def _what(w: ir.Warm, names: tuple[str, ...]) -> str:
+    """The unbound variables, each a guard's with its param: what the model must bind."""
+    params = {g.variable: g.param for g in w.guards}
+    return ", ".join(
+        f"{n} (param {params[n]}'s value at run time)" if n in params else n for n in names
+    )
 
 
 def _arguments(w: ir.Warm) -> list[str]:

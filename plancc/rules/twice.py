@@ -81,16 +81,18 @@ def _twice(
 ) -> tuple[list[tuple[ir.Warm, ir.WarmEntry, ir.Warm]], dict[int, list[ir.WarmEntry]]]:
     """Each static entry some earlier warm of ``warms`` already holds (a row of), with that
     warm; and per warm (by id) its entries found."""
-    held: list[tuple[ir.WarmEntry, ir.Warm]] = []
+    # Per tensor, the entries held so far: an entry is compared with its tensor's only.
+    held: dict[str, list[tuple[ir.WarmEntry, ir.Warm]]] = {}
     found: list[tuple[ir.Warm, ir.WarmEntry, ir.Warm]] = []
     twice: dict[int, list[ir.WarmEntry]] = {}
     for warm in warms:
         for e in warm.entries:
             if not e.tensor.static:
                 continue
-            other = next((w for x, w in held if w is not warm and x.covers(e)), None)
+            same = held.setdefault(e.tensor.name, [])
+            other = next((w for x, w in same if w is not warm and x.covers(e)), None)
             if other is None:
-                held.append((e, warm))
+                same.append((e, warm))
             else:
                 found.append((warm, e, other))
                 twice.setdefault(id(warm), []).append(e)

@@ -212,11 +212,18 @@ def test_suggest_says_what_the_trace_gave_no_duration_for() -> None:
     )
     assert done.exit_code == 0, done.output
     assert done.output.startswith("csa (durations: the swimlane trace)")  # proj_a, proj_b
+    # Of the kind asked for only: 14 of csa's kernels, not the 20 of every kind's.
     assert (
-        "trace: no event of csa_cache_writeback, csa_rope_step, hc_post and 17 more: their "
+        "trace: no event of csa_cache_writeback, csa_rope_step, hc_post and 11 more: their "
         "stages keep their duration_us\n"
     ) in done.output
     assert "trace: csa: timed 2 of 20 stages: proj_a, proj_b\n" in done.output
+    assert "trace: swa:" not in done.output and "trace: hca:" not in done.output
+    every = CliRunner(env={"NO_COLOR": "1"}).invoke(
+        app, ["suggest", str(plan), "--top", "1", "--trace", str(trace)]
+    )
+    assert "trace: swa: timed 2 of 15 stages: proj_a, proj_b\n" in every.output
+    assert "hc_post and 17 more: their" in every.output
     # The directory `plancc measure --trace` takes: the same swimlane, the same output.
     folder = CliRunner(env={"NO_COLOR": "1"}).invoke(
         app, ["suggest", str(plan), "--layer", "csa", "--top", "1", "--trace", str(trace.parent)]

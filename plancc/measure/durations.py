@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -43,14 +44,16 @@ def _layers(plan: ir.Plan, kinds: set[str]) -> list[str]:
 Kernels = dict[str, list[tuple[str, str]]]  # kernel -> the (kind, stage) it runs
 
 
-def durations(path: str, plan: ir.Plan) -> Durations:
+def durations(path: str, plan: ir.Plan, kinds: Iterable[str] | None = None) -> Durations:
     """Each stage's median span over its kind's layers, for the stages the trace shows:
     ``path`` is a swimlane, or a directory of them (as `plancc measure --trace` takes it:
-    each a dispatch of one card, each a forward of its own). Raises ``InputError`` for a
-    file that is not a swimlane, or a directory that holds none."""
+    each a dispatch of one card, each a forward of its own). The notes are of ``kinds``'
+    stages (None: every kind's). Raises ``InputError`` for a file that is not a
+    swimlane, or a directory that holds none."""
+    kinds = None if kinds is None else frozenset(kinds)
     stages = _by_kernel(plan)
     if not stages:
-        return Durations({}, _timed_notes(plan, {}))
+        return Durations({}, _timed_notes(plan, {}, kinds))
     from plancc.measure.files import expanded  # noqa: PLC0415 (validate imports this module)
     from plancc.measure.trace import name_pattern  # noqa: PLC0415 (the same)
 
@@ -60,6 +63,8 @@ def durations(path: str, plan: ir.Plan) -> Durations:
     absent: set[str] = set(stages)
     for file in expanded([path]):
         absent -= _file_spans(file, pattern, plan, stages=stages, spans=spans, notes=notes)
+    if kinds is not None:
+        absent = {k for k in absent if any(kind in kinds for kind, _ in stages[k])}
     if absent:  # one note for them all: a trace of a few kernels misses most
         names = sorted(absent)
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -68,7 +73,7 @@ def durations(path: str, plan: ir.Plan) -> Durations:
     from statistics import median  # noqa: PLC0415 (the same)
 
     by_stage = {k: median(v) for k, v in spans.items()}
-    return Durations(by_stage, (*_timed_notes(plan, by_stage), *notes))
+    return Durations(by_stage, (*_timed_notes(plan, by_stage, kinds), *notes))
 
 
 def _file_spans(
@@ -105,11 +110,15 @@ def _file_spans(
     return seen
 
 
-def _timed_notes(plan: ir.Plan, by_stage: dict[tuple[str, str], float]) -> tuple[str, ...]:
-    """Per layer kind, how many of its stages the trace timed: "csa: timed 2 of 22
-    stages: proj_a, proj_b"."""
+def _timed_notes(
+    plan: ir.Plan, by_stage: dict[tuple[str, str], float], kinds: Iterable[str] | None = None
+) -> tuple[str, ...]:
+    """Per layer kind (of ``kinds``, None: every one), how many of its stages the trace
+    timed: "csa: timed 2 of 22 stages: proj_a, proj_b"."""
     out = []
     for kind, layer in plan.layers.items():
+        if kinds is not None and kind not in kinds:
+            continue
         names = [s.name for s in layer.stages if (kind, s.name) in by_stage]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         of = f"{kind}: timed {len(names)} of {len(layer.stages)} stages"
@@ -156,13 +165,15 @@ def apply(plan: ir.Plan, found: Durations) -> tuple[ir.Plan, frozenset[str]]:
     return replace(plan, layers=MappingProxyType(layers)), frozenset(timed)
 
 
-def timed(path: str, plan: ir.Plan) -> tuple[ir.Plan, frozenset[str], tuple[str, ...]]:
-    """``apply`` of the trace at ``path``, and its notes; a file that is not a swimlane is
-    a usage error."""
+def timed(
+    path: str, plan: ir.Plan, kinds: Iterable[str] | None = None
+) -> tuple[ir.Plan, frozenset[str], tuple[str, ...]]:
+    """``apply`` of the trace at ``path``, and its notes (of ``kinds``' stages, None:
+    every kind's); a file that is not a swimlane is a usage error."""
     from plancc.measure.errors import InputError  # noqa: PLC0415 (validate imports this module)
 
     try:
-        found = durations(path, plan)
+        found = durations(path, plan, kinds)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     return (*apply(plan, found), found.notes)

@@ -88,7 +88,7 @@ def suggest(
     if trace is not None:
         from plancc.measure.durations import timed as with_trace  # noqa: PLC0415 (only then)
 
-        plan, timed, notes = with_trace(trace, plan)
+        plan, timed, notes = with_trace(trace, plan, kinds or None)  # notes of those asked
         facts = facts_of(plan)  # the stages' new durations: new timelines
     at = _resolver(result, trace)
     for k in kinds:

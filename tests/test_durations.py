@@ -218,7 +218,8 @@ def test_suggest_says_what_the_trace_gave_no_duration_for() -> None:
         "stages keep their duration_us\n"
     ) in done.output
     assert "trace: csa: timed 2 of 20 stages: proj_a, proj_b\n" in done.output
-    assert "trace: swa:" not in done.output and "trace: hca:" not in done.output
+    assert "trace: swa:" not in done.output
+    assert "trace: hca:" not in done.output
     every = CliRunner(env={"NO_COLOR": "1"}).invoke(
         app, ["suggest", str(plan), "--top", "1", "--trace", str(trace)]
     )

@@ -8,6 +8,7 @@ and nothing outside the plan's source root is read.
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import subprocess
@@ -23,8 +24,9 @@ from typer.testing import CliRunner
 from plancc import api
 from plancc.cli.app import app
 from plancc.reading import read_regular
-from plancc.source import cache, limits, modules, resolver, scopes
-from plancc.source.modules import SourceError, load_module
+from plancc.source import bound, cache, limits, modules, resolver, scopes
+from plancc.source.limits import Budget, OutOfWork
+from plancc.source.modules import Module, SourceError, load_module
 from plancc.source.reader import read_layer
 
 PLAN = """\
@@ -603,3 +605,29 @@ def test_opaque_code_repeated_is_paid_for(tmp_path: Path, monkeypatch: pytest.Mo
         ),
         ("PC202", "stage 's': kernel 'k' is no kernel of f() (m.py)"),
     ]
+
+
+def test_unbound_names_are_worked_out_once_a_reading() -> None:
+    """A layer calling a warm at many lines: its module's names and its function's
+    scoping are worked out once, each node walked spent from the reading's budget (a walk
+    of the whole module at each call was quadratic and unbudgeted: 300 calls in a module
+    of 2,000 statements took 7 s to extract)."""
+    text = "".join(f"X{i} = {i}\n" for i in range(50)) + "def f(a):\n" + "    g(a, b, X3)\n" * 20
+    module = Module("m.py", "m", ast.parse(text), {})
+    walks: list[int] = []
+    walk = bound._bound
+
+    def counted(body: list[ast.stmt], budget: Budget) -> Iterator[str]:
+        walks.append(1)
+        return walk(body, budget)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bound, "_bound", counted)
+        budget = Budget()
+        judge = bound.Unbound(budget)
+        for line in range(52, 72):
+            assert judge(module, "f", line, ["a", "b", "X3", "len"]) == ("b",)
+    assert walks == [1]
+    assert budget.limit - budget.left >= 50  # the module's statements, spent once
+    with pytest.raises(OutOfWork):
+        bound.Unbound(Budget(20))(module, "f", 52, ["b"])

@@ -14,56 +14,76 @@ import ast
 import builtins
 import symtable
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 
+from plancc.source.limits import Budget
 from plancc.source.modules import Module
 
 _BUILTINS = frozenset(dir(builtins))
 
 
-def unbound(module: Module, function: str, line: int, names: Iterable[str]) -> tuple[str, ...]:
-    """Of ``names``, those the top-level function ``function`` holding ``line`` uses
-    without anything binding them, in the order given."""
-    if module.stars:
-        return ()
-    fn = _function(module.tree, function, line)
-    if fn is None:
-        return ()
-    wanted = [n for n in dict.fromkeys(names) if n not in _BUILTINS]
-    if not wanted:
-        return ()
-    top = _module_names(module.tree)
-    table = _table(ast.unparse(fn))
-    if table is None:
-        return ()
-    out = []
-    for name in wanted:
-        try:
-            sym = table.lookup(name)
-        except KeyError:  # only a comprehension or a lambda inside uses it
-            continue
-        local = sym.is_parameter() or sym.is_assigned() or sym.is_imported()
-        if not local and not sym.is_nonlocal() and name not in top:
-            out.append(name)
-    return tuple(out)
+class Unbound:
+    """One reading's judge of unbound names: each function's scoping and each module's
+    names are worked out once (a layer calling warms N times would otherwise walk its
+    module N times), and every node walked is spent from the reading's ``budget``."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self._tops: dict[int, frozenset[str]] = {}  # by id of a module's tree
+        self._tables: dict[int, symtable.SymbolTable | None] = {}  # by id of a function
+        self._named: dict[tuple[int, str], list[ast.FunctionDef]] = {}  # by module, name
+
+    def __call__(
+        self, module: Module, function: str, line: int, names: Iterable[str]
+    ) -> tuple[str, ...]:
+        """Of ``names``, those the top-level function ``function`` holding ``line`` uses
+        without anything binding them, in the order given."""
+        if module.stars:
+            return ()
+        wanted = [n for n in dict.fromkeys(names) if n not in _BUILTINS]
+        fn = self._function(module.tree, function, line) if wanted else None
+        if fn is None:
+            return ()
+        if id(fn) not in self._tables:
+            self.budget.spend()
+            self._tables[id(fn)] = _table(ast.unparse(fn))
+        table = self._tables[id(fn)]
+        if table is None:
+            return ()
+        tree = module.tree
+        if id(tree) not in self._tops:
+            self._tops[id(tree)] = frozenset(_bound(tree.body, self.budget))
+        top = self._tops[id(tree)]
+        out = []
+        for name in wanted:
+            try:
+                sym = table.lookup(name)
+            except KeyError:  # only a comprehension or a lambda inside uses it
+                continue
+            local = sym.is_parameter() or sym.is_assigned() or sym.is_imported()
+            if not local and not sym.is_nonlocal() and name not in top:
+                out.append(name)
+        return tuple(out)
+
+    def _function(self, tree: ast.Module, name: str, line: int) -> ast.FunctionDef | None:
+        """The function ``name`` whose lines hold ``line``; None when not found."""
+        key = (id(tree), name)
+        if key not in self._named:
+            self.budget.spend(len(tree.body))
+            self._named[key] = _functions(tree, name)
+        return next(
+            (f for f in self._named[key] if f.lineno <= line <= (f.end_lineno or f.lineno)),
+            None,
+        )
 
 
-def _function(tree: ast.Module, name: str, line: int) -> ast.FunctionDef | None:
-    """The function ``name`` of the module, or a method of a top-level class, whose
-    lines hold ``line``; None when it is nested in another function or not found."""
+def _functions(tree: ast.Module, name: str) -> list[ast.FunctionDef]:
+    """The module's functions ``name`` and the methods ``name`` of its top-level classes
+    (a function nested in another is not judged)."""
     tops: list[ast.stmt] = list(tree.body)
     tops += [s for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body]
-    for node in tops:
-        if (
-            isinstance(node, ast.FunctionDef)
-            and node.name == name
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            return node
-    return None
+    return [n for n in tops if isinstance(n, ast.FunctionDef) and n.name == name]
 
 
-@lru_cache(maxsize=64)
 def _table(source: str) -> symtable.SymbolTable | None:
     """The function's own symbol table (the only child of its source's); None where
     Python refuses its scoping (`nonlocal` with nothing around it, say)."""
@@ -74,16 +94,13 @@ def _table(source: str) -> symtable.SymbolTable | None:
     return child
 
 
-def _module_names(tree: ast.Module) -> frozenset[str]:
+def _bound(body: list[ast.stmt], budget: Budget) -> Iterator[str]:
     """Every name a module-level statement binds: in `if`, `try`, `with` and `for`
     blocks too, not inside functions or classes."""
-    return frozenset(_bound(tree.body))
-
-
-def _bound(body: list[ast.stmt]) -> Iterator[str]:
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
+        budget.spend()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield node.name
             continue

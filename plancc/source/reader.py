@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from plancc.source import warm_forms
-from plancc.source.bound import unbound
+from plancc.source.bound import Unbound
 from plancc.source.collectives import called
 from plancc.source.copies import is_unroll, unroll_values
 from plancc.source.limits import MAX_BLOCKS, MAX_DEPTH, Budget, Deadline, OutOfWork
@@ -92,6 +92,7 @@ class Reader:
         self.resolver = resolver
         self.scopes = Scopes(resolver)
         self.budget = resolver.budget
+        self.unbound = Unbound(self.budget)
         self.created = 0
         self.blocks = 0  # blocks under way, one inside another
         self.params: dict[str, Param] = {}  # the layer function's
@@ -532,7 +533,7 @@ class Reader:
         found = warm_forms.call(function, node, *given, where=where, sig=sig, under=under)
         args = (*node.args, *(k.value for k in node.keywords))
         if passed := [a.id for a in args if isinstance(a, ast.Name)]:
-            missing = unbound(frame.module, frame.function, node.lineno, passed)
+            missing = self.unbound(frame.module, frame.function, node.lineno, passed)
             found = replace(found, unbound=missing)
         site = ("call", id(node), frame.stack)
         if self.scopes.copies.first(site, len(self.scopes.calls)) is not None:

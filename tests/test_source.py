@@ -4,8 +4,9 @@ Fixtures under tests/data/source/ are model code written for these tests in
 the idioms of pypto-lib: inline helpers across modules, `as tid`, tasks
 returned (one and a tuple), a `task_dummy` barrier, reshape/slice aliases, a
 repeated name_hint, a constant branch, a warm scope (attn/); a helper chosen
-at import time from an environment variable (envbound/); a call of a generated
-warm function (warmcall/); names the plan's rules refuse or YAML misreads, private
+at import time from an environment variable, met in a layer and in a helper the
+layer runs three times (envbound/); a call of a generated warm function
+(warmcall/); names the plan's rules refuse or YAML misreads, private
 tasks, a kernel without a name_hint inside a run, a constant bound again under its own
 name in another module (private/); an SPMD kernel and a parallel loop reading 6/17 and
 11/17 of one weight's columns, and a slice of another form read whole (share/); calls
@@ -419,13 +420,13 @@ def test_extract_says_each_notice_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A helper inlined at three calls meets its import-time helper and its branch on a
     run-time value three times (pypto-lib's Flash decode_fwd met its gate's five times):
     `extract` says each once, in the order first met."""
-    monkeypatch.chdir(DATA / "repeated")
-    result = CliRunner().invoke(app, ["extract", "layer.py:routed_layer"])
+    monkeypatch.chdir(DATA / "envbound")
+    result = CliRunner().invoke(app, ["extract", "routed.py:routed_layer"])
     assert result.exit_code == 0, result.output
     assert result.stderr == (
-        "notice PC208: layer.py:15: helper 'mix' is chosen at import time (mix.py:43, on "
+        "notice PC208: routed.py:15: helper 'mix' is chosen at import time (mix.py:43, on "
         "environment variable TINY_MIX_IMPL)\n"
-        "notice PC208: layer.py:16: a branch on something not constant\n"
+        "notice PC208: routed.py:16: a branch on something not constant\n"
     )
     for kernel in ("gate_proj", "gate_proj_0", "gate_proj_1"):  # each call is read
         assert f"kernel: {kernel}}}\n" in result.stdout

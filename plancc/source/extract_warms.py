@@ -104,15 +104,11 @@ def warms(
     plan-wide), a generated call after its function."""
     lines: list[str] = []
     used = FreeNames()
-    anchor_of: dict[frozenset[int], str] = {}  # the kernels of a task -> its stage
-    for t, a in anchors.items():
-        found = reading.task(t)
-        anchor_of.setdefault(frozenset() if found is None else found.kernels, a)
     for w in reading.warms:
         if w.copy:  # a later copy of an unrolled scope: its first copy's warm stands for it
             continue
         where = f"{w.file}:{w.line}: warm '{w.name_hint}' left out"
-        anchor = _anchor(anchor_of, w.deps)
+        anchor = _anchor(reading, anchors, w.deps)
         tensors = _tensors(kind, w.entries, written, None)
         guards = None if isinstance(tensors, str) else _guards(w.conditions, tensors, written)
         if w.part or isinstance(tensors, str):
@@ -128,14 +124,15 @@ def warms(
             said = [f"{written.param(c)} {c.op} {c.bound}" for c in guards or ()]
             lines += _warm(used.take(base), w.name_hint, anchor, tensors, said)
     for c in reading.calls:
-        lines += _call(c, kind, anchor_of, written=written, notices=notices, used=used)
+        anchor = _anchor(reading, anchors, c.deps)
+        lines += _call(c, kind, anchor, written=written, notices=notices, used=used)
     return lines
 
 
 def _call(
     c: WarmCall,
     kind: str,
-    anchor_of: dict[frozenset[int], str],
+    anchor: str | None,
     *,
     written: Written,
     notices: list[str],
@@ -145,7 +142,6 @@ def _call(
     if c.copy:
         return []
     where = f"{c.file}:{c.line}: call of '{c.function}' left out"
-    anchor = _anchor(anchor_of, c.deps)
     tensors = _tensors(kind, c.entries, written, c)
     if isinstance(tensors, str):
         notices.append(f"{where}: it warms {tensors}")
@@ -248,14 +244,10 @@ def _slab(name: str, index: str | None, e: WarmEntry, call: WarmCall | None) -> 
     return None if index is None else False
 
 
-def _anchor(anchor_of: dict[frozenset[int], str], deps: frozenset[int]) -> str | None:
+def _anchor(reading: Reading, anchors: dict[str, str], deps: frozenset[int]) -> str | None:
     """The stage a warm waiting for ``deps`` is anchored at; a join `[a, b, ...]` of the
     stages whose tasks' kernels, together, are exactly ``deps``; None when none is."""
-    if not deps:
-        return None
-    if deps in anchor_of:
-        return scalar(anchor_of[deps])
-    parts = [(kernels, a) for kernels, a in anchor_of.items() if kernels and kernels <= deps]
-    if len(parts) < 2 or frozenset().union(*(k for k, _ in parts)) != deps:
-        return None
-    return "[" + ", ".join(scalar(a) for _, a in parts) + "]"
+    found = reading.anchor(((a, t) for t, a in anchors.items()), deps)
+    if found is None or isinstance(found, str):
+        return None if found is None else scalar(found)
+    return "[" + ", ".join(scalar(a) for a in found) + "]"

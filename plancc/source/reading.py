@@ -4,6 +4,7 @@ what could not be resolved (see ``plancc.source.reader``)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -208,6 +209,24 @@ class Reading:
 
     def kernel(self, name: str) -> Kernel | None:
         return self._by_name.get(name)
+
+    def anchor(
+        self, stages: Iterable[tuple[str, str]], kernels: frozenset[int]
+    ) -> str | list[str] | None:
+        """The stage whose task stands for ``kernels`` (a warm's anchor), else the stages
+        whose tasks together stand for them (a join, in stage order); None when none do.
+        ``stages``: each stage with its task, the first of stages whose tasks' kernels are
+        the same taken."""
+        parts: dict[frozenset[int], str] = {}
+        for stage, name in stages:
+            task = self.task(name)
+            if task is not None and task.kernels and task.kernels <= kernels:
+                parts.setdefault(task.kernels, stage)
+        if kernels in parts:
+            return parts[kernels]
+        if len(parts) > 1 and frozenset().union(*parts) == kernels:
+            return list(parts.values())
+        return None
 
     @cached_property
     def _by_name(self) -> dict[str, Kernel]:

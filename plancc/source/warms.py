@@ -461,20 +461,10 @@ def _declare(findings: Findings, it: LayerReading, declared: dict[str, Any]) -> 
 
 
 def _anchor_of(it: LayerReading, kernels: frozenset[int]) -> str | list[str]:
-    """The plan stage whose task stands for ``kernels`` (a warm's anchor), or the stages
-    whose tasks together stand for them (a join); '?' when none do."""
-    parts: list[tuple[frozenset[int], str]] = []
-    for s in it.layer.stages:
-        task = it.reading.task(s.task or "")
-        if task is None or not task.kernels:
-            continue
-        if task.kernels == kernels:
-            return s.name
-        if task.kernels <= kernels and all(task.kernels != k for k, _ in parts):
-            parts.append((task.kernels, s.name))
-    if len(parts) > 1 and frozenset().union(*(k for k, _ in parts)) == kernels:
-        return [name for _, name in parts]
-    return "?"
+    """The plan stage or stages (a join) whose tasks stand for ``kernels``; '?' when none do."""
+    stages = ((s.name, s.task) for s in it.layer.stages if s.task)
+    found = it.reading.anchor(stages, kernels)
+    return "?" if found is None else found
 
 
 def _after_text(anchor: str | list[str]) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from plancc import expr as ex
 from plancc import ir
+from plancc.facts import Facts
 from plancc.facts.crossing import successors
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.shell import regenerate
@@ -70,9 +71,12 @@ class WarmFunction:
     when: str = ""  # the condition the call stands under (a cross-layer warm's), or ""
 
 
-def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dict[str, Any]:
-    """Everything the module template lays out."""
-    warms = [_warm_function(plan, w) for w in plan.warms]
+def module_context(
+    plan: ir.Plan, plan_path: str, facts: Facts, *, piped: bool = False
+) -> dict[str, Any]:
+    """Everything the module template lays out; ``facts``: the check's, whose consumers
+    each warm's docstring names."""
+    warms = [_warm_function(plan, facts, w) for w in plan.warms]
     used: set[str] = set()
     for w in plan.warms:
         for e in w.entries:
@@ -146,7 +150,7 @@ def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
     )
 
 
-def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
+def _warm_function(plan: ir.Plan, found: Facts, warm: ir.Warm) -> WarmFunction:
     layer = plan.layers[warm.layer]
     anchors = [layer.stages[a] for a in warm.anchors]
     stacked = list({e.tensor.name: e.tensor for e in warm.entries if e.tensor.stacked}.values())
@@ -178,7 +182,7 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
                 f"Prefix: {e.tensor.name} {e.rows} of its {e.tensor.shape[0]:,} "
                 f"({e.tensor.shape_source[0]}), {e.bytes:,} B: whole rows of the first dim."
             )
-    facts += _consumer_facts(plan, warm, layer, names)
+    facts += _consumer_facts(plan, consumers(found, warm), warm, names)
     for g in warm.guards:
         facts.append(
             f"Guard: issued only when {g} (param {g.param}, the model's run-time {g.variable})."
@@ -231,11 +235,29 @@ def _anchor_fact(warm: ir.Warm, anchors: list[ir.Stage]) -> str:
     return f"Anchor: stage {anchor.name} of layer kind {warm.layer}; its TaskId is {anchor.task}."
 
 
-def _consumer_facts(plan: ir.Plan, warm: ir.Warm, layer: ir.Layer, names: list[str]) -> list[str]:
-    """Who reads the warmed tensors after the anchor: the layer kind's stages, or for a
-    cross-layer warm each next layer kind's."""
+def consumers(facts: Facts, warm: ir.Warm) -> list[tuple[str, ir.Stage]]:
+    """The stages that run after the anchor (after every anchor of a join) and read a
+    warmed tensor, each with its layer kind, as the check's analysis has them
+    (``WarmFacts.readers``), in schedule order (start step, then name). A cross-layer
+    warm's are the next layer's, of each kind the forward runs next (its crossings)."""
     if not warm.next_layer:
-        return _consumers(layer.stages[max(warm.anchors) + 1 :], names, "Consumers")
+        judged = facts.analysis.warm(warm.layer, warm.name)
+        return [(warm.layer, s) for s in (judged.readers if judged is not None else ())]
+    return [
+        (p.crossing.target.name, stage)
+        for p in facts.placed
+        if p.crossing is not None and p.crossing.original.name == warm.name
+        for stage in p.crossing.readers()
+    ]
+
+
+def _consumer_facts(
+    plan: ir.Plan, found: list[tuple[str, ir.Stage]], warm: ir.Warm, names: list[str]
+) -> list[str]:
+    """Who reads the warmed tensors after the anchor (``found``, the check's): the layer
+    kind's stages, or for a cross-layer warm each next layer kind's."""
+    if not warm.next_layer:
+        return _consumers([s for _, s in found], names, "Consumers")
     after = [k for k in successors(plan, warm.layer) if k in plan.layers]
     facts = [
         f"Next layer: it warms the tensors of the layer after this one in the forward "
@@ -243,7 +265,7 @@ def _consumer_facts(plan: ir.Plan, warm: ir.Warm, layer: ir.Layer, names: list[s
         "issues none."
     ]
     for kind in after:
-        facts += _consumers(plan.layers[kind].stages, names, f"Consumers in {kind}")
+        facts += _consumers([s for k, s in found if k == kind], names, f"Consumers in {kind}")
     return facts
 
 
@@ -297,8 +319,8 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
-    context = module_context(plan, plan_path, piped=piped)
+def render_module(plan: ir.Plan, plan_path: str, facts: Facts, *, piped: bool = False) -> str:
+    context = module_context(plan, plan_path, facts, piped=piped)
     text = _environment().get_template("module.py.j2").render(context)
     return fit_lines(text)
 

@@ -113,16 +113,11 @@ def anchor_of(plan: ir.Plan, warm: ir.Warm) -> ir.Stage:
 _INDEX_TYPES = {"int32": "INT32", "int64": "INT64", "index": "INDEX"}
 
 
-def _factor(text: str) -> str:
-    """An expression's source as a factor of a product: parenthesized when compound."""
-    return f"({text})" if ex.is_compound(ex.parse(text)) else text
-
-
 def _param(tensor: ir.Tensor) -> Param:
     """The tensor as the function takes it: for a stacked one, the whole stack."""
     shape = tensor.shape_source
     if tensor.stacked is not None:
-        rows = f"{_factor(tensor.stacked.layers_source)} * {_factor(shape[0])}"
+        rows = f"{ex.factor(tensor.stacked.layers_source)} * {ex.factor(shape[0])}"
         shape = (rows, *shape[1:])
     return Param(tensor.name, shape, tensor.dtype.pl_name)
 
@@ -138,8 +133,8 @@ def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
     if rows is not None:
         shape = (rows_count(rows), *shape[1:])
     if tensor.stacked is not None:
-        at = f"{tensor.stacked.index_param} * {_factor(tensor.shape_source[0])}"
-        offset = at if offset == "0" else f"{at} + {_factor(offset)}"
+        at = f"{tensor.stacked.index_param} * {ex.factor(tensor.shape_source[0])}"
+        offset = at if offset == "0" else f"{at} + {ex.factor(offset)}"
     kind = "_rows" if rows is not None else "_slab"
     return Slab(
         f"{var}{kind}",
@@ -298,7 +293,7 @@ def _call(
     args += [f"{i} + 1" for i in indices]
     first = next((t.stacked for t in stacked if t.stacked is not None), None)
     if first is not None:
-        when = f"{first.index} < {_factor(first.layers_source)} - 1"
+        when = f"{first.index} < {ex.factor(first.layers_source)} - 1"
         with_what = f"the stacks and the next layer's index, {first.index} + 1"
     else:
         count = len(plan.forward.kinds) if plan.forward is not None else None

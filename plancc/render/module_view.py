@@ -192,8 +192,8 @@ def _warm_function(plan: ir.Plan, found: Facts, warm: ir.Warm) -> WarmFunction:
         f"Warm {what} into L2 once {_and([s.name for s in anchors])} "
         f"{'have' if warm.join else 'has'} finished"
     )
-    if warm.guards:
-        summary += " and " + " and ".join(f"{g.variable} {g.op} {g.bound}" for g in warm.guards)
+    conditions = tuple(f"{g.variable} {g.op} {g.bound}" for g in warm.guards)
+    summary += "".join(f" and {c}" for c in conditions)
     return WarmFunction(
         name=warm.name,
         name_hint=warm.name_hint,
@@ -206,7 +206,7 @@ def _warm_function(plan: ir.Plan, found: Facts, warm: ir.Warm) -> WarmFunction:
         summary=summary + ".",
         facts=tuple(facts),
         call=f"{warm.name}({', '.join([*args, *guard_vars, *tasks])})",
-        guards=tuple(f"{g.variable} {g.op} {g.bound}" for g in warm.guards),
+        guards=conditions,
         where=where,
         when=when,
     )

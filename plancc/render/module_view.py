@@ -16,7 +16,7 @@ from plancc.facts.crossing import successors
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.shell import regenerate
 from plancc.resolve.layers import rows_count
-from plancc.resolve.namespace import anchor_params, entry_vars
+from plancc.resolve.namespace import anchor_params, entry_vars, last_layer_condition
 from plancc.tables.outputs import MODULE_HEADER, manifest_file
 
 
@@ -293,11 +293,9 @@ def _call(
     args += [f"{i} + 1" for i in indices]
     first = next((t.stacked for t in stacked if t.stacked is not None), None)
     if first is not None:
-        when = f"{first.index} < {ex.factor(first.layers_source)} - 1"
         with_what = f"the stacks and the next layer's index, {first.index} + 1"
     else:
         count = len(plan.forward.kinds) if plan.forward is not None else None
-        when = "layer_idx < NUM_LAYERS - 1"
         with_what = (
             "the next layer's tensors (" + ", ".join(f"{n}_next" for n in names) + "), in layer "
             f"layer_idx of NUM_LAYERS{f' ({count} in the forward)' if count else ''}"
@@ -306,7 +304,7 @@ def _call(
         f"Call it in every layer but the last, right after the anchor stage{returns}, with "
         f"{with_what}: the last layer has no next one to warm"
     )
-    return lead, when, args
+    return lead, last_layer_condition(warm), args
 
 
 def _and(items: list[str]) -> str:

@@ -143,8 +143,8 @@ def _variable_named(ctx: Context, param: ir.Param, text: str, pos: Pos) -> bool:
         ctx.report(
             pos,
             codes.BAD_IDENTIFIER,
-            f"guard '{clip(text)}': param '{param.name}' has no `source`: its name in lower "
-            f"case, {problem}",
-            f"give param '{param.name}' a `source`: the model code's name for its value",
+            f"guard '{clip(text)}': no `source`: {problem}",
+            f"give param '{param.name}' a `source`, the model code's name for its value: "
+            "without one, the variable is the param's name in lower case",
         )
     return problem is None

@@ -39,7 +39,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where
-from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value, touched
+from plancc.fixes import (
+    Append,
+    Edit,
+    Fix,
+    Path,
+    Remove,
+    Reorder,
+    Replace,
+    Value,
+    node_at,
+    touched,
+)
 from plancc.load import Document, lines, load
 
 
@@ -175,13 +186,7 @@ class _Source:
         return m.end() if m else len(self.text)
 
     def data(self, path: Path) -> Any:
-        node = self.doc.data
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return _MISSING
-        return node
+        return node_at(self.doc.data, path, _MISSING)
 
     def start(self, path: Path) -> int:
         where = self.doc.values.where(path)

@@ -33,7 +33,7 @@ def unbound(module: Module, function: str, line: int, names: Iterable[str]) -> t
     if not wanted:
         return ()
     top = _module_names(module.tree)
-    table = _table(ast.unparse(fn))
+    table = _table(fn)
     if table is None:
         return ()
     out = []
@@ -63,17 +63,20 @@ def _function(tree: ast.Module, name: str, line: int) -> ast.FunctionDef | None:
     return None
 
 
-@lru_cache(maxsize=64)
-def _table(source: str) -> symtable.SymbolTable | None:
+# Both kept per parsed node (a few: a stale module's tree is not held long), so a function
+# calling many warms is read once, not once per call.
+@lru_cache(maxsize=8)
+def _table(fn: ast.FunctionDef) -> symtable.SymbolTable | None:
     """The function's own symbol table (the only child of its source's); None where
     Python refuses its scoping (`nonlocal` with nothing around it, say)."""
     try:
-        (child,) = symtable.symtable(source, "<function>", "exec").get_children()
+        (child,) = symtable.symtable(ast.unparse(fn), "<function>", "exec").get_children()
     except SyntaxError:
         return None
     return child
 
 
+@lru_cache(maxsize=8)
 def _module_names(tree: ast.Module) -> frozenset[str]:
     """Every name a module-level statement binds: in `if`, `try`, `with` and `for`
     blocks too, not inside functions or classes."""

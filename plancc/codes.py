@@ -190,7 +190,9 @@ A name that reaches generated code is not usable there: it must match
 `[A-Za-z][A-Za-z0-9_]*` (ASCII, not starting with `_`), be at most 100
 characters long and must not be a Python keyword. Dims, tensors and warms
 also must not be `pl`, `after` or `warm_ctx`, or end in `_flat`: the
-generated module uses those names.
+generated module uses those names. So must a guard's variable (its param's
+`source`, else the param's name in lower case), a parameter of the generated
+function.
 """,
 )
 BAD_FORWARD: Final = Code(

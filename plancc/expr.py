@@ -185,3 +185,8 @@ def render(expr: Expr, parent_prec: int = 0, right_side: bool = False) -> str:
 
 def is_compound(expr: Expr) -> bool:
     return isinstance(expr, BinOp)
+
+
+def factor(text: str) -> str:
+    """An expression's source as a factor of a product: parenthesized when compound."""
+    return f"({text})" if is_compound(parse(text)) else text

@@ -136,6 +136,17 @@ def fix_json(fix: Fix) -> dict[str, Any]:
     }
 
 
+def node_at(data: Any, path: Path, missing: Any = None) -> Any:
+    """The node at ``path`` in the plan's tree ``data``; ``missing`` when the path names
+    none (a key or index not there, or a scalar on the way)."""
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return missing
+    return data
+
+
 def path_text(path: Path) -> str:
     """``layers.csa.warms[0].tensors``: a path as the messages and titles write it."""
     out = ""

@@ -35,7 +35,7 @@ from plancc.api import PlanResult, Validation, diagnose_plan
 from plancc.diagnostics import Diagnostic
 from plancc.edits.apply import fix_plan
 from plancc.edits.interpret import FixError, apply_fixes, text_edits, yaml_text
-from plancc.fixes import Fix, Remove, Replace, touched
+from plancc.fixes import Fix, Remove, Replace, node_at, touched
 from plancc.formats.sarif import sarif
 from plancc.load import Document, lines, load
 from plancc.load.inputs import PlanInput
@@ -259,23 +259,13 @@ def spanned_lines(doc: Document, fix: Fix) -> set[int]:
     text = Text(doc.raw.decode("utf-8"))
     index = Index(text, doc)
     out: set[int] = set()
-
-    def node(path: tuple[str | int, ...]) -> None:
-        extent = index.extent(path)
-        key = index.key_span(path)
-        if extent is None:
-            return
-        first = min(extent.start[0], key.start[0] if key is not None else extent.start[0])
-        while first > 0 and text.line(first - 1).lstrip().startswith("#"):
-            first -= 1
-        out.update(range(first, extent.end[0] + 1))
-
     for edit in fix.edits:
         if isinstance(edit, Replace) and index.extent(edit.path) is None:
-            node(edit.path[:-1])  # a key added: after its mapping's last entry
+            # A key added: after its mapping's last entry.
+            out.update(_node_lines(text, index, edit.path[:-1]))
         elif isinstance(edit, Remove):
             for path in touched(edit):
-                node(path)
+                out.update(_node_lines(text, index, path))
                 item = index.extent(path)
                 whole = index.value_span(edit.path)
                 if item is not None and whole is not None and text.slice(whole)[:1] in "[{":
@@ -284,7 +274,7 @@ def spanned_lines(doc: Document, fix: Fix) -> set[int]:
             if key is not None:  # a list emptied: `[]` after its key
                 out.add(key.start[0])
         else:
-            node(edit.path)
+            out.update(_node_lines(text, index, edit.path))
     return out
 
 
@@ -342,14 +332,20 @@ def own_lines(doc: Document, fix: Fix) -> set[int]:
     for edit in fix.edits:
         paths = touched(edit) if isinstance(edit, Remove) else (edit.path,)
         for path in paths if isinstance(edit, Remove | Replace) else ():
-            extent, key = index.extent(path), index.key_span(path)
-            if extent is None:
-                continue
-            first = min(extent.start[0], key.start[0] if key is not None else extent.start[0])
-            while first > 0 and text.line(first - 1).lstrip().startswith("#"):
-                first -= 1
-            out.update(range(first, extent.end[0] + 1))
+            out.update(_node_lines(text, index, path))
     return out
+
+
+def _node_lines(text: Text, index: Index, path: tuple[str | int, ...]) -> range:
+    """The lines (0-based) of the node at ``path``: its key's, its own, and the comment
+    lines right above them; none when there is no such node."""
+    extent, key = index.extent(path), index.key_span(path)
+    if extent is None:
+        return range(0)
+    first = min(extent.start[0], key.start[0] if key is not None else extent.start[0])
+    while first > 0 and text.line(first - 1).lstrip().startswith("#"):
+        first -= 1
+    return range(first, extent.end[0] + 1)
 
 
 def _why(doc: Document, fix: Fix) -> str:
@@ -393,9 +389,7 @@ def mutants(raw: bytes) -> Iterator[tuple[str, bytes, str, str]]:
 
 
 def _reference(data: Any, path: tuple[str | int, ...]) -> str | None:
-    node = data
-    for part in path:
-        node = node[part]
+    node = node_at(data, path)
     if not isinstance(node, str) or len(path) < 2:
         return None
     key = path[-1] if isinstance(path[-1], str) else path[-2]
@@ -416,20 +410,14 @@ def removed(raw: bytes, passes: Sequence[Sequence[Fix]]) -> Iterator[tuple[str, 
         assert isinstance(doc, Document)
         for edit in (e for fix in made for e in fix.edits):
             for path in touched(edit) if isinstance(edit, Remove) else ():
-                node = _node(doc.data, path)
+                node = node_at(doc.data, path)
                 if path[-2:-1] == ("warms",) and isinstance(node, dict):
                     yield (str(node.get("name")),)
                 elif path[-2:-1] == ("tensors",) and path[-4:-3] == ("warms",):
-                    warm = _node(doc.data, path[:-2])
+                    warm = node_at(doc.data, path[:-2])
                     t = node.get("tensor") if isinstance(node, dict) else node
                     yield (str(warm.get("name")), str(t))
         raw = apply_fixes(doc, made)
-
-
-def _node(data: Any, path: tuple[str | int, ...]) -> Any:
-    for part in path:
-        data = data[part]
-    return data
 
 
 def fixed_listed(path: Path, raw: bytes) -> collections.Counter[tuple[str, ...]]:

@@ -293,8 +293,8 @@ def test_a_next_layer_warm_of_slices_is_called_with_the_next_layer_s_tensors() -
         "    if layer_idx < NUM_LAYERS - 1:\n"
         "        prefetch_next_qkv_swa(wq_a_next, wkv_next, moe_tid)"
     )
-    assert "Consumers in swa: qr_proj (wq_a), kv_proj (wkv)." in doc
-    assert "Consumers in csa: qr_proj (wq_a), kv_proj (wkv)." in doc
+    assert "Consumers in swa: kv_proj (wkv), qr_proj (wq_a)." in doc
+    assert "Consumers in csa: kv_proj (wkv), qr_proj (wq_a)." in doc
 
 
 def test_the_manifest_gives_a_cross_layer_warm_s_span_and_call() -> None:

@@ -67,6 +67,15 @@ class Server:
         )
         self.buffer = b""
 
+    def stop(self) -> None:
+        """The process killed (if it still runs) and its pipes closed."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
@@ -115,12 +124,7 @@ def server() -> Iterator[Server]:
     s.send(INIT)
     assert s.answer(1)["result"]["capabilities"]["hoverProvider"] is True
     yield s
-    if s.proc.poll() is None:
-        s.proc.kill()
-        s.proc.wait()
-    for stream in (s.proc.stdin, s.proc.stdout, s.proc.stderr):
-        if stream is not None:
-            stream.close()
+    s.stop()
 
 
 # -- the wire -------------------------------------------------------------------------------
@@ -432,11 +436,7 @@ def test_model_files_that_block_on_read_hold_no_check_for_long(tmp_path: Path) -
         server.send(BYE)
         assert server.answer(99)["result"] is None
     finally:
-        server.proc.kill()
-        server.proc.wait()
-        for stream in (server.proc.stdin, server.proc.stdout, server.proc.stderr):
-            if stream is not None:
-                stream.close()
+        server.stop()
 
 
 def test_plans_whose_model_files_block_hold_no_other_plans_check(tmp_path: Path) -> None:
@@ -474,11 +474,7 @@ def test_plans_whose_model_files_block_hold_no_other_plans_check(tmp_path: Path)
         assert first == other
         assert time.monotonic() - start < 15  # not held for the blocked reads' 20 s
     finally:
-        server.proc.kill()
-        server.proc.wait()
-        for stream in (server.proc.stdin, server.proc.stdout, server.proc.stderr):
-            if stream is not None:
-                stream.close()
+        server.stop()
 
 
 def test_exit_ends_at_once_while_a_costly_check_runs(server: Server, tmp_path: Path) -> None:

@@ -2,17 +2,16 @@
 
 Opt-in: the compile tests run only when ``PLANCC_PYPTO_PY`` names a Python interpreter
 with PyPTO installed (docs/build.md says how to build one), and are skipped otherwise.
-For every plan in ``plans/`` and every fixture plan under ``tests/data/pypto/`` (one per
-code form: a plain warm, a join, a stacked slab), the plan is built, and
-``tests/pypto_harness.py`` writes a harness that calls each warm as its docstring says
-after producer scopes for its anchor tasks; that interpreter lowers and compiles it
-(``PYPTO_PROG_BUILD_DIR`` in a temporary directory). The forms plancc renders next
-(cross-layer, prefix, guarded warms) are checked the same way on hand-written modules
-in exactly the forms pypto-facts gives (``tests/data/pypto/forms/``). Each form has a
-negative control, so a harness that compiled nothing could not pass: its flat views
-moved inside the scope, which PyPTO refuses.
+For every plan in ``plans/`` and every fixture plan of a code form (``tests/data/pypto/``:
+a plain warm, a join, a stacked slab; ``tests/data/forms/``: the cross-layer, prefix and
+guarded warms), the plan is built, and ``tests/pypto_harness.py`` writes a harness that
+calls each warm as its docstring says after producer scopes for its anchor tasks; that
+interpreter lowers and compiles it (``PYPTO_PROG_BUILD_DIR`` in a temporary directory).
+Each form has a negative control, so a harness that compiled nothing could not pass: its
+flat views moved inside the scope, which PyPTO refuses.
 
-The harness generator's own tests below need no PyPTO and always run.
+The harness generator's own tests below need no PyPTO and always run, on the forms'
+goldens (tests/golden/forms, which tests/test_forms.py keeps equal to their build).
 """
 
 from __future__ import annotations
@@ -35,9 +34,7 @@ FIXTURES = ROOT / "tests" / "data" / "pypto"
 # One fixture plan per code form: plancc's first three here, and the forms of issue 43
 # (tests/data/forms, whose builds are the goldens in tests/golden/forms).
 FORMS = sorted(FIXTURES.glob("*.yaml")) + sorted((ROOT / "tests" / "data" / "forms").glob("*.yaml"))
-HAND_WRITTEN = sorted(
-    p.name.removesuffix("_warms.py") for p in (FIXTURES / "forms").glob("*_warms.py")
-)
+GOLDEN_FORMS = ROOT / "tests" / "golden" / "forms"
 PYPTO_PY = os.environ.get("PLANCC_PYPTO_PY")
 needs_pypto = pytest.mark.skipif(
     not PYPTO_PY,
@@ -58,10 +55,11 @@ def _built(plan: Path, out: Path) -> tuple[str, str, dict[str, Any]]:
     return name, (out / f"{name}.py").read_text("utf-8"), manifest
 
 
-def _hand_written(form: str) -> tuple[str, str, dict[str, Any]]:
-    name = f"{form}_warms"
-    module = (FIXTURES / "forms" / f"{name}.py").read_text("utf-8")
-    manifest = json.loads((FIXTURES / "forms" / f"{name}.manifest.json").read_text("utf-8"))
+def _golden(form: str) -> tuple[str, str, dict[str, Any]]:
+    """A form's build as tests/golden/forms holds it: its module's name, text, manifest."""
+    name = f"forms_{form}_warms"
+    module = (GOLDEN_FORMS / f"{name}.py").read_text("utf-8")
+    manifest = json.loads((GOLDEN_FORMS / f"{name}.manifest.json").read_text("utf-8"))
     return name, module, manifest
 
 
@@ -137,34 +135,12 @@ def test_each_code_form_with_its_views_in_the_scope_is_refused(form: Path, tmp_p
 
 
 @needs_pypto
-@pytest.mark.parametrize("form", HAND_WRITTEN)
-def test_each_hand_written_form_compiles(form: str, tmp_path: Path) -> None:
-    name, module, manifest = _hand_written(form)
-    results = _compile(tmp_path, name, module, manifest)
-    assert results == _compiled(manifest)
-
-
-@needs_pypto
-@pytest.mark.parametrize("form", HAND_WRITTEN)
-def test_each_hand_written_form_with_its_views_in_the_scope_is_refused(
-    form: str, tmp_path: Path
-) -> None:
-    name, module, manifest = _hand_written(form)
-    results = _compile(tmp_path, name, harness.reshape_in_scope(module), manifest)
-    assert _refused(results, RESHAPE_IN_SCOPE) == _warms(manifest)
-
-
-@needs_pypto
-@pytest.mark.parametrize("source", ["hand-written", "built"])
-def test_two_guards_joined_by_and_fail_in_code_generation(source: str, tmp_path: Path) -> None:
+def test_two_guards_joined_by_and_fail_in_code_generation(tmp_path: Path) -> None:
     """Nested `if`s compile and `and` does not; the failure is code generation's, so the
-    harness runs `compile` past `lower`. On the hand-written guards and on plancc's
-    build of the guarded fixture plan, whose second warm has two guards."""
-    if source == "built":
-        plan = ROOT / "tests" / "data" / "forms" / "guarded.yaml"
-        name, module, manifest = _built(plan, tmp_path / "out")
-    else:
-        name, module, manifest = _hand_written("guard")
+    harness runs `compile` past `lower`. On plancc's build of the guarded fixture plan,
+    whose second warm has two guards."""
+    plan = ROOT / "tests" / "data" / "forms" / "guarded.yaml"
+    name, module, manifest = _built(plan, tmp_path / "out")
     results = _compile(tmp_path / "run", name, harness.guards_joined(module), manifest)
     one, two = _warms(manifest)
     assert [(warm, failed) for warm, failed, _, _ in results] == [(one, None), (two, "compile")]
@@ -210,74 +186,75 @@ def test_the_harness_of_a_guarded_stacked_join_is_its_docstrings_call_after_its_
 
 
 def test_a_guarded_warm_compiles_from_its_signature_with_the_guard_a_runtime_scalar() -> None:
-    _, module, manifest = _hand_written("guard")
+    _, module, manifest = _golden("guarded")
     entry, _ = harness.entry(
         manifest["warms"][1],
-        harness.warm_docs(module)["prefetch_mid_ctx"],
+        harness.warm_docs(module)["prefetch_up"],
         harness.module_names(module),
     )
     assert entry.signature
-    assert "    ctx: pl.Scalar[pl.INT32] = pl.RUNTIME,\n" in entry.source
+    assert "    ctx_len: pl.Scalar[pl.INT32] = pl.RUNTIME,\n" in entry.source
     assert "    batch: pl.Scalar[pl.INT32] = pl.RUNTIME,\n" in entry.source
 
 
 def test_a_cross_layer_warm_of_unstacked_tensors_gets_the_next_layers_slices() -> None:
     """The model holds the stacks and slices the next layer's inside the call's `if`;
     the layer count the docstring names is the forward's."""
-    _, module, manifest = _hand_written("next_layer_slices")
+    _, module, manifest = _golden("next_slices")
     entry, imports = harness.entry(
         manifest["warms"][0],
-        harness.warm_docs(module)["prefetch_next_q"],
+        harness.warm_docs(module)["prefetch_next_qkv_swa"],
         harness.module_names(module),
-        3,
+        manifest["forward"]["layers"],
     )
     assert [(t.name, t.shape) for t in entry.tensors] == [
-        ("wq_a", (1536, 256)),
-        ("wkv", (1536, 128)),
+        ("wq_a", (20480, 1024)),
+        ("wkv", (20480, 512)),
     ]
-    assert entry.constants == (("NUM_LAYERS", 3),)
-    assert imports == {"prefetch_next_q"}
+    assert entry.constants == (("NUM_LAYERS", 5),)
+    assert imports == {"prefetch_next_qkv_swa"}
     assert (
-        "    for layer_idx in pl.range(3):\n"
-        "        with pl.at(level=pl.Level.CORE_GROUP, name_hint='moe') as moe_tid:\n"
+        "    for layer_idx in pl.range(5):\n"
+        "        with pl.at(level=pl.Level.CORE_GROUP, name_hint='moe_combine') as moe_tid:\n"
         "            harness_tile = pl.load(harness_in, [0, 0], [16, 128])\n"
         "            harness_out = pl.store(harness_tile, [0, 0], harness_out)\n"
         "        if layer_idx < NUM_LAYERS - 1:\n"
-        "            wq_a_next: pl.Tensor[[512, 256], pl.BF16] = pl.slice(wq_a, [512, 256], "
-        "[(layer_idx + 1) * 512, 0])\n"
-        "            wkv_next: pl.Tensor[[512, 128], pl.BF16] = pl.slice(wkv, [512, 128], "
-        "[(layer_idx + 1) * 512, 0])\n"
-        "            prefetch_next_q(wq_a_next, wkv_next, moe_tid)\n"
+        "            wq_a_next: pl.Tensor[[4096, 1024], pl.BF16] = pl.slice(wq_a, [4096, 1024], "
+        "[(layer_idx + 1) * 4096, 0])\n"
+        "            wkv_next: pl.Tensor[[4096, 512], pl.BF16] = pl.slice(wkv, [4096, 512], "
+        "[(layer_idx + 1) * 4096, 0])\n"
+        "            prefetch_next_qkv_swa(wq_a_next, wkv_next, moe_tid)\n"
     ) in entry.source
 
 
 def test_a_cross_layer_warm_of_a_stack_called_with_no_if_is_refused() -> None:
-    _, module, manifest = _hand_written("next_layer_slab")
-    guarded = harness.warm_docs(module)["prefetch_next_w"]
+    _, module, manifest = _golden("next_stacked")
+    guarded = harness.warm_docs(module)["prefetch_next_wq"]
     unguarded = guarded.replace("    if layer_idx < LAYERS - 1:\n        prefetch", "    prefetch")
     assert unguarded != guarded
     with pytest.raises(HarnessError, match="called with no `if INDEX < LAYERS - 1:`"):
-        harness.entry(manifest["warms"][0], unguarded, harness.module_names(module))
+        harness.entry(manifest["warms"][1], unguarded, harness.module_names(module))
 
 
 def test_a_cross_layer_warm_called_with_this_layers_tensor_is_refused() -> None:
-    _, module, manifest = _hand_written("next_layer_slices")
-    doc = harness.warm_docs(module)["prefetch_next_q"].replace("(wq_a_next,", "(wq_a,")
+    _, module, manifest = _golden("next_slices")
+    doc = harness.warm_docs(module)["prefetch_next_qkv_swa"].replace("(wq_a_next,", "(wq_a,")
     with pytest.raises(HarnessError, match="its call uses 'wq_a', which is neither"):
-        harness.entry(manifest["warms"][0], doc, harness.module_names(module), 3)
+        harness.entry(manifest["warms"][0], doc, harness.module_names(module), 5)
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        ("prefetch_head(w, q_tid, extra)", "its call uses 'extra', which is neither"),
-        ("prefetch_head(w)", "its call passes no q_tid"),
-        ("prefetch_head(harness_in, q_tid)", "'harness_in', a name the harness keeps"),
+        ("prefetch_wo_a_head(wo_a, q_tid, extra)", "its call uses 'extra', which is neither"),
+        ("prefetch_wo_a_head(wo_a)", "its call passes no q_tid"),
+        ("prefetch_wo_a_head(harness_in, q_tid)", "'harness_in', a name the harness keeps"),
     ],
 )
 def test_a_call_the_manifest_does_not_explain_is_refused(call: str, message: str) -> None:
-    _, module, manifest = _hand_written("prefix")
-    doc = harness.warm_docs(module)["prefetch_head"].replace("prefetch_head(w, q_tid)", call)
+    _, module, manifest = _golden("prefix")
+    doc = harness.warm_docs(module)["prefetch_wo_a_head"]
+    doc = doc.replace("prefetch_wo_a_head(wo_a, q_tid)", call)
     with pytest.raises(HarnessError, match=message):
         harness.entry(manifest["warms"][0], doc, harness.module_names(module))
 
@@ -288,18 +265,18 @@ def test_a_docstring_without_a_call_is_refused() -> None:
 
 
 def test_the_negative_control_moves_every_flat_view_into_the_scope() -> None:
-    _, module, _ = _hand_written("guard")
+    _, module, _ = _golden("guarded")
     mutated = harness.reshape_in_scope(module)
     assert mutated.count("= pl.reshape(") == module.count("= pl.reshape(") == 2
     for body in mutated.split("@pl.jit.inline")[1:]:
         scope = body.index("with pl.at(")
-        assert body.index("wo_flat = pl.reshape(") > scope
+        assert body.index("_flat = pl.reshape(") > scope
 
 
 def test_the_guard_control_joins_the_two_nested_guards_only() -> None:
-    _, module, _ = _hand_written("guard")
+    _, module, _ = _golden("guarded")
     joined = harness.guards_joined(module)
-    assert "if ctx >= 512 and batch < 32:" in joined
-    assert "if ctx <= 2272:" in joined
+    assert "if ctx_len >= 64 and batch <= 8:" in joined
+    assert "if ctx_len <= 2272:" in joined
     with pytest.raises(HarnessError, match="no two nested guards"):
-        harness.guards_joined(_hand_written("prefix")[1])
+        harness.guards_joined(_golden("prefix")[1])

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from plancc import render
 from plancc.api import validate_paths
 from plancc.cli.app import app
+from plancc.facts import facts_of
 
 ROOT = Path(__file__).parent.parent
 PLAN = ROOT / "plans" / "qwen3_14b.yaml"
@@ -136,7 +137,7 @@ def test_the_manifest_records_the_stack_the_index_and_the_anchors() -> None:
 def test_the_golden_is_this_plans_build() -> None:
     plan = validate_paths([str(PLAN)]).results[0].plan
     assert plan is not None
-    assert render.render_module(plan, "../../plans/qwen3_14b.yaml") == (
+    assert render.render_module(plan, "../../plans/qwen3_14b.yaml", facts_of(plan)) == (
         GOLDEN / "qwen3_14b_warms.py"
     ).read_text("utf-8")
 

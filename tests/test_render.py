@@ -197,7 +197,7 @@ def _plan(path: Path) -> ir.Plan:
 
 
 def _module(plan: ir.Plan) -> tuple[str, ast.Module]:
-    text = render.render_module(plan, "../plans/x.yaml")
+    text = render.render_module(plan, "../plans/x.yaml", facts_of(plan))
     return text, ast.parse(text)
 
 
@@ -521,7 +521,9 @@ def _write_modules(plans: dict[str, ir.Plan], directory: Path) -> list[str]:
     files = []
     for name, plan in plans.items():
         path = directory / f"{name}_warms.py"
-        path.write_text(render.render_module(plan, "../plans/x.yaml"), encoding="utf-8")
+        path.write_text(
+            render.render_module(plan, "../plans/x.yaml", facts_of(plan)), encoding="utf-8"
+        )
         files.append(str(path))
     return files
 
@@ -671,7 +673,7 @@ def test_hostile_plan_path_stays_inside_the_docstring(
 ) -> None:
     ruff = _ruff()
     path = 'we"ird\\dir\n"""; import os #/caf\u00e9 \U0001f600/plan.yaml'
-    text = render.render_module(plans["flash"], path)
+    text = render.render_module(plans["flash"], path, facts_of(plans["flash"]))
     tree = ast.parse(text)
     assert [type(s).__name__ for s in tree.body[:2]] == ["Expr", "Import"]
     doc = ast.get_docstring(tree, clean=False)
@@ -762,9 +764,10 @@ layers:
 """
 
 
-def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
+def test_manifest_and_module_consumers_follow_the_schedule(tmp_path: Path) -> None:
     """In schedule order, the one that starts first first (`plancc measure` checks the warm
-    landed before it): 'short' (step 1) starts before 'long2' (step 2), listed before it."""
+    landed before it): 'short' (step 1) starts before 'long2' (step 2), listed before it.
+    The module's docstring names the check's consumers as the manifest does."""
     (tmp_path / "graph.yaml").write_text(GRAPH, encoding="utf-8")
     graph = _plan(tmp_path / "graph.yaml")
     data: dict[str, Any] = render.manifest(graph, "graph.yaml", facts_of(graph))
@@ -772,6 +775,8 @@ def test_manifest_consumers_follow_the_schedule(tmp_path: Path) -> None:
         {"stage": "short", "layer": "l", "kernel": "short_k"},
         {"stage": "long2", "layer": "l", "kernel": None},
     ]
+    module = render.render_module(graph, "graph.yaml", facts_of(graph))
+    assert "    Consumers: short (w), long2 (w).\n" in module
 
 
 def test_manifest_without_warms_or_forward(plans: dict[str, ir.Plan]) -> None:

@@ -37,8 +37,11 @@ JSON_TYPED = Draft202012Validator(SCHEMA)
 def _judged_by_a_schema(d: Diagnostic) -> bool:
     if d.severity is not Severity.ERROR:
         return False
-    return d.code in {"PC002", "PC003", "PC013", "PC023"} or (
-        d.code == "PC014" and d.message.startswith("forward is empty")
+    # A guard's default variable (its param's name in lower case) is PC013 only where a
+    # guard uses it: no schema of the param's name can say so.
+    return d.code in {"PC002", "PC003", "PC023"} or (
+        (d.code == "PC013" and not d.message.startswith("guard "))
+        or (d.code == "PC014" and d.message.startswith("forward is empty"))
     )
 
 

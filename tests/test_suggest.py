@@ -754,6 +754,40 @@ def test_a_first_row_says_the_warnings_it_still_has(tmp_path: Path) -> None:
     )
 
 
+SHUT = """\
+plancc: 1
+model: shut
+platform: a2a3
+tensors:
+  w1: {shape: [100000000], dtype: int8}
+layers:
+  k:
+    stages:
+      - {name: a, task: a_tid}
+      - {name: b, reads: [w1]}
+    warms:
+      - name: w1_early
+        after: a
+        tensors: [w1]
+        allow: [PC107]
+        reason: the consumer waits on the transfer
+"""
+
+
+def test_a_warm_that_cannot_land_lands_nothing_where_no_stage_is_timed(tmp_path: Path) -> None:
+    # Its consumer runs right after the anchor: PC107 fires without an estimate (no stage
+    # has a duration). Its `allow` keeps it a gain, but it lands none of its bytes.
+    plan = tmp_path / "shut.yaml"
+    plan.write_text(SHUT, "utf-8")
+    (layer,) = suggest(str(plan), ["k"]).layers
+    top = layer.ranked[0]
+    assert (label(top.evaluation), top.klass, top.evaluation.landed) == ("a: w1", "gain", 0)
+    assert top.reason == (
+        "first: lands 0 B with nothing streaming beside it; PC107 allowed: the consumer "
+        "waits on the transfer"
+    )
+
+
 TP = str(ROOT / "tests/data/suggest/tp_collectives.yaml")
 SPANS = "spans the collective 'o_group_a2a' (vector-core MTE) (PC105)"
 

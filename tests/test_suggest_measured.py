@@ -139,6 +139,7 @@ def test_a_result_it_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
     older = {k: v for k, v in good["manifest"].items() if k != "warms"}
     cases = {
         "not json": ("{", "not JSON"),
+        "nested too deeply": ("[" * 100_000, "not JSON: nested too deeply"),
         "another model": (
             json.dumps({**good, "manifest": {**good["manifest"], "model": "qwen3_14b"}}),
             "measures the build of model qwen3_14b, not this plan's (deepseek_v4_flash)",

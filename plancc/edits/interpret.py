@@ -39,7 +39,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plancc.diagnostics import COLUMN, Diagnostic, Pos, Where
-from plancc.fixes import Append, Edit, Fix, Path, Remove, Reorder, Replace, Value, touched
+from plancc.fixes import (
+    Append,
+    Edit,
+    Fix,
+    Path,
+    Remove,
+    Reorder,
+    Replace,
+    Value,
+    node_at,
+    touched,
+)
 from plancc.load import Document, lines, load
 
 
@@ -175,13 +186,7 @@ class _Source:
         return m.end() if m else len(self.text)
 
     def data(self, path: Path) -> Any:
-        node = self.doc.data
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return _MISSING
-        return node
+        return node_at(self.doc.data, path, _MISSING)
 
     def start(self, path: Path) -> int:
         where = self.doc.values.where(path)
@@ -536,15 +541,19 @@ class _Interpreter:
         if src.empty(path):
             self._put(src.colon(path), src.colon(path), " " + yaml_text(value), path)
             return
-        old = src.data(path)
-        if isinstance(old, dict | list) and old and not src.flow(path) and path:
-            # A block collection becomes another value: its items' lines go, the value is
-            # written after its key, or (a list's item) where the collection was.
-            if isinstance(path[-1], str) and self._emptied(path, yaml_text(value)):
-                return
-            self._put(src.start(path), src.end(path), yaml_text(value), path)
+        self._over(path, yaml_text(value))
+
+    def _over(self, path: Path, new: str) -> None:
+        """The node at ``path`` written over by ``new``: a block collection that is a
+        mapping's value loses its items' lines and ``new`` is written after its key
+        (``_emptied``); anything else (a list's item: where the collection was) has its
+        text replaced."""
+        src = self.src
+        node = src.data(path)
+        block = isinstance(node, dict | list) and node and not src.flow(path)
+        if block and path and isinstance(path[-1], str) and self._emptied(path, new):
             return
-        self._put(src.start(path), src.end(path), yaml_text(value), path)
+        self._put(src.start(path), src.end(path), new, path)
 
     def _emptied(self, path: Path, new: str) -> bool:
         """The block collection at ``path`` (a mapping's value) made ``new``: each item's
@@ -564,7 +573,7 @@ class _Interpreter:
         c = _Collection(self.src, path)
         keep = [k for k in c.names if k not in me.removed]
         if not keep:  # every entry goes: the mapping is written again
-            self._empty(c, yaml_text(dict(me.added)))
+            self._over(c.path, yaml_text(dict(me.added)))
             return
         if me.removed:
             self._remove(c, [c.names.index(k) for k in me.removed])
@@ -578,7 +587,7 @@ class _Interpreter:
         news = [v for i, v in final if i is None]
         in_place = kept == sorted(kept) and all(i is not None for i, _ in final[: len(kept)])
         if not final:
-            self._empty(c, "[]")
+            self._over(c.path, "[]")  # every item removed
         elif in_place and kept:
             self._remove(c, [i for i in range(len(c.items)) if i not in kept])
             if news:
@@ -609,13 +618,6 @@ class _Interpreter:
         if not c.lined:
             return yaml_text(value)
         return " " * c.column + "- " + _block(value, c.column + 2, self.src.nl)
-
-    def _empty(self, c: _Collection, new: str) -> None:
-        """Every item of ``c`` removed: ``[]`` (``{}``) in its place."""
-        src = self.src
-        if not c.is_flow and c.path and isinstance(c.path[-1], str) and self._emptied(c.path, new):
-            return
-        self._put(src.start(c.path), src.end(c.path), new, c.path)
 
     def _remove(self, c: _Collection, gone: list[int]) -> None:
         """Items ``gone`` (not all of them) removed, each run of neighbours together."""

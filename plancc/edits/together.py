@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plancc.diagnostics import Diagnostic
-from plancc.fixes import Path, Remove, Replace, touched
+from plancc.fixes import Path, Remove, Replace, node_at, touched
 
 # Codes whose findings are about one node each, independent of the others' fixes.
 TOGETHER = frozenset({"PC006", "PC010", "PC011", "PC040", "PC041", "PC044", "PC102"})
@@ -98,10 +98,5 @@ def companions(data: Any, lead: Diagnostic, rest: Sequence[Diagnostic]) -> list[
 
 def _size(data: Any, path: Path) -> int:
     """How many items (entries) the list (mapping) at ``path`` has; 0 when none is there."""
-    node = data
-    for part in path:
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            return 0
+    node = node_at(data, path)
     return len(node) if isinstance(node, list | dict) else 0

@@ -11,7 +11,7 @@ fixed by `--set` is not clipped: a warm its guard skips there is not judged in t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
@@ -54,25 +54,39 @@ def admitted(plan: ir.Plan, fixed: Mapping[str, int] = MappingProxyType({})) -> 
 
 
 def _clip(warm: ir.Warm, params: Mapping[str, ir.Param], fixed: Mapping[str, int]) -> Values | None:
-    """The values nearest the check's at which every guard of ``warm`` holds: each
-    guarded param's value clipped into the interval its guards admit. None when a
-    guard admits no value of the range (PC043) or skips a value `--set` fixes."""
-    clipped: dict[str, int] = {}
-    for name in dict.fromkeys(g.param for g in warm.guards):
+    """The values nearest the check's at which every guard of ``warm`` holds, those of the
+    params it clips alone; None as ``clip``."""
+    values = {p.name: p.value for p in params.values()}
+    out = clip([(g.param, g.op, g.bound) for g in warm.guards], params, values, fixed)
+    return None if out is None else tuple((k, v) for k, v in out.items() if v != values[k])
+
+
+def clip(
+    guards: Sequence[tuple[str, str, int]],
+    params: Mapping[str, ir.Param],
+    values: Mapping[str, int],
+    fixed: Container[str],
+) -> dict[str, int] | None:
+    """``values`` (every param's, in plan order) with each param that ``guards`` (param,
+    comparison, bound) compare clipped into the interval they admit of its range: the
+    values nearest them at which every guard holds. None when the guards admit no value of
+    the range (PC043) or skip the value of a param ``fixed`` (`--set`) holds."""
+    out = dict(values)
+    for name in dict.fromkeys(g[0] for g in guards):
         param = params.get(name)
         if param is None:
             continue
         lo, hi = param.lo, param.hi
-        for g in warm.guards:
-            if g.param == name:
-                span = g.admitted(lo, hi)
-                if span is None:
-                    return None
-                lo, hi = span
-        if lo <= param.value <= hi:
+        for _, op, bound in (g for g in guards if g[0] == name):
+            if op in ("<=", "<"):
+                hi = min(hi, bound if op == "<=" else bound - 1)
+            else:
+                lo = max(lo, bound if op == ">=" else bound + 1)
+        if lo > hi:
+            return None
+        if lo <= out[name] <= hi:
             continue
         if name in fixed:
             return None
-        clipped[name] = min(max(param.value, lo), hi)
-    order = list(params)
-    return tuple(sorted(clipped.items(), key=lambda kv: order.index(kv[0])))
+        out[name] = min(max(out[name], lo), hi)
+    return out

@@ -103,6 +103,21 @@ class Placed:
             return None
         return self.line.streamed(self.at, self.first.index, self.groups, self.anchors)
 
+    @cached_property
+    def pushed(self) -> int:
+        """PC106's bytes: what the stages from the anchor to the last consumer push through
+        L2 (``pushed_bytes``), whether or not PC106 fires (`suggest` ranks by them); 0
+        without a consumer."""
+        return 0 if self.last is None else pushed_bytes(self, self.at, self.last.index)
+
+    @cached_property
+    def pushing(self) -> tuple[int, tuple[int, ...]]:
+        """The stages pushing ``pushed``: how many, and the first three (``pushers``)."""
+        if self.last is None:
+            return 0, ()
+        count, shown = pushers(self, *self.line.window(self.at, self.last.index))
+        return count, tuple(shown)
+
     @property
     def bytes(self) -> int:
         """The static entries' bytes: the warm's (a dynamic tensor counts for none)."""

@@ -128,9 +128,7 @@ def _allow(state: PlanState, index: Index, d: pc.Diagnostic) -> pc.Fix | None:
     if warm is None:
         return None
     name, path = warm
-    entry = index.doc.data
-    for part in path:
-        entry = entry[part]
+    entry = pc.node_at(index.doc.data, path)
     edits: list[pc.Edit] = []
     allow = entry.get("allow")
     if isinstance(allow, list) and allow:

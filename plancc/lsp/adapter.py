@@ -19,7 +19,7 @@ from plancc.edits.interpret import FixError, TextEdit, diff_edits, text_edits
 from plancc.facts import Facts
 from plancc.facts.analysis import Analysis, LayerFacts, WarmFacts
 from plancc.facts.crossing import successors
-from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace
+from plancc.fixes import Append, Edit, Fix, Remove, Reorder, Replace, node_at
 from plancc.fixes import Path as FixPath
 from plancc.load import Document, PathT, read_config_file
 from plancc.load.inputs import PlanInput
@@ -73,6 +73,7 @@ __all__ = [
     "ir",
     "l2_bytes",
     "line_starts",
+    "node_at",
     "platform_names",
     "read_config_file",
     "silenceable",

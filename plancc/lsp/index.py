@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from plancc.lsp.adapter import COLUMN, Document, PathT, Pos, Where, line_starts, where_of
+from plancc.lsp.adapter import (
+    COLUMN,
+    Document,
+    PathT,
+    Pos,
+    Where,
+    line_starts,
+    node_at,
+    where_of,
+)
 
 Kind = Literal["dim", "config", "tensor", "stage", "kind", "warm", "rule"]
 Point = tuple[int, int]  # (line, column), 0-based, columns in code points
@@ -167,13 +176,7 @@ class Index:
         return Span(first.start, max(end, span.end))
 
     def _node(self, path: PathT) -> Any:
-        node = self.doc.data
-        for part in path:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return node
+        return node_at(self.doc.data, path)
 
     def name_span(self, path: PathT) -> Span | None:
         """A scalar name's own characters, without quotes."""

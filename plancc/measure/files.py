@@ -76,3 +76,5 @@ def read_result(path: str, label: str) -> Any:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"{label}: not JSON: {exc}") from None
+    except RecursionError:  # a few kB of `[`: no result nests so deep
+        raise UsageError(f"{label}: not JSON: nested too deeply") from None

@@ -61,9 +61,10 @@ def render(
     POSIX form: it is written into both files, so it must not depend on the
     machine or the working directory. ``piped``: the plan was read from standard
     input or a pipe. ``config``: the config file's path (as ``plan_path``) and SHA-256.
-    ``facts``: the check's (``plancc.check.Checked.facts``), read by the manifest.
+    ``facts``: the check's (``plancc.check.Checked.facts``): the consumers both files
+    name, the manifest's numbers.
     """
-    module = render_module(plan, plan_path, piped=piped)
+    module = render_module(plan, plan_path, facts, piped=piped)
     return {
         module_file(plan.model): module,
         manifest_file(plan.model): render_manifest(plan, plan_path, facts, config, module),

@@ -11,7 +11,7 @@ from plancc import ir
 from plancc.facts import Facts
 from plancc.facts.crossing import issues, successors
 from plancc.facts.metrics import forward_numbers, l2_numbers, measure_numbers
-from plancc.render.module_view import anchor_of, render_module
+from plancc.render.module_view import anchor_of, consumers, render_module
 from plancc.resolve.namespace import anchor_params
 from plancc.tables.outputs import MANIFEST_FORMAT, module_file
 
@@ -31,7 +31,7 @@ def manifest(
     SHA-256 makes the pair verifiable, so a module and a manifest from two builds
     (a build killed between its two renames) are never taken for one."""
     if module is None:
-        module = render_module(plan, plan_path)
+        module = render_module(plan, plan_path, facts)
     # A pipe's name (`<(generate-plan)`: /dev/fd/63, the one absolute name build passes)
     # is no path relative to the manifest: `-`, as a command line names standard input.
     plan_name = "-" if plan_path.startswith("/") else plan_path
@@ -121,24 +121,11 @@ def _consumed_in(plan: ir.Plan, warm: ir.Warm) -> list[str]:
 
 
 def _consumers(facts: Facts, warm: ir.Warm) -> list[dict[str, str | None]]:
-    """The stages that run after the anchor (after every anchor of a join) and read a
-    warmed tensor, as the check's analysis has them (``WarmFacts.readers``), in schedule
-    order (start step, then name), with their layer kind and swimlane kernel (null when
-    the plan names none): `plancc measure` checks that the warm landed before the first
-    one started, the earliest to start, the rules' first consumer. A cross-layer warm's
-    are the next layer's, of each kind the forward runs next (its crossings)."""
-    if not warm.next_layer:
-        judged = facts.analysis.warm(warm.layer, warm.name)
-        stages = judged.readers if judged is not None else ()
-        return [{"stage": s.name, "layer": warm.layer, "kernel": s.kernel} for s in stages]
-    out: list[dict[str, str | None]] = []
-    for p in facts.placed:
-        c = p.crossing
-        if c is None or c.original.name != warm.name:
-            continue
-        for stage in c.readers():
-            out.append({"stage": stage.name, "layer": c.target.name, "kernel": stage.kernel})
-    return out
+    """The stages that read what it warms after its anchor (``module_view.consumers``),
+    with their layer kind and swimlane kernel (null when the plan names none): `plancc
+    measure` checks that the warm landed before the first one started, the earliest to
+    start, the rules' first consumer."""
+    return [{"stage": s.name, "layer": k, "kernel": s.kernel} for k, s in consumers(facts, warm)]
 
 
 def _parameters(plan: ir.Plan, warm: ir.Warm) -> list[dict[str, Any]]:

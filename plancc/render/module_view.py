@@ -11,11 +11,12 @@ from typing import Any
 
 from plancc import expr as ex
 from plancc import ir
+from plancc.facts import Facts
 from plancc.facts.crossing import successors
 from plancc.render.fit import LINE_LENGTH, fit_lines
 from plancc.render.shell import regenerate
 from plancc.resolve.layers import rows_count
-from plancc.resolve.namespace import anchor_params, entry_vars
+from plancc.resolve.namespace import anchor_params, entry_vars, last_layer_condition
 from plancc.tables.outputs import MODULE_HEADER, manifest_file
 
 
@@ -70,9 +71,12 @@ class WarmFunction:
     when: str = ""  # the condition the call stands under (a cross-layer warm's), or ""
 
 
-def module_context(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> dict[str, Any]:
-    """Everything the module template lays out."""
-    warms = [_warm_function(plan, w) for w in plan.warms]
+def module_context(
+    plan: ir.Plan, plan_path: str, facts: Facts, *, piped: bool = False
+) -> dict[str, Any]:
+    """Everything the module template lays out; ``facts``: the check's, whose consumers
+    each warm's docstring names."""
+    warms = [_warm_function(plan, facts, w) for w in plan.warms]
     used: set[str] = set()
     for w in plan.warms:
         for e in w.entries:
@@ -109,16 +113,11 @@ def anchor_of(plan: ir.Plan, warm: ir.Warm) -> ir.Stage:
 _INDEX_TYPES = {"int32": "INT32", "int64": "INT64", "index": "INDEX"}
 
 
-def _factor(text: str) -> str:
-    """An expression's source as a factor of a product: parenthesized when compound."""
-    return f"({text})" if ex.is_compound(ex.parse(text)) else text
-
-
 def _param(tensor: ir.Tensor) -> Param:
     """The tensor as the function takes it: for a stacked one, the whole stack."""
     shape = tensor.shape_source
     if tensor.stacked is not None:
-        rows = f"{_factor(tensor.stacked.layers_source)} * {_factor(shape[0])}"
+        rows = f"{ex.factor(tensor.stacked.layers_source)} * {ex.factor(shape[0])}"
         shape = (rows, *shape[1:])
     return Param(tensor.name, shape, tensor.dtype.pl_name)
 
@@ -134,8 +133,8 @@ def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
     if rows is not None:
         shape = (rows_count(rows), *shape[1:])
     if tensor.stacked is not None:
-        at = f"{tensor.stacked.index_param} * {_factor(tensor.shape_source[0])}"
-        offset = at if offset == "0" else f"{at} + {_factor(offset)}"
+        at = f"{tensor.stacked.index_param} * {ex.factor(tensor.shape_source[0])}"
+        offset = at if offset == "0" else f"{at} + {ex.factor(offset)}"
     kind = "_rows" if rows is not None else "_slab"
     return Slab(
         f"{var}{kind}",
@@ -146,7 +145,7 @@ def _slice(entry: ir.WarmEntry, var: str) -> Slab | None:
     )
 
 
-def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
+def _warm_function(plan: ir.Plan, found: Facts, warm: ir.Warm) -> WarmFunction:
     layer = plan.layers[warm.layer]
     anchors = [layer.stages[a] for a in warm.anchors]
     stacked = list({e.tensor.name: e.tensor for e in warm.entries if e.tensor.stacked}.values())
@@ -178,7 +177,7 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
                 f"Prefix: {e.tensor.name} {e.rows} of its {e.tensor.shape[0]:,} "
                 f"({e.tensor.shape_source[0]}), {e.bytes:,} B: whole rows of the first dim."
             )
-    facts += _consumer_facts(plan, warm, layer, names)
+    facts += _consumer_facts(plan, consumers(found, warm), warm, names)
     for g in warm.guards:
         facts.append(
             f"Guard: issued only when {g} (param {g.param}, the model's run-time {g.variable})."
@@ -193,8 +192,8 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
         f"Warm {what} into L2 once {_and([s.name for s in anchors])} "
         f"{'have' if warm.join else 'has'} finished"
     )
-    if warm.guards:
-        summary += " and " + " and ".join(f"{g.variable} {g.op} {g.bound}" for g in warm.guards)
+    conditions = tuple(f"{g.variable} {g.op} {g.bound}" for g in warm.guards)
+    summary += "".join(f" and {c}" for c in conditions)
     return WarmFunction(
         name=warm.name,
         name_hint=warm.name_hint,
@@ -207,7 +206,7 @@ def _warm_function(plan: ir.Plan, warm: ir.Warm) -> WarmFunction:
         summary=summary + ".",
         facts=tuple(facts),
         call=f"{warm.name}({', '.join([*args, *guard_vars, *tasks])})",
-        guards=tuple(f"{g.variable} {g.op} {g.bound}" for g in warm.guards),
+        guards=conditions,
         where=where,
         when=when,
     )
@@ -231,11 +230,29 @@ def _anchor_fact(warm: ir.Warm, anchors: list[ir.Stage]) -> str:
     return f"Anchor: stage {anchor.name} of layer kind {warm.layer}; its TaskId is {anchor.task}."
 
 
-def _consumer_facts(plan: ir.Plan, warm: ir.Warm, layer: ir.Layer, names: list[str]) -> list[str]:
-    """Who reads the warmed tensors after the anchor: the layer kind's stages, or for a
-    cross-layer warm each next layer kind's."""
+def consumers(facts: Facts, warm: ir.Warm) -> list[tuple[str, ir.Stage]]:
+    """The stages that run after the anchor (after every anchor of a join) and read a
+    warmed tensor, each with its layer kind, as the check's analysis has them
+    (``WarmFacts.readers``), in schedule order (start step, then name). A cross-layer
+    warm's are the next layer's, of each kind the forward runs next (its crossings)."""
     if not warm.next_layer:
-        return _consumers(layer.stages[max(warm.anchors) + 1 :], names, "Consumers")
+        judged = facts.analysis.warm(warm.layer, warm.name)
+        return [(warm.layer, s) for s in (judged.readers if judged is not None else ())]
+    return [
+        (p.crossing.target.name, stage)
+        for p in facts.placed
+        if p.crossing is not None and p.crossing.original.name == warm.name
+        for stage in p.crossing.readers()
+    ]
+
+
+def _consumer_facts(
+    plan: ir.Plan, found: list[tuple[str, ir.Stage]], warm: ir.Warm, names: list[str]
+) -> list[str]:
+    """Who reads the warmed tensors after the anchor (``found``, the check's): the layer
+    kind's stages, or for a cross-layer warm each next layer kind's."""
+    if not warm.next_layer:
+        return _consumers([s for _, s in found], names, "Consumers")
     after = [k for k in successors(plan, warm.layer) if k in plan.layers]
     facts = [
         f"Next layer: it warms the tensors of the layer after this one in the forward "
@@ -243,7 +260,7 @@ def _consumer_facts(plan: ir.Plan, warm: ir.Warm, layer: ir.Layer, names: list[s
         "issues none."
     ]
     for kind in after:
-        facts += _consumers(plan.layers[kind].stages, names, f"Consumers in {kind}")
+        facts += _consumers([s for k, s in found if k == kind], names, f"Consumers in {kind}")
     return facts
 
 
@@ -276,11 +293,9 @@ def _call(
     args += [f"{i} + 1" for i in indices]
     first = next((t.stacked for t in stacked if t.stacked is not None), None)
     if first is not None:
-        when = f"{first.index} < {_factor(first.layers_source)} - 1"
         with_what = f"the stacks and the next layer's index, {first.index} + 1"
     else:
         count = len(plan.forward.kinds) if plan.forward is not None else None
-        when = "layer_idx < NUM_LAYERS - 1"
         with_what = (
             "the next layer's tensors (" + ", ".join(f"{n}_next" for n in names) + "), in layer "
             f"layer_idx of NUM_LAYERS{f' ({count} in the forward)' if count else ''}"
@@ -289,7 +304,7 @@ def _call(
         f"Call it in every layer but the last, right after the anchor stage{returns}, with "
         f"{with_what}: the last layer has no next one to warm"
     )
-    return lead, when, args
+    return lead, last_layer_condition(warm), args
 
 
 def _and(items: list[str]) -> str:
@@ -297,8 +312,8 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def render_module(plan: ir.Plan, plan_path: str, *, piped: bool = False) -> str:
-    context = module_context(plan, plan_path, piped=piped)
+def render_module(plan: ir.Plan, plan_path: str, facts: Facts, *, piped: bool = False) -> str:
+    context = module_context(plan, plan_path, facts, piped=piped)
     text = _environment().get_template("module.py.j2").render(context)
     return fit_lines(text)
 

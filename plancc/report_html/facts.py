@@ -10,12 +10,14 @@ them on. Nothing here re-derives a rule, or runs one again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from plancc import ir
 from plancc.api import PlanResult
 from plancc.check import lookup
 from plancc.diagnostics import Diagnostic, Pos
+from plancc.facts import Facts
 from plancc.facts.analysis import Analysis
 from plancc.facts.analysis import WarmFacts as Judged
 from plancc.facts.crossing import incoming
@@ -68,6 +70,9 @@ class WarmFacts:
     # A cross-layer warm of the layer kind before, drawn where this kind holds it: from
     # the entry (``warm.live`` in this kind's steps) to its last consumer here.
     coming_from: str | None = None
+    # Such a warm's consumers here (static tensor -> stage), as the check placed it on
+    # that crossing (``Facts.placed``).
+    consumers_here: Mapping[str, ir.Stage] = field(default_factory=dict)
 
     @property
     def static_entries(self) -> tuple[ir.WarmEntry, ...]:
@@ -141,7 +146,8 @@ def facts(result: PlanResult) -> PlanFacts:
         before = found.before if found is not None else None
         coming = incoming(plan, layer, plan.layers[before]) if before is not None else ()
         warms += [  # the cross-layer warms of the kind before it, at the peak's side
-            WarmFacts(w, len(warms) + k, None, before) for k, w in enumerate(coming)
+            WarmFacts(w, len(warms) + k, None, before, _consumers_here(checked, w, layer))
+            for k, w in enumerate(coming)
         ]
         mine = tuple(e for e in entries if e.layer == layer.name)
         judged = checked.analysis.layers.get(layer.name)
@@ -152,6 +158,16 @@ def facts(result: PlanResult) -> PlanFacts:
         streamed = _streamed(plan, layer)
         layers.append(LayerFacts(layer, tuple(warms), held, peak, streamed, timed, mine))
     return PlanFacts(result, tuple(layers), tuple(entries))
+
+
+def _consumers_here(checked: Facts, warm: ir.Warm, layer: ir.Layer) -> dict[str, ir.Stage]:
+    """A cross-layer warm's consumers in ``layer``, the kind after the one issuing it: those
+    of its crossing into ``layer``, each stage as the plan states it."""
+    for p in checked.placed:
+        c = p.crossing
+        if c is not None and c.original.name == warm.name and c.target.name == layer.name:
+            return {t: c.stage(s.index) for t, s in p.consumers.items()}
+    return {}
 
 
 def _held(layer: ir.Layer, warms: list[ir.Warm], own: int) -> tuple[tuple[int, ...], ...]:

@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from plancc import ir
 from plancc.report_html import fmt
 from plancc.report_html.facts import Entry, LayerFacts, WarmFacts
 from plancc.report_html.layout import (
@@ -256,7 +255,7 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
     marks: list[float] = []
     consumers: list[Text] = []
     below = bar_y + 20
-    readers = _readers(lf, wf) if coming else (landing.consumers if landing else None)
+    readers = wf.consumers_here if coming else (landing.consumers if landing else None)
     if readers is not None:
         by_stage: dict[int, list[str]] = {}
         for tensor, stage in readers.items():
@@ -315,18 +314,6 @@ def _lane(  # noqa: C901, PLR0912, PLR0915 (one warm's lane: bar, brackets, badg
         tuple(measured_lines), below + 5, ("in" if coming else "out") if warm.next_layer else "",
         bool(warm.guards),
     )  # fmt: skip
-
-
-def _readers(lf: LayerFacts, wf: WarmFacts) -> dict[str, ir.Stage]:
-    """A cross-layer warm of the kind before, in this kind: each static tensor's first
-    reader (its consumer here), as the rules have it on the crossing."""
-    out: dict[str, ir.Stage] = {}
-    order = lf.layer.schedule.order()
-    for e in wf.static_entries:
-        first = next((i for i in order if e.tensor.name in lf.layer.stages[i].reads), None)
-        if first is not None:
-            out.setdefault(e.tensor.name, lf.layer.stages[first])
-    return out
 
 
 def _cross_note(wf: WarmFacts, cols: tuple[Column, ...]) -> str:

@@ -10,8 +10,10 @@ from functools import partial
 
 from plancc import codes, ir
 from plancc import expr as ex
+from plancc.diagnostics import Pos
 from plancc.load import PathT
 from plancc.resolve.context import Context, Unresolved
+from plancc.tables.names import identifier_problem
 from plancc.text import clip
 
 # One comparison: a bound with another (`CTX <= 2272 and BATCH <= 8`, `1 <= CTX <= 64`)
@@ -117,6 +119,8 @@ def _guard(ctx: Context, text: str, path: PathT) -> ir.Guard | None:
             return None
         ctx.unknown(pos, f"guard '{clip(text)}': unknown param '{clip(name)}'", name, known)
         return None
+    if not _variable_named(ctx, param, text, pos):
+        return None
     try:
         source, value, _ = _end(
             ctx, bound, path, f"guard '{clip(text)}': its bound", "a guard's bound is"
@@ -124,3 +128,23 @@ def _guard(ctx: Context, text: str, path: PathT) -> ir.Guard | None:
     except Unresolved:
         return None
     return ir.Guard(name, op, value, source, param.variable, partial(ctx.v.at, *path))
+
+
+def _variable_named(ctx: Context, param: ir.Param, text: str, pos: Pos) -> bool:
+    """Whether the param's run-time variable can be the generated function's parameter.
+    A `source` was checked with the params (PC013 there); the default, the param's name
+    in lower case, only here, where a guard puts it in code: `IF` is `if`, `W_FLAT` the
+    flat view `w_flat`."""
+    raw = ctx.plan.params[param.name]
+    if not isinstance(raw, int) and raw.source is not None:
+        return True
+    problem = identifier_problem(param.variable, reserved=True)
+    if problem is not None:
+        ctx.report(
+            pos,
+            codes.BAD_IDENTIFIER,
+            f"guard '{clip(text)}': no `source`: {problem}",
+            f"give param '{param.name}' a `source`, the model code's name for its value: "
+            "without one, the variable is the param's name in lower case",
+        )
+    return problem is None

@@ -416,11 +416,9 @@ def prefix_entry(
 def _rows_flat(tensor: ir.Tensor, rows: ir.Rows, locate: ir.Locate) -> ir.FlatView:
     """A prefix's default flat view: the product of its rows' count and the other dims."""
     count = rows_count(rows)
-    rest = [f"({t})" if ex.is_compound(ex.parse(t)) else t for t in tensor.shape_source[1:]]
-    factor = f"({count})" if ex.is_compound(ex.parse(count)) else count
     elements = (tensor.elements or 0) // (tensor.shape[0] or 1) * (rows.hi - rows.lo)
     return ir.FlatView(
-        (" * ".join([factor, *rest]),),
+        (" * ".join(ex.factor(t) for t in (count, *tensor.shape_source[1:])),),
         (elements,),
         tensor.names | rows.names,
         locate,

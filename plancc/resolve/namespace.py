@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from plancc import codes, ir
+from plancc import expr as ex
 from plancc.diagnostics import Pos
 from plancc.resolve.context import Context
 
@@ -89,6 +90,16 @@ def entry_vars(warm: ir.Warm) -> list[str]:
         seen[e.tensor.name] = k + 1
         out.append(e.tensor.name if k == 0 else f"{e.tensor.name}_{k}")
     return out
+
+
+def last_layer_condition(warm: ir.Warm) -> str:
+    """The `if` a cross-layer warm's call stands under, so that the forward's last layer
+    issues none: its first stack's index below the stack's layers less one, else the
+    model's own layer loop's."""
+    first = next((e.tensor.stacked for e in warm.entries if e.tensor.stacked), None)
+    if first is None:
+        return "layer_idx < NUM_LAYERS - 1"
+    return f"{first.index} < {ex.factor(first.layers_source)} - 1"
 
 
 def _variables(warm: ir.Warm) -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ from plancc import ir
 from plancc.codes import Severity
 from plancc.facts import Facts
 from plancc.facts.liveness import step_stage
-from plancc.facts.placed import Placed, anchor_fix, pushed_bytes, pushers
+from plancc.facts.placed import Placed, anchor_fix, pushed_bytes
 from plancc.facts.timeline import Timeline
 from plancc.rules import Finding, rule
 from plancc.tables.engines import ENGINES
@@ -155,12 +155,10 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
         last = p.last
         if last is None or p.bytes > l2:
             continue  # a warm larger than L2 alone: PC030's finding
-        line = p.line
-        lo, hi = line.window(p.at, last.index)
-        pushed = pushed_bytes(p, p.at, last.index)
+        line, pushed = p.line, p.pushed
         if pushed + p.bytes <= l2:
             continue
-        count, shown = pushers(p, lo, hi)
+        count, shown = p.pushing
         share = fmt_share(Fraction(pushed + p.bytes, l2), [Fraction(1)])
         what = ", ".join(f"'{line.stages[i].name}'" for i in shown)
         what += f" and {count - 3} more" if count > 3 else ""
@@ -174,7 +172,7 @@ def streamed_out(plan: ir.Plan, facts: Facts) -> Iterator[Finding]:
             f"{what}, {share}× L2 in all{p.on}",
             "anchor the warm after the streaming stage",
             warm=p.warm,
-            stages=tuple(shown),  # the stages the message names
+            stages=shown,  # the stages the message names
             fix=None if later is None else anchor_fix(p, line.stages[later]),
             data={
                 "pushed_bytes": pushed,

@@ -18,6 +18,7 @@ from typing import Any
 from plancc import codes, fixes, ir
 from plancc.diagnostics import Pos
 from plancc.fixes import Fix
+from plancc.resolve.namespace import last_layer_condition
 from plancc.source.findings import Findings, LayerReading
 from plancc.source.reading import Condition, Warm, WarmCall, WarmEntry
 from plancc.tables.names import identifier_problem
@@ -335,22 +336,14 @@ def _last_layer_problem(it: LayerReading, w: ir.Warm, found: tuple[Condition, ..
         if stacked
         else "the last layer has no next one to warm"
     )
-    return f"without `if {_last_layer_text(it, w)}:` around it: {why}"
-
-
-def _last_layer_text(it: LayerReading, w: ir.Warm) -> str:
-    for e in w.entries:
-        s = e.tensor.stacked
-        if s is not None:
-            return f"{s.index} < {s.layers_source} - 1"
-    return "layer_idx < NUM_LAYERS - 1"
+    return f"without `if {last_layer_condition(w)}:` around it: {why}"
 
 
 def _call_text(it: LayerReading, w: ir.Warm, tids: str) -> str:
     """How the warm is called: its arguments (each guard's variable too), and a
     cross-layer warm under the test that spares the last layer."""
     text = f"{w.name}({', '.join(_arguments(w))}, {tids})"
-    return f"`if {_last_layer_text(it, w)}: {text}`" if w.next_layer else text
+    return f"`if {last_layer_condition(w)}: {text}`" if w.next_layer else text
 
 
 def _stacked_as(findings: Findings, it: LayerReading, e: WarmEntry, next_layer: bool) -> bool:

@@ -21,7 +21,7 @@ from plancc import fixes, ir
 from plancc.check import check
 from plancc.codes import Severity
 from plancc.diagnostics import Diagnostic, Pos
-from plancc.facts.placed import Placed, pushed_bytes, pushers
+from plancc.facts.placed import Placed
 from plancc.resolve.layers import make_warm, prefix_entry
 from plancc.suggest.candidates import Candidate, GuardSpec, Part, Setting, warm_path
 
@@ -177,10 +177,9 @@ def _facts(found: Sequence[Placed]) -> dict[str, Any]:
             lands = 0 if landing.fires else p.bytes
         landed[name] = min(landed.get(name, lands), lands)
         out["streamed"] = max(out["streamed"], p.streamed[0])
-        pushed = pushed_bytes(p, p.at, p.last.index)
-        if pushed > out["pushed"] or "pushers" not in out:
-            count, shown = pushers(p, *line.window(p.at, p.last.index))
-            out |= {"pushed": pushed, "pushing": count, "pushers": _streams(p, shown)}
+        if p.pushed > out["pushed"] or "pushers" not in out:
+            count, shown = p.pushing
+            out |= {"pushed": p.pushed, "pushing": count, "pushers": _streams(p, shown)}
         if first is None or line.rank[p.first.index] < first[0]:
             first = (line.rank[p.first.index], p.first.name)
     out["landed"] = sum(landed.values())
@@ -191,7 +190,7 @@ def _facts(found: Sequence[Placed]) -> dict[str, Any]:
     return out
 
 
-def _streams(p: Placed, shown: list[int]) -> tuple[Stream, ...]:
+def _streams(p: Placed, shown: tuple[int, ...]) -> tuple[Stream, ...]:
     line = p.line
     out = []
     for i in shown:

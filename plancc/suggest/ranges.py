@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from plancc import ir
-from plancc.suggest.candidates import Candidate, GuardSpec, Setting, World
+from plancc.facts.admitted import clip
+from plancc.suggest.candidates import Candidate, Setting, World
 from plancc.suggest.evaluate import Evaluation, Judged, evaluate
 from plancc.suggest.rank import GAIN, klass
 
@@ -90,18 +91,8 @@ class Ranges:
         if not guards:
             return values
         params = {p.name: p for p in self.params}
-        out = dict(values)
-        for name in dict.fromkeys(g[0] for g in guards):
-            param = params[name]
-            lo, hi = _interval(guards, name, param.lo, param.hi)
-            if lo > hi:
-                return None
-            if lo <= out[name] <= hi:
-                continue
-            if name in self.fixed:
-                return None
-            out[name] = min(max(out[name], lo), hi)
-        return tuple(out.items())
+        out = clip(guards, params, dict(values), self.fixed)
+        return None if out is None else tuple(out.items())
 
     def judge(self, s: Setting, c: Candidate) -> tuple[Evaluation, Evaluation] | None:
         """``c`` judged at the run's values (clipped to its guards) and at the ends of the
@@ -165,18 +156,6 @@ class Ranges:
         values = self.clip(c, tuple((n, value if n == p.name else v) for n, v in self.values))
         at = None if values is None else self.setting(s, values)
         return at is not None and klass(evaluate(at, c)) == GAIN
-
-
-def _interval(guards: list[GuardSpec], name: str, lo: int, hi: int) -> tuple[int, int]:
-    """The values of [lo, hi] every guard on param ``name`` admits (empty: lo > hi)."""
-    for param, op, bound in guards:
-        if param != name:
-            continue
-        if op in ("<=", "<"):
-            hi = min(hi, bound if op == "<=" else bound - 1)
-        else:
-            lo = max(lo, bound if op == ">=" else bound + 1)
-    return lo, hi
 
 
 def _merge(e: Evaluation, other: Evaluation) -> Evaluation:

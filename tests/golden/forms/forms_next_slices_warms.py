@@ -31,8 +31,8 @@ def prefetch_next_qkv_swa(
     Anchor: stage moe_combine of layer kind swa; its TaskId is moe_tid.
     Next layer: it warms the tensors of the layer after this one in the forward (swa and
     csa after swa); the forward's last layer issues none.
-    Consumers in swa: qr_proj (wq_a), kv_proj (wkv).
-    Consumers in csa: qr_proj (wq_a), kv_proj (wkv).
+    Consumers in swa: kv_proj (wkv), qr_proj (wq_a).
+    Consumers in csa: kv_proj (wkv), qr_proj (wq_a).
 
     Call it in every layer but the last, right after the anchor stage returns its
     TaskId, with the next layer's tensors (wq_a_next, wkv_next), in layer layer_idx of
@@ -61,7 +61,7 @@ def prefetch_next_qkv_csa(
     Anchor: stage moe_combine of layer kind csa; its TaskId is moe_tid.
     Next layer: it warms the tensors of the layer after this one in the forward (swa
     after csa); the forward's last layer issues none.
-    Consumers in swa: qr_proj (wq_a), kv_proj (wkv).
+    Consumers in swa: kv_proj (wkv), qr_proj (wq_a).
 
     Call it in every layer but the last, right after the anchor stage returns its
     TaskId, with the next layer's tensors (wq_a_next, wkv_next), in layer layer_idx of
